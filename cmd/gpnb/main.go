@@ -1,0 +1,152 @@
+// Command gpnb trains, solves, reproduces and reports iterative Gaussian
+// processes with warm-started marginal-likelihood optimisation.
+//
+// Usage:
+//
+//	gpnb <command> [flags]
+//
+// Run "gpnb help" for the list of commands and "gpnb <command> --help" for
+// each command's flags.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one gpnb subcommand. Each lives in its own file and registers
+// itself in an init function, so subcommands can be added independently.
+type command struct {
+	name  string
+	short string // one line for "gpnb help"
+	// run parses args with its own FlagSet and does the work. Output goes to
+	// stdout, diagnostics to stderr. A returned error is printed once, and the
+	// process exits non-zero.
+	run func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("gpnb: duplicate command " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// errUsage marks an error already explained by printed usage (exit code 2).
+var errUsage = errors.New("usage")
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "gpnb: warm-start marginal-likelihood optimisation for iterative Gaussian processes\n\n")
+	fmt.Fprintf(w, "Usage:\n  gpnb <command> [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].short)
+	}
+	fmt.Fprintf(w, "\nRun 'gpnb <command> --help' for a command's flags.\n")
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches args and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return exitCode(c.run([]string{"--help"}, stdout, stderr), stderr)
+			}
+		}
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "gpnb: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return exitCode(c.run(args[1:], stdout, stderr), stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "gpnb") {
+		msg = "gpnb: " + msg
+	}
+	fmt.Fprintln(stderr, msg)
+	return 1
+}
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting, with a
+// usage text naming the command.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gpnb "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: gpnb %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; a flag error becomes errUsage (already printed).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON to path; "-" means stdout and "" means
+// nowhere. Files are written atomically (temp file + rename).
+func writeJSON(path string, v any, stdout io.Writer) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
