@@ -17,6 +17,10 @@ type Operator interface {
 	MulTo(dst, v *mat.Dense)
 	// RowsMulTo sets dst = H[idx,:]·V, where V is n×m and dst is len(idx)×m.
 	RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense)
+	// ColsMulTo sets dst = H[:,idx]·D, where D is len(idx)×m and dst is n×m.
+	// Alternating projections use it to update the full residual after a
+	// block solve at a cost of n·len(idx) kernel evaluations per column.
+	ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense)
 	// BlockTo sets dst = H[idx,idx], a len(idx)×len(idx) symmetric block.
 	BlockTo(dst *mat.SymDense, idx []int)
 	// DiagTo sets dst[i] = H_ii for i < n.
