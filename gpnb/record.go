@@ -1,0 +1,72 @@
+package gpnb
+
+// StepRecord is what one marginal-likelihood step leaves behind: the unit of
+// record (DESIGN.md). A History is the list of them, in step order. All
+// fields are plain data so records serialise to JSON and gob unchanged.
+type StepRecord struct {
+	// Step is 1-based: the record of the first Adam step has Step 1.
+	Step int `json:"step"`
+
+	// Hyperparameters after this step's Adam update (constrained values).
+	Noise        float64   `json:"noise"`
+	Signal       float64   `json:"signal"`
+	Lengthscales []float64 `json:"lengthscales"`
+
+	// Gradient is the estimated ∇L with respect to the constrained θ =
+	// (ℓ_1..ℓ_d, s, σ) at the hyperparameters this step started from.
+	Gradient []float64 `json:"gradient,omitempty"`
+
+	// Solver work for this step's batch H[v_y, v_1..v_s] = [y, z_1..z_s].
+	SolverIterations int     `json:"solver_iterations"`
+	SolverConverged  bool    `json:"solver_converged"`
+	SolverSeconds    float64 `json:"solver_seconds"`
+	StepSeconds      float64 `json:"step_seconds"`
+
+	// Residuals[t][j] is column j's relative residual ‖H v_j − b_j‖/‖b_j‖
+	// after solver iteration t (t = 0 is the initial guess). Column 0 is the
+	// mean system H v_y = y, columns 1..s are the probes. Estimated for SGD.
+	Residuals [][]float64 `json:"residuals,omitempty"`
+
+	// Distances between the initial guess and the solution, as RMSE in the
+	// norm induced by H: sqrt((v0−v)ᵀH(v0−v)/n), averaged over columns
+	// (figure 1, right). InitDistance is for the initial guess actually used;
+	// ZeroInitDistance is what a zero initialisation would have had. Both use
+	// the solver's final iterate in place of the exact solution.
+	InitDistance     float64 `json:"init_distance"`
+	ZeroInitDistance float64 `json:"zero_init_distance"`
+
+	// ExactMLL is the Cholesky log marginal likelihood (eq. 3) at the
+	// hyperparameters this step started from, when Config asked for it;
+	// nil otherwise.
+	ExactMLL *float64 `json:"exact_mll,omitempty"`
+}
+
+// History is the record of every step so far, in order.
+type History []StepRecord
+
+// TotalSolverIterations sums SolverIterations over the history.
+func (h History) TotalSolverIterations() int {
+	t := 0
+	for _, r := range h {
+		t += r.SolverIterations
+	}
+	return t
+}
+
+// TotalSolverSeconds sums SolverSeconds over the history.
+func (h History) TotalSolverSeconds() float64 {
+	t := 0.0
+	for _, r := range h {
+		t += r.SolverSeconds
+	}
+	return t
+}
+
+// TotalSeconds sums StepSeconds over the history.
+func (h History) TotalSeconds() float64 {
+	t := 0.0
+	for _, r := range h {
+		t += r.StepSeconds
+	}
+	return t
+}
