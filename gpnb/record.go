@@ -70,3 +70,36 @@ func (h History) TotalSeconds() float64 {
 	}
 	return t
 }
+
+// Final holds the constrained hyperparameters at the end of a run.
+type Final struct {
+	Noise        float64   `json:"noise"`
+	Signal       float64   `json:"signal"`
+	Lengthscales []float64 `json:"lengthscales"`
+}
+
+// Result is the outcome of a training run: what `gpnb train --json` prints,
+// what the reproduction runner stores per job, and what the charts and
+// tables read.
+type Result struct {
+	Dataset       string  `json:"dataset"`
+	Split         int     `json:"split"`
+	NTrain        int     `json:"n_train"`
+	NTest         int     `json:"n_test"`
+	D             int     `json:"d"`
+	Kernel        string  `json:"kernel"`
+	Solver        string  `json:"solver"` // cg, ap, sgd, or cholesky (exact gradient)
+	WarmStart     bool    `json:"warm_start"`
+	Probes        int     `json:"probes"`
+	Seed          uint64  `json:"seed"`
+	StepsDone     int     `json:"steps_done"`
+	TotalSeconds  float64 `json:"total_seconds"`
+	SolverSeconds float64 `json:"solver_seconds"`
+	TestRMSE      float64 `json:"test_rmse"`
+	TestLLH       float64 `json:"test_llh"`
+	// EvalMethod says how TestRMSE/TestLLH were computed ("cholesky", or
+	// the iterative solver and its tolerance).
+	EvalMethod string  `json:"eval_method"`
+	Final      Final   `json:"final"`
+	History    History `json:"history"`
+}
