@@ -1,6 +1,14 @@
 package data
 
-import "gonum.org/v1/gonum/mat"
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // Dataset is a regression problem split into training and test parts. Inputs
 // are n×d row-major matrices; targets are vectors. When Stats.Normalised is
@@ -25,4 +33,152 @@ type Stats struct {
 	XStd       []float64 // population standard deviation (ddof=0); a constant column gets 1
 	YMean      float64
 	YStd       float64
+}
+
+// NTrain returns the number of training points.
+func (d *Dataset) NTrain() int { return len(d.YTrain) }
+
+// NTest returns the number of test points (0 when there is no test part).
+func (d *Dataset) NTest() int { return len(d.YTest) }
+
+// D returns the number of input dimensions.
+func (d *Dataset) D() int {
+	if d.XTrain == nil {
+		return 0
+	}
+	_, c := d.XTrain.Dims()
+	return c
+}
+
+// String returns a one-line summary, e.g.
+// "pol split 0: 13500 train, 1500 test, d=26, normalised".
+func (d *Dataset) String() string {
+	norm := "not normalised"
+	if d.Stats.Normalised {
+		norm = "normalised"
+	}
+	return fmt.Sprintf("%s split %d: %d train, %d test, d=%d, %s", d.Name, d.Split, d.NTrain(), d.NTest(), d.D(), norm)
+}
+
+// Fingerprint returns the hex SHA-256 of the dataset's name, split, the
+// shapes of its four arrays and the IEEE-754 bits of all their values. Two
+// datasets have the same fingerprint exactly when they hold the same numbers
+// in the same order; checkpoints use it to refuse resuming on other data.
+func (d *Dataset) Fingerprint() string {
+	h := sha256.New()
+	var buf [8]byte
+	putU := func(u uint64) {
+		binary.LittleEndian.PutUint64(buf[:], u)
+		h.Write(buf[:])
+	}
+	putU(uint64(len(d.Name)))
+	h.Write([]byte(d.Name))
+	putU(uint64(int64(d.Split)))
+	// Stream in chunks so hashing a large dataset allocates a small buffer only.
+	chunk := make([]byte, 0, 8<<10)
+	putFloats := func(v []float64) {
+		putU(uint64(len(v)))
+		for _, x := range v {
+			chunk = binary.LittleEndian.AppendUint64(chunk, math.Float64bits(x))
+			if len(chunk) == cap(chunk) {
+				h.Write(chunk)
+				chunk = chunk[:0]
+			}
+		}
+		h.Write(chunk)
+		chunk = chunk[:0]
+	}
+	putMat := func(m *mat.Dense) {
+		if m == nil || m.IsEmpty() {
+			putU(0)
+			putU(0)
+			return
+		}
+		r, c := m.Dims()
+		putU(uint64(r))
+		putU(uint64(c))
+		raw := m.RawMatrix()
+		for i := 0; i < r; i++ {
+			putFloats(raw.Data[i*raw.Stride : i*raw.Stride+c])
+		}
+	}
+	putMat(d.XTrain)
+	putFloats(d.YTrain)
+	putMat(d.XTest)
+	putFloats(d.YTest)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// OriginalMeanTo maps predictive means (or targets) from the normalised
+// scale back to the original one: dst[i] = YMean + YStd·mean[i]. dst may be
+// mean itself. Without normalisation it copies.
+func (s Stats) OriginalMeanTo(dst, mean []float64) error {
+	if len(dst) != len(mean) {
+		return fmt.Errorf("%w: OriginalMeanTo: len(dst) = %d, len(mean) = %d; make them equal", ErrDims, len(dst), len(mean))
+	}
+	a, b := s.yScale()
+	for i, m := range mean {
+		dst[i] = a + b*m
+	}
+	return nil
+}
+
+// OriginalVarTo maps predictive variances from the normalised scale back to
+// the original one: dst[i] = YStd²·v[i]. dst may be v itself. (A standard
+// deviation or an RMSE scales by YStd alone.)
+func (s Stats) OriginalVarTo(dst, v []float64) error {
+	if len(dst) != len(v) {
+		return fmt.Errorf("%w: OriginalVarTo: len(dst) = %d, len(v) = %d; make them equal", ErrDims, len(dst), len(v))
+	}
+	_, b := s.yScale()
+	for i, x := range v {
+		dst[i] = b * b * x
+	}
+	return nil
+}
+
+// NormaliseYTo maps targets from the original scale to the normalised one:
+// dst[i] = (y[i] − YMean)/YStd. It inverts OriginalMeanTo.
+func (s Stats) NormaliseYTo(dst, y []float64) error {
+	if len(dst) != len(y) {
+		return fmt.Errorf("%w: NormaliseYTo: len(dst) = %d, len(y) = %d; make them equal", ErrDims, len(dst), len(y))
+	}
+	a, b := s.yScale()
+	for i, x := range y {
+		dst[i] = (x - a) / b
+	}
+	return nil
+}
+
+// NormaliseXTo z-scores new inputs x (on the original scale, one point a
+// row) with the training statistics into dst, so they can be fed to a model
+// trained on the dataset. dst must have x's shape and may be x itself.
+func (s Stats) NormaliseXTo(dst, x *mat.Dense) error {
+	if dst == nil || x == nil {
+		return fmt.Errorf("%w: NormaliseXTo: nil matrix", ErrDims)
+	}
+	r, c := x.Dims()
+	if dr, dc := dst.Dims(); dr != r || dc != c {
+		return fmt.Errorf("%w: NormaliseXTo: dst is %d×%d, x is %d×%d; make them equal", ErrDims, dr, dc, r, c)
+	}
+	if s.Normalised && len(s.XMean) != c {
+		return fmt.Errorf("%w: NormaliseXTo: x has %d columns, the dataset has %d inputs", ErrDims, c, len(s.XMean))
+	}
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			v := x.At(i, j)
+			if s.Normalised {
+				v = (v - s.XMean[j]) / s.XStd[j]
+			}
+			dst.Set(i, j, v)
+		}
+	}
+	return nil
+}
+
+func (s Stats) yScale() (mean, std float64) {
+	if !s.Normalised {
+		return 0, 1
+	}
+	return s.YMean, s.YStd
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+func init() {
+	register(&command{
+		name:  "data",
+		short: "load a dataset and print its shape",
+		run:   runData,
+	})
+}
+
+// dataSummary is the JSON that "gpnb data" prints.
+type dataSummary struct {
+	Dataset     string `json:"dataset"`
+	Split       int    `json:"split"`
+	NTrain      int    `json:"n_train"`
+	NTest       int    `json:"n_test"`
+	D           int    `json:"d"`
+	Normalised  bool   `json:"normalised"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+func runData(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("data", "--data NAME|synthetic|FILE.csv [--split K] [--subset N] [--json -|FILE]", stderr)
+	var df dataFlags
+	df.register(fs)
+	jsonPath := fs.String("json", "", "write the summary as JSON to this file (- for stdout)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ds, err := df.load()
+	if err != nil {
+		return err
+	}
+	sum := dataSummary{
+		Dataset: ds.Name, Split: ds.Split, NTrain: ds.NTrain(), NTest: ds.NTest(), D: ds.D(),
+		Normalised: ds.Stats.Normalised, Fingerprint: ds.Fingerprint(),
+	}
+	if *jsonPath == "" {
+		_, err := fmt.Fprintf(stdout, "%s\nfingerprint %s\n", ds, sum.Fingerprint)
+		return err
+	}
+	return writeJSON(*jsonPath, sum, stdout)
+}

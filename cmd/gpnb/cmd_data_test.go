@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpnb/gpnb/data"
+)
+
+// runDataCmd runs "gpnb data args..." in-process and returns the exit code and output.
+func runDataCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(append([]string{"data"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestDataCommandUCI(t *testing.T) {
+	if os.Getenv("GPNB_DATA") == "" {
+		t.Skip("UCI files not available: GPNB_DATA not set")
+	}
+	for _, tc := range []struct {
+		args          []string
+		name          string
+		split         int
+		nTrain, nTest int
+		d             int
+	}{
+		{[]string{"--data", "pol", "--split", "0"}, "pol", 0, 13500, 1500, 26},
+		{[]string{"--data", "Protein"}, "protein", 0, 41157, 4573, 9},
+		{[]string{"--data", "bike", "--split", "0", "--subset", "1000"}, "bike", 0, 1000, 1737, 17},
+	} {
+		code, out, errs := runDataCmd(t, append(tc.args, "--json", "-")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errs)
+		}
+		var got dataSummary
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: bad JSON %q: %v", tc.args, out, err)
+		}
+		if got.Dataset != tc.name || got.Split != tc.split || got.NTrain != tc.nTrain || got.NTest != tc.nTest || got.D != tc.d || !got.Normalised {
+			t.Errorf("%v: got %+v", tc.args, got)
+		}
+	}
+	// Split 9 of pol: n_train + n_test is the row count.
+	code, out, _ := runDataCmd(t, "--data", "pol", "--split", "9", "--json", "-")
+	var s9 dataSummary
+	if code != 0 || json.Unmarshal([]byte(out), &s9) != nil || s9.NTrain+s9.NTest != 15000 || s9.Split != 9 {
+		t.Errorf("split 9: exit %d, %+v", code, s9)
+	}
+	// The human summary.
+	code, out, _ = runDataCmd(t, "--data", "elevators")
+	if code != 0 || !strings.Contains(out, "elevators split 0: 14940 train, 1659 test, d=18") {
+		t.Errorf("summary: exit %d, %q", code, out)
+	}
+}
+
+func TestDataCommandSyntheticAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "s.json")
+	code, _, errs := runDataCmd(t, "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "3", "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got dataSummary
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want, err := data.Synthetic(120, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Dataset != "synthetic" || got.NTrain != 120 || got.NTest != 24 || got.D != 3 || got.Fingerprint != want.Fingerprint() {
+		t.Errorf("synthetic: %+v", got)
+	}
+
+	train := filepath.Join(dir, "mine.csv")
+	test := filepath.Join(dir, "mine_test.csv")
+	os.WriteFile(train, []byte("1,2,3\n4,5,6\n7,8,10\n"), 0o644)
+	os.WriteFile(test, []byte("0,0,0\n"), 0o644)
+	code, out, errs := runDataCmd(t, "--data", train, "--test", test, "--normalise=false", "--json", "-")
+	if code != 0 {
+		t.Fatalf("CSV: exit %d: %s", code, errs)
+	}
+	got = dataSummary{}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Dataset != "mine" || got.NTrain != 3 || got.NTest != 1 || got.D != 2 || got.Normalised {
+		t.Errorf("CSV: %+v", got)
+	}
+}
+
+func TestDataCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	ragged := filepath.Join(dir, "ragged.csv")
+	os.WriteFile(ragged, []byte("1,2,3\n4,5\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		says []string
+	}{
+		{[]string{"--data", "boston"}, 1, append([]string{"boston"}, data.Names()...)},
+		{[]string{"--data", "pol", "--split", "12"}, 1, []string{"--split 12", "0-9"}},
+		{[]string{"--data", "pol", "--split", "-1"}, 1, []string{"0-9"}},
+		{[]string{}, 1, []string{"--data is required"}},
+		{[]string{"--data", "synthetic", "--split", "3"}, 1, []string{"--split applies only to UCI"}},
+		{[]string{"--data", "synthetic", "--test", "x.csv"}, 1, []string{"--test applies only to CSV"}},
+		{[]string{"--data", "pol", "--synthetic-n", "5"}, 1, []string{"--synthetic-n applies only"}},
+		{[]string{"--data", "synthetic", "--subset", "-2"}, 1, []string{"--subset -2"}},
+		{[]string{"--data", "synthetic", "--synthetic-n", "0"}, 1, []string{"n ≥ 1"}},
+		{[]string{"--data", ragged}, 1, []string{"line 2 has 2 fields, expected 3"}},
+		{[]string{"--data", "synthetic", "--bogus"}, 2, []string{"bogus"}},
+		{[]string{"--data", "synthetic", "extra"}, 2, []string{"unexpected argument"}},
+	} {
+		code, _, errs := runDataCmd(t, tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, errs)
+		}
+		for _, s := range tc.says {
+			if !strings.Contains(errs, s) {
+				t.Errorf("%v: stderr %q does not say %q", tc.args, errs, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,27 @@
+// Package data loads regression problems for Gaussian-process training: the
+// five UCI benchmark sets of the paper (pol, elevators, bike, protein,
+// keggdirected) with their ten fixed train/test splits, a user's own CSV
+// files, and a deterministic synthetic generator.
+//
+// Every loader returns a *Dataset whose inputs and target are, by default,
+// z-scored with the training split's mean and population standard deviation
+// (ddof=0); the test split uses the same statistics, which are kept in
+// Dataset.Stats so predictions can be mapped back to the original scale
+// (Stats.OriginalMeanTo, Stats.OriginalVarTo). Normalise(false) turns this
+// off.
+//
+// UCI files are looked for under a data directory: the Dir option, else
+// $GPNB_DATA, else the user cache directory (os.UserCacheDir()/gpnb/uci).
+// A missing file is downloaded from the upstream repository
+// treforevans/uci_datasets at a pinned commit into a temporary file, checked
+// against its embedded SHA-256 and only then renamed into place. Files already
+// present are checked too; a file whose checksum does not match is never used.
+//
+// Errors are values wrapping the sentinel errors of this package (ErrSplit,
+// ErrChecksum, ErrNonFinite, ...), so callers can test them with errors.Is;
+// their text says what is wrong and what to do. No input makes a loader panic.
+//
+// A typical notebook line:
+//
+//	ds, err := data.Load("pol", data.Split(0), data.Subset(4000))
+package data

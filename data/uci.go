@@ -1,0 +1,219 @@
+package data
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// NumSplits is the number of train/test splits of each UCI dataset.
+const NumSplits = 10
+
+// DefaultBaseURL is where missing UCI files are downloaded from: the
+// repository treforevans/uci_datasets (MIT licence) at a pinned commit, so
+// the files always match the checksums below. File URLs are
+// DefaultBaseURL + "/<name>/data.csv.gz" and ".../test_mask.csv.gz".
+const DefaultBaseURL = "https://raw.githubusercontent.com/treforevans/uci_datasets/f0737523712fe66a1640e4b980b927e8490b58eb/uci_datasets"
+
+// File names inside a dataset's directory.
+const (
+	DataFile = "data.csv.gz"      // inputs then target, comma-separated, no header
+	MaskFile = "test_mask.csv.gz" // NumSplits 0/1 columns; column s marks split s's test rows
+)
+
+// maxDownload bounds a download; the largest file is under 2 MB.
+const maxDownload = 64 << 20
+
+// uciSHA256 are the SHA-256 checksums of the pinned upstream files.
+var uciSHA256 = map[string][2]string{ // name → {data, mask}
+	"pol":          {"1c16126352954571e78f52d5a9d1b947a38655885d7cadd9407a4c9615fe4e04", "c5540259aabe58f5c7a534ed6f5141f8c1157d5de592e45884b7fced6091e981"},
+	"elevators":    {"e39bc18a80ec3611e4fd76d0f86ee377e96ba21b568b9997576d538dafe56b7b", "9fe662eacca95ae2c9301cbc4c4134e55d58e903cb0cfb683771ffdd2d248eb5"},
+	"bike":         {"411f76ae426c0e348a2629dcf6b3b29102c7db465eae780a3454c39db1dfac4f", "cf13dc25e80c03019cf2b01666f9cc29b03ea222f5c519536023ea56669bf337"},
+	"protein":      {"f709d0107c3ee90ab019b9e5d77fc2ae182158958cb70b1903236a51334fd01b", "22afe05e8d17c428558d78a77efeecc08d58004b6c95741d1c533c3207c69fe9"},
+	"keggdirected": {"51b7bb56e3f3eae36273cdd5a549c042bdf0ec10948a6f8e6b01a1d6912212cd", "b8a7fc902444fdbc5866e8bf314e4778a303d675ef5267c83c5c25b70dacd357"},
+}
+
+// Names returns the names of the UCI datasets Load knows, sorted.
+func Names() []string {
+	names := make([]string, 0, len(uciSHA256))
+	for n := range uciSHA256 {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Load loads UCI dataset name (case-insensitive; one of Names()) with the
+// train/test split chosen by Split (default 0), keeping the files' row
+// order. The target is the last column. Inputs and target are z-scored with
+// the training split's statistics unless Normalise(false); Subset and
+// SubsetSeed thin the training part. Files come from Dir, $GPNB_DATA or the
+// user cache directory, and are downloaded there when missing (see the
+// package documentation); BaseURL and HTTPClient configure the download.
+func Load(name string, opts ...Option) (*Dataset, error) {
+	c, err := newConfig(loaderUCI, opts)
+	if err != nil {
+		return nil, err
+	}
+	key := strings.ToLower(strings.TrimSpace(name))
+	sums, ok := uciSHA256[key]
+	if !ok {
+		return nil, fmt.Errorf("%w %q: known datasets are %s (use LoadCSV for your own file, Synthetic for generated data)", ErrUnknownDataset, name, strings.Join(Names(), ", "))
+	}
+	raw, err := c.fetch(key, DataFile, sums[0])
+	if err != nil {
+		return nil, err
+	}
+	src := key + "/" + DataFile
+	t, err := readTable(bytes.NewReader(raw), src)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShape(t, src); err != nil {
+		return nil, err
+	}
+	if raw, err = c.fetch(key, MaskFile, sums[1]); err != nil {
+		return nil, err
+	}
+	msrc := key + "/" + MaskFile
+	m, err := readTable(bytes.NewReader(raw), msrc)
+	if err != nil {
+		return nil, err
+	}
+	if m.rows != t.rows || m.cols != NumSplits {
+		return nil, fmt.Errorf("%w: %s is %d×%d, expected %d×%d to match %s", ErrMask, msrc, m.rows, m.cols, t.rows, NumSplits, src)
+	}
+	var train, test []int
+	for i := 0; i < m.rows; i++ {
+		switch m.row(i)[c.split] {
+		case 0:
+			train = append(train, i)
+		case 1:
+			test = append(test, i)
+		default:
+			return nil, fmt.Errorf("%w: %s line %d column %d is %v, expected 0 or 1", ErrMask, msrc, i+1, c.split+1, m.row(i)[c.split])
+		}
+	}
+	if len(train) == 0 || len(test) == 0 {
+		return nil, fmt.Errorf("%w: %s split %d has %d training and %d test rows", ErrMask, msrc, c.split, len(train), len(test))
+	}
+	return build(key, c.split, &t, train, &t, test, c)
+}
+
+// dirs returns the directories searched for files, in order, and the one
+// missing files are downloaded into.
+func (c *config) dirs() (search []string, download string, err error) {
+	if c.dir != "" {
+		return []string{c.dir}, c.dir, nil
+	}
+	if env := os.Getenv("GPNB_DATA"); env != "" {
+		search = append(search, env)
+	}
+	cache, cerr := os.UserCacheDir()
+	if cerr != nil {
+		return search, "", fmt.Errorf("data: no user cache directory to download into (%v); set GPNB_DATA or use the Dir option", cerr)
+	}
+	download = filepath.Join(cache, "gpnb", "uci")
+	return append(search, download), download, nil
+}
+
+// fetch returns the bytes of <name>/<file>, checked against sum, from the
+// first directory that has it, downloading it when none has.
+func (c *config) fetch(name, file, sum string) ([]byte, error) {
+	search, dl, dirErr := c.dirs()
+	for _, dir := range search {
+		path := filepath.Join(dir, name, file)
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		if got := sha256Hex(b); got != sum {
+			return nil, fmt.Errorf("%w: %s has sha256 %s, expected %s; delete the file so it is downloaded again", ErrChecksum, path, got, sum)
+		}
+		return b, nil
+	}
+	if dirErr != nil {
+		return nil, dirErr
+	}
+	path := filepath.Join(dl, name, file)
+	if err := c.download(c.baseURL+"/"+name+"/"+file, path, sum); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	if got := sha256Hex(b); got != sum { // changed between rename and read
+		return nil, fmt.Errorf("%w: %s has sha256 %s, expected %s; delete the file so it is downloaded again", ErrChecksum, path, got, sum)
+	}
+	return b, nil
+}
+
+// download fetches url into a temporary file next to dst, checks its
+// SHA-256 and only then renames it to dst. On any failure nothing is left.
+func (c *config) download(url, dst, sum string) (err error) {
+	client := c.client
+	if client == nil {
+		client = &http.Client{Timeout: 2 * time.Minute}
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("%w: %v; set GPNB_DATA or the Dir option to a writable directory", ErrDownload, err)
+	}
+	resp, err := client.Get(url)
+	if err != nil {
+		return fmt.Errorf("%w: %s is missing and fetching it failed: %v; check the network, or put the file there by hand", ErrDownload, dst, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: %s is missing and GET %s answered %s", ErrDownload, dst, url, resp.Status)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrDownload, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(resp.Body, maxDownload+1))
+	if err != nil {
+		return fmt.Errorf("%w: GET %s: %v", ErrDownload, url, err)
+	}
+	if n > maxDownload {
+		return fmt.Errorf("%w: GET %s: more than %d bytes, not a UCI file; check BaseURL", ErrDownload, url, maxDownload)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return fmt.Errorf("%w: downloaded %s from %s: sha256 %s, expected %s; the file was discarded: check BaseURL and retry", ErrChecksum, filepath.Base(dst), url, got, sum)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("%w: %v", ErrDownload, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("%w: %v", ErrDownload, err)
+	}
+	if err = os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("%w: %v", ErrDownload, err)
+	}
+	return nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
