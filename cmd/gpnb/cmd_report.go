@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/viz"
+)
+
+func init() {
+	register(&command{
+		name:  "report",
+		short: "write one self-contained HTML report of results or a checkpoint",
+		run:   runReport,
+	})
+}
+
+func runReport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report", "--in RESULTS_DIR|RESULT.json|RUN.ckpt [--out report.html] [--static DIR]", stderr)
+	in := fs.String("in", "", "a results directory (every *.json holding a result or a list of results, recursively), one result JSON (`gpnb train --json`), or a checkpoint")
+	out := fs.String("out", "report.html", "the HTML file to write (self-contained: echarts is inlined)")
+	static := fs.String("static", "", "if set, also write every figure as PNG and SVG into this directory")
+	title := fs.String("title", "", "page title (default: derived from --in)")
+	last := fs.Int("last", 3, "for a single run: how many of the last steps' residual trajectories to chart")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *in == "" {
+		fmt.Fprintln(stderr, "gpnb report: --in is required")
+		fs.Usage()
+		return errUsage
+	}
+	if *last < 1 {
+		return fmt.Errorf("gpnb report: --last is %d: use 1 or more", *last)
+	}
+	results, kind, err := loadReportInput(*in, stderr)
+	if err != nil {
+		return err
+	}
+	if *title == "" {
+		*title = "gpnb report: " + filepath.Base(filepath.Clean(*in))
+	}
+	rep := viz.NewReport(*title)
+	var figs []namedChart
+	if kind == "results" && len(results) > 1 {
+		figs = resultsReport(rep, results)
+	} else {
+		figs = runReportSingle(rep, results[0], kind, *last)
+	}
+	if len(figs) == 0 {
+		return fmt.Errorf("gpnb report: nothing in %s could be charted (see the notes above)", *in)
+	}
+	if err := rep.Save(*out); err != nil {
+		return fmt.Errorf("gpnb report: writing %s: %w", *out, err)
+	}
+	src := viz.Echarts()
+	if !src.Local() {
+		fmt.Fprintf(stderr, "gpnb report: warning: no local echarts copy, so %s loads it from the CDN and needs network access (run `%s` or set %s)\n", *out, viz.MakeTarget, viz.EnvEchartsJS)
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d figures from %d run(s)\n", *out, len(figs), len(results))
+	if *static != "" {
+		if err := os.MkdirAll(*static, 0o755); err != nil {
+			return fmt.Errorf("gpnb report: --static: %w", err)
+		}
+		for _, f := range figs {
+			for _, ext := range []string{".png", ".svg"} {
+				p := filepath.Join(*static, f.name+ext)
+				if err := f.chart.Save(p); err != nil {
+					return fmt.Errorf("gpnb report: writing %s: %w", p, err)
+				}
+			}
+		}
+		fmt.Fprintf(stdout, "wrote %d PNG and %d SVG figures to %s\n", len(figs), len(figs), *static)
+	}
+	return nil
+}
+
+type namedChart struct {
+	name  string
+	chart *viz.Chart
+}
+
+// addFigure adds a chart (or, when it cannot be drawn, a note why) to rep.
+func addFigure(rep *viz.Report, figs *[]namedChart, name, heading string, c *viz.Chart, err error) {
+	rep.AddHeading(heading)
+	if err != nil {
+		rep.AddText("Not drawn: " + err.Error())
+		return
+	}
+	rep.AddChart(c)
+	*figs = append(*figs, namedChart{name, c})
+}
+
+func resultsReport(rep *viz.Report, results []gpnb.Result) []namedChart {
+	var figs []namedChart
+	rep.AddText(fmt.Sprintf("%d runs: %s.", len(results), describeRuns(results)))
+	if t, err := viz.SpeedupTable(results); err == nil {
+		rep.AddHeading("Table 1: test log-likelihood, runtime and average speed-up")
+		rep.AddTable(t)
+	}
+	if t, err := viz.ResultsTable(results); err == nil {
+		rep.AddHeading("Table 2: results per dataset")
+		rep.AddTable(t)
+	}
+	c, err := viz.Runtimes(results)
+	addFigure(rep, &figs, "fig2-runtimes", "Figure 2: runtime, solver time inside total time", c, err)
+	c, err = viz.Iterations(results)
+	addFigure(rep, &figs, "fig3-iterations", "Figure 3: solver iterations per step", c, err)
+	c, err = viz.Hyperparameters(results)
+	addFigure(rep, &figs, "fig4-hyperparameters", "Figure 4: hyperparameter traces", c, err)
+	return figs
+}
+
+func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []namedChart {
+	var figs []namedChart
+	t := &viz.Table{Caption: "Run", Header: []string{"Field", "Value"}}
+	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	add("source", kind)
+	add("dataset", r.Dataset)
+	add("method", viz.MethodLabel(r.Solver, r.WarmStart))
+	add("steps", fmt.Sprint(len(r.History)))
+	add("solver iterations (total)", fmt.Sprint(r.History.TotalSolverIterations()))
+	add("time (total / solver)", fmt.Sprintf("%.3g s / %.3g s", r.History.TotalSeconds(), r.History.TotalSolverSeconds()))
+	if len(r.History) > 0 {
+		f := r.History[len(r.History)-1]
+		add("final noise σ", fmt.Sprintf("%.4g", f.Noise))
+		add("final signal s", fmt.Sprintf("%.4g", f.Signal))
+		add("final length scales ℓ", fmt.Sprintf("%.4g", f.Lengthscales))
+	}
+	if kind != "checkpoint" {
+		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", r.TestRMSE, r.TestLLH, r.EvalMethod))
+	}
+	rep.AddTable(t)
+	one := []gpnb.Result{r}
+	c, err := viz.Hyperparameters(one)
+	addFigure(rep, &figs, "hyperparameters", "Hyperparameter traces", c, err)
+	c, err = viz.Iterations(one)
+	addFigure(rep, &figs, "iterations", "Solver iterations per step", c, err)
+	c, err = viz.ResidualsLast(r.History, last)
+	addFigure(rep, &figs, "residuals", fmt.Sprintf("Residuals of the last %d steps", last), c, err)
+	c, err = viz.Distances(r.History)
+	addFigure(rep, &figs, "distances", "Distance from initialisation to solution", c, err)
+	return figs
+}
+
+func describeRuns(results []gpnb.Result) string {
+	count := map[string]int{}
+	for _, r := range results {
+		count[r.Dataset+" "+viz.MethodLabel(r.Solver, r.WarmStart)]++
+	}
+	keys := make([]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, count[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkpointMagic opens every gpnb checkpoint file.
+const checkpointMagic = "GPNBCKPT"
+
+// loadReportInput reads --in: a directory of result JSON files, one result
+// JSON (an object or a list), or a checkpoint. kind is "results",
+// "result" or "checkpoint".
+func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind string, err error) {
+	info, err := os.Stat(in)
+	if err != nil {
+		return nil, "", fmt.Errorf("gpnb report: --in: %w", err)
+	}
+	if info.IsDir() {
+		var files []string
+		err := filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.EqualFold(filepath.Ext(p), ".json") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, "", fmt.Errorf("gpnb report: reading %s: %w", in, err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, "", fmt.Errorf("gpnb report: %w", err)
+			}
+			rs, err := parseResults(b)
+			if err != nil {
+				fmt.Fprintf(stderr, "gpnb report: skipping %s: %v\n", f, err)
+				continue
+			}
+			results = append(results, rs...)
+		}
+		if len(results) == 0 {
+			return nil, "", fmt.Errorf("gpnb report: no result JSON files in %s (looked at %d *.json files): point --in at the directory `gpnb reproduce` or `gpnb train --json` wrote", in, len(files))
+		}
+		return results, "results", nil
+	}
+	b, err := os.ReadFile(in)
+	if err != nil {
+		return nil, "", fmt.Errorf("gpnb report: %w", err)
+	}
+	if bytes.HasPrefix(b, []byte(checkpointMagic)) {
+		st, err := gpnb.ReadCheckpoint(in)
+		if err != nil {
+			return nil, "", fmt.Errorf("gpnb report: %w", err)
+		}
+		return []gpnb.Result{resultOfState(st, filepath.Base(in))}, "checkpoint", nil
+	}
+	rs, err := parseResults(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("gpnb report: %s: %w: give a result JSON, a directory of them, or a checkpoint", in, err)
+	}
+	if len(rs) == 1 {
+		return rs, "result", nil
+	}
+	return rs, "results", nil
+}
+
+// parseResults decodes one gpnb.Result or a list of them, and rejects JSON
+// that is not a result (no solver name).
+func parseResults(b []byte) ([]gpnb.Result, error) {
+	b = bytes.TrimSpace(b)
+	var rs []gpnb.Result
+	if len(b) > 0 && b[0] == '[' {
+		if err := json.Unmarshal(b, &rs); err != nil {
+			return nil, fmt.Errorf("not a list of results: %w", err)
+		}
+	} else {
+		var r gpnb.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("not a result: %w", err)
+		}
+		rs = []gpnb.Result{r}
+	}
+	if len(rs) == 0 {
+		return nil, errors.New("empty list of results")
+	}
+	for i, r := range rs {
+		if r.Solver == "" {
+			return nil, fmt.Errorf("entry %d has no \"solver\" field, so it is not a gpnb result", i)
+		}
+	}
+	return rs, nil
+}
+
+// resultOfState turns a checkpoint's state into the Result fields the
+// charts read.
+func resultOfState(st *gpnb.State, name string) gpnb.Result {
+	r := gpnb.Result{
+		Dataset:   name,
+		NTrain:    st.N,
+		D:         st.D,
+		Kernel:    st.Config.Kernel,
+		Solver:    st.Config.Solver.Name,
+		WarmStart: st.Config.WarmStart,
+		Probes:    st.Config.Probes,
+		Seed:      st.Config.Seed,
+		StepsDone: st.Step,
+		History:   st.History,
+	}
+	r.TotalSeconds = st.History.TotalSeconds()
+	r.SolverSeconds = st.History.TotalSolverSeconds()
+	return r
+}
