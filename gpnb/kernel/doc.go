@@ -7,6 +7,36 @@
 // signal scale, noise scale. The kernel is k(x,x') = s²·m(r) with
 // r = ‖(x−x')/ℓ‖, and H = K + σ²I, as in the paper (section 2).
 //
+// # The operator
+//
+// NewOperator builds an *Operator, which implements solvers.Operator (H·V,
+// rows, columns, blocks and the diagonal of H) and GramOperator (those plus
+// the gradient reductions Reduce/ReduceDense and the predictive product
+// CrossMulTo). It works in one of two modes, chosen from Options.MemoryBudget
+// unless forced:
+//
+//   - ModeDense computes K once per θ (n(n+1)/2 kernel values, mirrored) and
+//     multiplies with gemm; Options.Float32 halves its memory.
+//   - ModeMatrixFree keeps only Z = (X − x̄)/ℓ and recomputes tiles of K for
+//     every product: O(n·d) memory, n² kernel values per product.
+//
+// Distances use the gemm form r² = |z_a|² + |z_b|² − 2z_a·z_b on centred
+// inputs, falling back to direct differences for near-duplicate pairs where
+// that form would cancel (r = 0 is exact on the diagonal). SetKernel rebuilds
+// the operator for new hyperparameters in place, reusing the dense cache.
+//
+// # Determinism
+//
+// All work is cut into fixed tiles of rows, each accumulated over column
+// chunks in ascending order, and reductions combine per-tile partial sums in
+// tile order. Neither depends on GOMAXPROCS or Options.Workers, so every
+// result is bitwise reproducible on one machine whatever the core count.
+// gonum's gemm partitions only the output, so it is deterministic too. With
+// the build tag openblas, blas64 calls go to OpenBLAS (cgo, -lopenblas),
+// which is reproducible only for a fixed thread count: the package pins it to
+// one thread unless OPENBLAS_NUM_THREADS is set. BLASName reports which BLAS
+// is in use.
+//
 // This package knows nothing of solvers or optimisers; it is the bottom layer
 // that both the CPU and the CUDA backends share.
 package kernel
