@@ -1,0 +1,592 @@
+package solvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Default tolerances of the paper (appendix B): ‖H v − b‖/‖b‖ < 0.01 for the
+// mean system (column 0) and < 0.1 for the probe systems (columns ≥ 1).
+const (
+	DefaultRelTolMean   = 0.01
+	DefaultRelTolProbes = 0.1
+)
+
+// Sentinel errors. Solver errors wrap one of these, so callers can test them
+// with errors.Is; the wrapping message says what to do.
+var (
+	// ErrNotPositiveDefinite: the operator is not (numerically) symmetric
+	// positive definite: a Cholesky factorisation failed or CG met a
+	// direction with pᵀHp ≤ 0. Increase the noise σ (or add jitter).
+	ErrNotPositiveDefinite = errors.New("solvers: operator is not positive definite")
+	// ErrNotFinite: a NaN or Inf appeared in the input or in the iteration.
+	ErrNotFinite = errors.New("solvers: value is not finite")
+	// ErrDiverged: SGD's residual grew without bound; lower the learning rate.
+	ErrDiverged = errors.New("solvers: iteration diverged")
+	// ErrShape: an input has the wrong dimensions, or a State does not fit
+	// the operator, right-hand sides or method it is resumed with.
+	ErrShape = errors.New("solvers: dimension mismatch")
+	// ErrSettings: a Settings or Method field is out of range.
+	ErrSettings = errors.New("solvers: invalid settings")
+)
+
+const pdAdvice = "increase the noise σ (or add jitter to the diagonal) so that H = K + σ²I is well conditioned"
+
+// Settings are the stopping rules shared by every method. The zero value
+// means the paper's defaults.
+type Settings struct {
+	// RelTolMean is the relative residual tolerance ‖H v_0 − b_0‖/‖b_0‖ of
+	// column 0, the mean system. 0 means DefaultRelTolMean (0.01).
+	RelTolMean float64
+	// RelTolProbes is the tolerance of columns 1..m−1, the probe systems.
+	// 0 means DefaultRelTolProbes (0.1).
+	RelTolProbes float64
+	// MaxIterations bounds the number of Iterate calls. 0 means the
+	// method's default: CG 1000, AP 20000 block updates, SGD 50000
+	// mini-batches, Cholesky 1. When it is reached before convergence the
+	// solver is Done but not Converged.
+	MaxIterations int
+}
+
+// withDefaults validates s and fills in zero values.
+func (s Settings) withDefaults(defaultMax int) (Settings, error) {
+	if s.RelTolMean == 0 {
+		s.RelTolMean = DefaultRelTolMean
+	}
+	if s.RelTolProbes == 0 {
+		s.RelTolProbes = DefaultRelTolProbes
+	}
+	if s.MaxIterations == 0 {
+		s.MaxIterations = defaultMax
+	}
+	if !(s.RelTolMean > 0) || math.IsInf(s.RelTolMean, 0) {
+		return s, fmt.Errorf("%w: RelTolMean is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolMean, DefaultRelTolMean)
+	}
+	if !(s.RelTolProbes > 0) || math.IsInf(s.RelTolProbes, 0) {
+		return s, fmt.Errorf("%w: RelTolProbes is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolProbes, DefaultRelTolProbes)
+	}
+	if s.MaxIterations < 0 {
+		return s, fmt.Errorf("%w: MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", ErrSettings, s.MaxIterations)
+	}
+	return s, nil
+}
+
+// tol returns the tolerance of column j.
+func (s Settings) tol(j int) float64 {
+	if j == 0 {
+		return s.RelTolMean
+	}
+	return s.RelTolProbes
+}
+
+// Method is a solver's configuration: a plain-data value (CG, AP, SGD or
+// Cholesky) that serialises with encoding/json and encoding/gob.
+type Method interface {
+	// Name is the method's name as ParseMethod and State.Method spell it.
+	Name() string
+	// Start validates the inputs and returns a solver for H V = B, with
+	// op = H, B n×m and initial guess V0 (nil means zeros; a warm start
+	// passes the previous solution). Start does no iterations, but it
+	// computes the initial residual B − H·V0 (one product with H unless V0
+	// is nil). Start copies B and V0; the caller may reuse them.
+	Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error)
+}
+
+// resumer is implemented by every method of this package.
+type resumer interface {
+	resume(op Operator, b *mat.Dense, st *State) (Solver, error)
+}
+
+// Solver iterates towards the solution of H V = B. It is a step-wise object:
+// every Iterate leaves it at an iteration boundary whose whole state is the
+// exported State, so a solve can be stopped, saved and continued by Resume.
+type Solver interface {
+	// Iterate does one iteration: a CG step over the unconverged columns,
+	// one AP block update, one SGD mini-batch, or the Cholesky solve. After
+	// Done it does nothing and returns nil. An error (ErrNotPositiveDefinite,
+	// ErrNotFinite, ErrDiverged) makes Done true and is returned again by
+	// later calls; failures found before the update (a non-finite operator
+	// product, pᵀHp ≤ 0, a failed factorisation) leave the state of the last
+	// good iteration.
+	Iterate() error
+	// Done reports whether iterating is over: converged, MaxIterations
+	// reached, or failed.
+	Done() bool
+	// Converged reports whether every column met its tolerance.
+	Converged() bool
+	// State returns the live state. It changes with each Iterate; use
+	// State().Clone() for a snapshot.
+	State() *State
+	// Solution returns V (n×m), a view of State().V.
+	Solution() *mat.Dense
+}
+
+// Work counts what a solve has cost so far, in units that compare across
+// methods. A product of H with a batch of k columns counts k
+// OperatorProducts; one row (or, by symmetry, one column) of H multiplied
+// into any number of columns counts one RowEvaluation. Work actually done is
+// counted: resuming counts again what must be recomputed (AP's block
+// factors, CG's preconditioner).
+type Work struct {
+	OperatorProducts    int // column-products with the full H (MulTo)
+	RowEvaluations      int // rows or columns of H used (RowsMulTo, ColsMulTo)
+	BlockEntries        int // entries of H evaluated by BlockTo
+	BlockFactorisations int // Cholesky factorisations (AP blocks, Cholesky)
+}
+
+// State is the whole state of a solve, as plain exported data: it
+// serialises with encoding/gob and encoding/json, and Resume continues from
+// it with bit-identical results.
+type State struct {
+	Method    string // "cg", "ap", "sgd" or "cholesky"
+	N, M      int    // H is N×N; V, R and B are N×M
+	Iteration int    // number of completed iterations
+
+	V []float64 // current solution, row-major N×M
+	// R is the residual B − H·V, row-major N×M: true (up to rounding) for
+	// CG, AP and Cholesky; SGD keeps an estimate (see SGD).
+	R []float64
+	// BNorms[j] = ‖b_j‖₂, kept to check that Resume gets the same B.
+	BNorms []float64
+
+	// RelResiduals[j] = ‖R[:,j]‖/‖b_j‖, current (0 for a zero column).
+	RelResiduals []float64
+	// ColumnConverged[j] reports whether column j met its tolerance; CG and
+	// SGD spend no more work on such columns.
+	ColumnConverged []bool
+	// Trace[t][j] is column j's relative residual after iteration t;
+	// Trace[0] is the initial guess's.
+	Trace [][]float64
+
+	Converged bool
+	Work      Work
+	Settings  Settings // with defaults filled in
+
+	// Method-specific state; only the one of Method is non-nil.
+	CG       *CGState       `json:",omitempty"`
+	AP       *APState       `json:",omitempty"`
+	SGD      *SGDState      `json:",omitempty"`
+	Cholesky *CholeskyState `json:",omitempty"`
+}
+
+// Clone returns a deep copy of st.
+func (st *State) Clone() *State {
+	c := *st
+	c.V = append([]float64(nil), st.V...)
+	c.R = append([]float64(nil), st.R...)
+	c.BNorms = append([]float64(nil), st.BNorms...)
+	c.RelResiduals = append([]float64(nil), st.RelResiduals...)
+	c.ColumnConverged = append([]bool(nil), st.ColumnConverged...)
+	c.Trace = make([][]float64, len(st.Trace))
+	for i, t := range st.Trace {
+		c.Trace[i] = append([]float64(nil), t...)
+	}
+	if st.CG != nil {
+		c.CG = st.CG.clone()
+	}
+	if st.AP != nil {
+		c.AP = st.AP.clone()
+	}
+	if st.SGD != nil {
+		c.SGD = st.SGD.clone()
+	}
+	if st.Cholesky != nil {
+		ch := *st.Cholesky
+		c.Cholesky = &ch
+	}
+	return &c
+}
+
+// ParseMethod returns the method with default configuration for a name:
+// "cg", "ap", "sgd" or "cholesky" (case-insensitive).
+func ParseMethod(name string) (Method, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "cg":
+		return CG{}, nil
+	case "ap":
+		return AP{}, nil
+	case "sgd":
+		return SGD{}, nil
+	case "cholesky", "chol", "exact":
+		return Cholesky{}, nil
+	}
+	return nil, fmt.Errorf("solvers: unknown solver %q: use one of cg, ap, sgd, cholesky", name)
+}
+
+// Resume continues the solve saved in st, with the operator, method and
+// right-hand sides it was started with. It checks that shapes, method name
+// and ‖b_j‖ agree with st, recomputes what is not stored (block factors,
+// preconditioner), and takes st over: the solver updates it in place. To
+// allow more iterations, raise st.Settings.MaxIterations before resuming.
+func Resume(op Operator, m Method, B *mat.Dense, st *State) (Solver, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: nil Method: pass the method the solve was started with (%s)", ErrSettings, stMethod(st))
+	}
+	if st == nil {
+		return nil, fmt.Errorf("%w: nil State: pass a State saved from a solver", ErrShape)
+	}
+	if st.Method != m.Name() {
+		return nil, fmt.Errorf("%w: state is of method %q, not %q: resume with the method that started it", ErrShape, st.Method, m.Name())
+	}
+	r, ok := m.(resumer)
+	if !ok {
+		return nil, fmt.Errorf("solvers: method %T cannot resume", m)
+	}
+	n, err := checkOperator(op)
+	if err != nil {
+		return nil, err
+	}
+	if st.N != n {
+		return nil, fmt.Errorf("%w: state has n = %d but the operator has n = %d", ErrShape, st.N, n)
+	}
+	b, err := checkB(B, n)
+	if err != nil {
+		return nil, err
+	}
+	if _, mm := b.Dims(); mm != st.M {
+		return nil, fmt.Errorf("%w: state has %d right-hand sides but B has %d columns", ErrShape, st.M, mm)
+	}
+	nm := st.N * st.M
+	if len(st.V) != nm || len(st.R) != nm || len(st.BNorms) != st.M || len(st.RelResiduals) != st.M || len(st.ColumnConverged) != st.M || len(st.Trace) != st.Iteration+1 {
+		return nil, fmt.Errorf("%w: state is inconsistent (V %d, R %d, BNorms %d, RelResiduals %d, ColumnConverged %d values for %d×%d; %d trace rows for %d iterations): it was not saved from a solver", ErrShape, len(st.V), len(st.R), len(st.BNorms), len(st.RelResiduals), len(st.ColumnConverged), st.N, st.M, len(st.Trace), st.Iteration)
+	}
+	norms := colNorms(b)
+	for j, v := range norms {
+		if v != st.BNorms[j] {
+			return nil, fmt.Errorf("%w: column %d of B has norm %v but the state was started with norm %v: resume with the same right-hand sides", ErrShape, j, v, st.BNorms[j])
+		}
+	}
+	if _, err := st.Settings.withDefaults(1); err != nil {
+		return nil, err
+	}
+	if err := checkFinite(st.V, "state V"); err != nil {
+		return nil, err
+	}
+	return r.resume(op, b, st)
+}
+
+func stMethod(st *State) string {
+	if st == nil {
+		return "?"
+	}
+	return st.Method
+}
+
+// Run calls Iterate until the solver is Done, an error occurs, or ctx is
+// cancelled; cancellation returns ctx.Err() with the state at an iteration
+// boundary, ready to save and Resume. Reaching MaxIterations is not an
+// error: check Converged.
+func Run(ctx context.Context, s Solver) error {
+	for !s.Done() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.Iterate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Solve is Start followed by Run: it returns the solver, whose State and
+// Solution hold the result, and the first error.
+func Solve(ctx context.Context, op Operator, m Method, B, V0 *mat.Dense, s Settings) (Solver, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: nil Method: use CG{}, AP{}, SGD{} or Cholesky{}", ErrSettings)
+	}
+	sv, err := m.Start(op, B, V0, s)
+	if err != nil {
+		return nil, err
+	}
+	return sv, Run(ctx, sv)
+}
+
+// checkOperator returns op.Size() or an error.
+func checkOperator(op Operator) (int, error) {
+	if op == nil {
+		return 0, fmt.Errorf("%w: nil Operator", ErrShape)
+	}
+	n := op.Size()
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: operator has size %d: it needs at least one data point", ErrShape, n)
+	}
+	return n, nil
+}
+
+// checkB checks B is n×m, m ≥ 1, finite, and returns a contiguous copy.
+func checkB(B *mat.Dense, n int) (*mat.Dense, error) {
+	if B == nil || B.IsEmpty() {
+		return nil, fmt.Errorf("%w: B is empty: pass the n×m right-hand sides [y, z_1..z_s]", ErrShape)
+	}
+	if r, _ := B.Dims(); r != n {
+		return nil, fmt.Errorf("%w: B has %d rows but the operator is %d×%d", ErrShape, B.RawMatrix().Rows, n, n)
+	}
+	b := mat.DenseCopyOf(B)
+	if err := checkFinite(b.RawMatrix().Data, "B"); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkV0 returns a contiguous copy of V0 (zeros when nil).
+func checkV0(V0 *mat.Dense, n, m int) ([]float64, error) {
+	v := make([]float64, n*m)
+	if V0 == nil {
+		return v, nil
+	}
+	if V0.IsEmpty() {
+		return nil, fmt.Errorf("%w: V0 is empty: pass nil for a zero initial guess", ErrShape)
+	}
+	r, c := V0.Dims()
+	if r != n || c != m {
+		return nil, fmt.Errorf("%w: V0 is %d×%d but B is %d×%d: a warm start needs the previous solution of the same shape", ErrShape, r, c, n, m)
+	}
+	for i := 0; i < n; i++ {
+		copy(v[i*m:(i+1)*m], V0.RawRowView(i))
+	}
+	if err := checkFinite(v, "V0"); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func checkFinite(x []float64, what string) error {
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: %s has %v at index %d: remove or impute non-finite values", ErrNotFinite, what, v, i)
+		}
+	}
+	return nil
+}
+
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// colNorms returns the Euclidean norm of each column of a contiguous b.
+func colNorms(b *mat.Dense) []float64 {
+	raw := b.RawMatrix()
+	out := make([]float64, raw.Cols)
+	sumSqCols(out, raw.Data, raw.Rows, raw.Cols)
+	for j := range out {
+		out[j] = math.Sqrt(out[j])
+	}
+	return out
+}
+
+// sumSqCols sets dst[j] = Σ_i x[i*m+j]² for row-major n×m x (rows summed
+// in order, so the result is deterministic).
+func sumSqCols(dst, x []float64, n, m int) {
+	for j := range dst[:m] {
+		dst[j] = 0
+	}
+	for i := 0; i < n; i++ {
+		row := x[i*m : (i+1)*m]
+		for j, v := range row {
+			dst[j] += v * v
+		}
+	}
+}
+
+// newState allocates the common part of a State.
+func newState(method string, n, m int, v []float64, b *mat.Dense, s Settings) *State {
+	st := &State{
+		Method:          method,
+		N:               n,
+		M:               m,
+		V:               v,
+		R:               make([]float64, n*m),
+		BNorms:          colNorms(b),
+		RelResiduals:    make([]float64, m),
+		ColumnConverged: make([]bool, m),
+		Settings:        s,
+	}
+	// A zero right-hand side has the exact solution 0.
+	for j, bn := range st.BNorms {
+		if bn == 0 {
+			for i := 0; i < n; i++ {
+				v[i*m+j] = 0
+			}
+		}
+	}
+	return st
+}
+
+// core holds what every solver shares: the operator, B, the state and
+// views of V and R.
+type core struct {
+	op  Operator
+	b   *mat.Dense // contiguous n×m copy
+	st  *State
+	v   *mat.Dense // view of st.V
+	r   *mat.Dense // view of st.R
+	err error
+	tmp []float64 // n×m scratch
+}
+
+func newCore(op Operator, b *mat.Dense, st *State) core {
+	return core{
+		op:  op,
+		b:   b,
+		st:  st,
+		v:   mat.NewDense(st.N, st.M, st.V),
+		r:   mat.NewDense(st.N, st.M, st.R),
+		tmp: make([]float64, st.N*st.M),
+	}
+}
+
+// State returns the live state (see Solver).
+func (c *core) State() *State { return c.st }
+
+// Solution returns V as a view of State().V.
+func (c *core) Solution() *mat.Dense { return c.v }
+
+// Converged reports whether every column met its tolerance.
+func (c *core) Converged() bool { return c.st.Converged }
+
+// Done reports whether the solve is over: converged, out of iterations,
+// or failed.
+func (c *core) Done() bool {
+	return c.err != nil || c.st.Converged || c.st.Iteration >= c.st.Settings.MaxIterations
+}
+
+// trueResidual sets R[:,cols] = B[:,cols] − H·V[:,cols] with one operator
+// product over those columns (all columns when cols is nil).
+func (c *core) trueResidual(cols []int) error {
+	n, m := c.st.N, c.st.M
+	if cols == nil {
+		c.op.MulTo(mat.NewDense(n, m, c.tmp), c.v)
+		c.st.Work.OperatorProducts += m
+		if !allFinite(c.tmp) {
+			return fmt.Errorf("%w: the operator returned NaN or Inf for H·V: check the operator's inputs and hyperparameters", ErrNotFinite)
+		}
+		bd := c.b.RawMatrix().Data
+		for i, hv := range c.tmp {
+			c.st.R[i] = bd[i] - hv
+		}
+		return nil
+	}
+	k := len(cols)
+	if k == 0 {
+		return nil
+	}
+	vin := c.tmp[:n*k]
+	out := make([]float64, n*k)
+	gatherCols(vin, c.st.V, n, m, cols)
+	c.op.MulTo(mat.NewDense(n, k, out), mat.NewDense(n, k, vin))
+	c.st.Work.OperatorProducts += k
+	if !allFinite(out) {
+		return fmt.Errorf("%w: the operator returned NaN or Inf for H·V: check the operator's inputs and hyperparameters", ErrNotFinite)
+	}
+	bd := c.b.RawMatrix().Data
+	for i := 0; i < n; i++ {
+		for a, j := range cols {
+			c.st.R[i*m+j] = bd[i*m+j] - out[i*k+a]
+		}
+	}
+	return nil
+}
+
+// updateResiduals recomputes RelResiduals from R and sets ColumnConverged
+// from the tolerances when setFlags is true.
+func (c *core) updateResiduals(setFlags bool) {
+	st := c.st
+	sumSqCols(st.RelResiduals, st.R, st.N, st.M)
+	for j := range st.RelResiduals {
+		if st.BNorms[j] == 0 {
+			st.RelResiduals[j] = 0
+		} else {
+			st.RelResiduals[j] = math.Sqrt(st.RelResiduals[j]) / st.BNorms[j]
+		}
+		if setFlags {
+			st.ColumnConverged[j] = st.RelResiduals[j] < st.Settings.tol(j)
+		}
+	}
+}
+
+// relResidual returns column j's relative residual from R.
+func (c *core) relResidual(j int) float64 {
+	st := c.st
+	if st.BNorms[j] == 0 {
+		return 0
+	}
+	var s float64
+	for i := 0; i < st.N; i++ {
+		v := st.R[i*st.M+j]
+		s += v * v
+	}
+	return math.Sqrt(s) / st.BNorms[j]
+}
+
+// allConverged reports whether every column is flagged converged.
+func (c *core) allConverged() bool {
+	for _, ok := range c.st.ColumnConverged {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// record appends the current relative residuals to the trace.
+func (c *core) record() {
+	c.st.Trace = append(c.st.Trace, append([]float64(nil), c.st.RelResiduals...))
+}
+
+// fail records err and returns it.
+func (c *core) fail(err error) error {
+	c.err = err
+	return err
+}
+
+// activeCols appends the indices of unconverged columns to dst[:0].
+func activeCols(dst []int, conv []bool) []int {
+	dst = dst[:0]
+	for j, ok := range conv {
+		if !ok {
+			dst = append(dst, j)
+		}
+	}
+	return dst
+}
+
+// gatherCols copies columns cols of row-major n×m src into contiguous
+// row-major n×len(cols) dst.
+func gatherCols(dst, src []float64, n, m int, cols []int) {
+	k := len(cols)
+	for i := 0; i < n; i++ {
+		s := src[i*m : (i+1)*m]
+		d := dst[i*k : (i+1)*k]
+		for a, j := range cols {
+			d[a] = s[j]
+		}
+	}
+}
+
+// blockRanges splits 0..n−1 into contiguous blocks of size bs (the last one
+// may be smaller) and returns their start offsets, with n appended.
+func blockRanges(n, bs int) []int {
+	var starts []int
+	for lo := 0; lo < n; lo += bs {
+		starts = append(starts, lo)
+	}
+	return append(starts, n)
+}
+
+// sortedCopy copies idx into dst and sorts it.
+func sortedCopy(dst, idx []int) []int {
+	dst = append(dst[:0], idx...)
+	sort.Ints(dst)
+	return dst
+}
