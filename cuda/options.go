@@ -1,0 +1,118 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrNotBuilt is wrapped by the errors of Available, New and Devices in a
+// build without the cuda tag.
+var ErrNotBuilt = errors.New("cuda: built without -tags cuda: rebuild with `go build -tags cuda` (needs cuda.h and libcuda.so; see package cuda's documentation) or use the CPU backend")
+
+// ErrUnavailable is wrapped by the errors that say no usable GPU was found
+// (no device, an ordinal out of range, a device too old for the kernels).
+var ErrUnavailable = errors.New("cuda: no usable GPU")
+
+// Precision selects the floating-point type of the device computations.
+type Precision int
+
+const (
+	// Float64 computes in double precision (the default).
+	Float64 Precision = iota
+	// Float32 stores Z, K and the right-hand sides in single precision and
+	// multiplies in it; gradient reductions accumulate in float64.
+	Float32
+)
+
+// String returns "float64" or "float32".
+func (p Precision) String() string {
+	switch p {
+	case Float64:
+		return "float64"
+	case Float32:
+		return "float32"
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
+
+// ParsePrecision parses float64 (or f64, double) and float32 (f32, single).
+func ParsePrecision(s string) (Precision, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "float64", "f64", "double", "fp64", "":
+		return Float64, nil
+	case "float32", "f32", "single", "fp32":
+		return Float32, nil
+	}
+	return 0, fmt.Errorf("cuda: unknown precision %q: use float64 or float32", s)
+}
+
+// Options configure a GPU operator. The zero value is ready to use: device
+// 0, automatic mode, float64.
+type Options struct {
+	// Device is the CUDA device ordinal.
+	Device int
+	// Mode forces the dense cache of K on the device or matrix-free
+	// products; kernel.ModeAuto chooses dense when n² values fit
+	// MemoryBudget.
+	Mode kernel.Mode
+	// MemoryBudget is the number of device bytes the dense cache may use;
+	// 0 means half of the device memory free when the operator is made.
+	MemoryBudget int64
+	// Precision is Float64 (default) or Float32.
+	Precision Precision
+}
+
+// DeviceInfo describes a GPU as the driver reports it. Plain data.
+type DeviceInfo struct {
+	Ordinal      int
+	Name         string
+	Major, Minor int   // compute capability
+	TotalMemory  int64 // bytes
+	SMs          int   // multiprocessors
+	ClockKHz     int   // SM clock
+	MemClockKHz  int   // memory clock
+	BusWidthBits int   // memory bus width
+	Driver       int   // driver API version, e.g. 12040
+}
+
+// Bandwidth returns the theoretical memory bandwidth in bytes/s
+// (2 transfers per memory clock, double data rate), or 0 when unknown.
+func (d DeviceInfo) Bandwidth() float64 {
+	return 2 * float64(d.MemClockKHz) * 1e3 * float64(d.BusWidthBits) / 8
+}
+
+// FP64Peak returns the theoretical float64 FMA peak in flop/s from the
+// number of float64 units per SM of the architecture (64 on the
+// data-centre parts sm_60, sm_70, sm_80, sm_90; 2 on most others), or 0
+// when unknown.
+func (d DeviceInfo) FP64Peak() float64 {
+	units := 2
+	switch d.Major*10 + d.Minor {
+	case 60, 70, 80, 90, 100:
+		units = 64
+	}
+	return 2 * float64(units) * float64(d.SMs) * float64(d.ClockKHz) * 1e3
+}
+
+// String returns a one-line summary.
+func (d DeviceInfo) String() string {
+	return fmt.Sprintf("GPU %d: %s, sm_%d%d, %d SMs, %.1f GiB, %.0f GB/s, %.1f TFLOP/s fp64 (driver %d)",
+		d.Ordinal, d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMemory)/(1<<30), d.Bandwidth()/1e9, d.FP64Peak()/1e12, d.Driver)
+}
+
+// Backend returns a builder for gpnb.Config.Backend that makes GPU
+// operators with opt:
+//
+//	cfg := gpnb.Config{Backend: cuda.Backend(cuda.Options{})}
+//
+// In a build without the cuda tag the builder returns ErrNotBuilt, so the
+// optimiser fails at its first step with that message.
+func Backend(opt Options) func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+	return func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+		return New(x, k, opt)
+	}
+}
