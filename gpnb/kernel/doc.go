@@ -25,6 +25,21 @@
 // that form would cancel (r = 0 is exact on the diagonal). SetKernel rebuilds
 // the operator for new hyperparameters in place, reusing the dense cache.
 //
+// # Partial products
+//
+// The solvers' partial products cost their share of H, not a full product:
+// RowsMulTo and ColsMulTo read (dense) or compute (matrix-free) only the
+// len(idx)·n entries of K they need, and BlockTo only the upper triangle of
+// H[idx,idx]. On the dense cache a contiguous idx (alternating projections'
+// blocks) is multiplied in place: H[idx,:]·V and H[:,idx]·D = K[:,idx]·D are
+// gemms over views of the cache, row tile by row tile, with no copy.
+// Scattered, unsorted or repeated indices (SGD's mini-batches) gather whole
+// row segments of K into a reused per-worker buffer, a column chunk at a
+// time, and multiply from there; for ColsMulTo the symmetry of K turns the
+// scattered column reads into row reads, K[I,idx] = K[idx,I]ᵀ. float32
+// storage takes the same paths, converting while it gathers. Buffers belong
+// to the operator and its workers, so repeated calls allocate nothing.
+//
 // # Determinism
 //
 // All work is cut into fixed tiles of rows, each accumulated over column

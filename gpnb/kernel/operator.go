@@ -319,22 +319,8 @@ func (o *Operator) kTile(s *scratch, rows, cols []int) (buf []float64, ld int) {
 	s.w = grow(s.w, nr*nc)
 	buf = s.w
 	switch {
-	case o.k64 != nil:
-		for a, r := range rows {
-			src := o.k64[r*n : (r+1)*n]
-			dst := buf[a*nc : (a+1)*nc]
-			for b, c := range cols {
-				dst[b] = src[c]
-			}
-		}
-	case o.k32 != nil:
-		for a, r := range rows {
-			src := o.k32[r*n : (r+1)*n]
-			dst := buf[a*nc : (a+1)*nc]
-			for b, c := range cols {
-				dst[b] = float64(src[c])
-			}
-		}
+	case o.k64 != nil || o.k32 != nil:
+		o.gatherK(buf, nc, rows, cols)
 	default:
 		zr := gatherRows(&s.zr, o.z, d, rows)
 		zct := gatherCols(&s.zc, o.zt, n, o.z, d, cols)
@@ -348,13 +334,47 @@ func (o *Operator) kTile(s *scratch, rows, cols []int) (buf []float64, ld int) {
 	return buf, nc
 }
 
-// chunk is the column chunk used by products: whole rows for the float64
-// cache (views, no copies), colChunk otherwise.
-func (o *Operator) chunk() int {
-	if o.k64 != nil {
-		return o.n
+// gatherK sets buf (len(rows)×len(cols), leading dimension ld) to
+// K[rows, cols] read from the dense cache (float32 converted to float64).
+// Row segments of contiguous cols are straight copies.
+func (o *Operator) gatherK(buf []float64, ld int, rows, cols []int) {
+	n, nc := o.n, len(cols)
+	if nc == 0 {
+		return
 	}
-	return colChunk
+	if cols[nc-1] == cols[0]+nc-1 && contiguous(cols) {
+		o.gatherKRange(buf, ld, rows, cols[0], cols[0]+nc)
+		return
+	}
+	for a, r := range rows {
+		dst := buf[a*ld : a*ld+nc]
+		if o.k64 != nil {
+			src := o.k64[r*n : (r+1)*n]
+			for b, c := range cols {
+				dst[b] = src[c]
+			}
+		} else {
+			src := o.k32[r*n : (r+1)*n]
+			for b, c := range cols {
+				dst[b] = float64(src[c])
+			}
+		}
+	}
+}
+
+// gatherKRange is gatherK for the columns [c0, c1).
+func (o *Operator) gatherKRange(buf []float64, ld int, rows []int, c0, c1 int) {
+	n, nc := o.n, c1-c0
+	for a, r := range rows {
+		dst := buf[a*ld : a*ld+nc]
+		if o.k64 != nil {
+			copy(dst, o.k64[r*n+c0:r*n+c1])
+		} else {
+			for b, x := range o.k32[r*n+c0 : r*n+c1] {
+				dst[b] = float64(x)
+			}
+		}
+	}
 }
 
 // transpose returns Vᵀ (m×r) in o.vt. Products take the right-hand sides
@@ -379,16 +399,18 @@ func colsOf(g blas64.General, j0, j1 int) blas64.General {
 
 // rowsMul sets dst[a,:] = Σ_j K[rows_a, cols_j]·vt[:,j] for the given rows,
 // where vt holds the right-hand sides transposed (m×len(cols)); cols are
-// walked in chunks in ascending order.
+// walked in chunks in ascending order. The chunking depends only on the
+// index lists, never on the schedule.
 func (o *Operator) rowsMul(s *scratch, dst blas64.General, rows, cols []int, vt blas64.General) {
-	if o.k64 != nil && len(rows) > 1 && !contiguous(rows) {
-		// Scattered rows of the float64 cache: one row at a time, as views.
-		for a := range rows {
-			o.rowsMul(s, sub(dst, a, a+1), rows[a:a+1], cols, vt)
-		}
-		return
+	// A contiguous block of the float64 cache is multiplied in place, as
+	// one gemm over whole rows. Anything else (scattered or repeated rows,
+	// float32 storage, matrix-free) goes by column chunks of colChunk:
+	// K[rows, chunk] is gathered (or computed) into a rowTile×colChunk
+	// buffer, whose product with the chunk of Vᵀ then runs from cache.
+	ch := colChunk
+	if o.k64 != nil && contiguous(rows) && contiguous(cols) {
+		ch = max(1, len(cols))
 	}
-	ch := o.chunk()
 	for j0 := 0; j0 < len(cols); j0 += ch {
 		j1 := min(len(cols), j0+ch)
 		buf, ld := o.kTile(s, rows, cols[j0:j1])
@@ -578,54 +600,65 @@ func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 		dst.Zero()
 		return
 	}
-	dt := o.transpose(Dm)
-	o.run(tiles(n, rowTile), func(s *scratch, t int) {
-		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
-		// K is symmetric: K[rows, idx] is read as rows idx of the cache.
-		o.rowsMulCols(s, sub(out, i0, i1), o.iota[i0:i1], idx, dt)
-	})
+	if o.mode == ModeMatrixFree || contiguous(idx) {
+		// Row tile I of the output is K[I, idx]·D. Matrix-free, only these
+		// n×len(idx) kernel values are computed. For a contiguous idx,
+		// K[I, idx] is a block of the float64 cache, multiplied in place
+		// (one gemm per tile, long dot products against Dᵀ), or of the
+		// float32 cache, converted in colChunk pieces of its rows.
+		dt := o.transpose(Dm)
+		o.run(tiles(n, rowTile), func(s *scratch, t int) {
+			i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+			o.rowsMul(s, sub(out, i0, i1), o.iota[i0:i1], idx, dt)
+		})
+	} else {
+		// Scattered or repeated: K[I, idx] would be a scattered read of
+		// every row of the cache, so use K[I, idx] = K[idx, I]ᵀ instead,
+		// len(idx) contiguous row segments.
+		o.run(tiles(n, rowTile), func(s *scratch, t int) {
+			o.colsMulDense(s, out, t*rowTile, min(n, (t+1)*rowTile), idx, Dm)
+		})
+	}
 	s2 := o.noise2()
 	for j, i := range idx {
-		blas64.Implementation().Daxpy(dc, s2, Dm.Data[j*Dm.Stride:], 1, out.Data[i*out.Stride:], 1)
+		src := Dm.Data[j*Dm.Stride : j*Dm.Stride+dc]
+		row := out.Data[i*out.Stride : i*out.Stride+dc]
+		for c, x := range src {
+			row[c] += s2 * x
+		}
 	}
 	o.rows.Add(int64(len(idx)))
 }
 
-// rowsMulCols is rowsMul for an arbitrary column list, gathering K[rows,cols]
-// from the cache through the rows cols (K is symmetric) so reads are
-// contiguous.
-func (o *Operator) rowsMulCols(s *scratch, dst blas64.General, rows, cols []int, vt blas64.General) {
-	if o.mode == ModeMatrixFree {
-		o.rowsMul(s, dst, rows, cols, vt)
-		return
-	}
-	n, nr := o.n, len(rows)
-	r0 := rows[0] // rows is a contiguous range here
-	for j0 := 0; j0 < len(cols); j0 += colChunk {
-		j1 := min(len(cols), j0+colChunk)
-		nc := j1 - j0
-		s.w = grow(s.w, nr*nc)
-		buf := s.w
-		for b, c := range cols[j0:j1] {
-			if o.k64 != nil {
-				src := o.k64[c*n+r0 : c*n+r0+nr]
-				for a, x := range src {
-					buf[a*nc+b] = x
-				}
-			} else {
-				src := o.k32[c*n+r0 : c*n+r0+nr]
-				for a, x := range src {
-					buf[a*nc+b] = float64(x)
-				}
-			}
-		}
+// colsMulDense sets rows [i0, i1) of out to K[i0:i1, idx]·D from the dense
+// cache for a scattered idx. K is symmetric, so K[i0:i1, idx] =
+// K[idx, i0:i1]ᵀ: rows idx of the cache, each read along one contiguous
+// segment. They are gathered (converted from float32) colChunk at a time
+// and the tile is computed transposed, Dᵀ·K[idx, i0:i1] (m×(i1−i0)), as
+// the gemm Aᵀ·B with A = D, whose inner loops are axpys as long as the
+// tile is wide, accumulating the chunks in ascending order; then it is
+// transposed into out.
+func (o *Operator) colsMulDense(s *scratch, out blas64.General, i0, i1 int, idx []int, d blas64.General) {
+	nc, m := i1-i0, d.Cols
+	s.c = grow(s.c, m*nc)
+	ct := blas64.General{Rows: m, Cols: nc, Stride: nc, Data: s.c}
+	for j0 := 0; j0 < len(idx); j0 += colChunk {
+		j1 := min(len(idx), j0+colChunk)
+		s.w = grow(s.w, (j1-j0)*nc)
+		o.gatherKRange(s.w, nc, idx[j0:j1], i0, i1)
 		beta := 1.0
 		if j0 == 0 {
 			beta = 0
 		}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-			blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: buf},
-			colsOf(vt, j0, j1), beta, dst)
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, sub(d, j0, j1),
+			blas64.General{Rows: j1 - j0, Cols: nc, Stride: nc, Data: s.w},
+			beta, ct)
+	}
+	for b := 0; b < nc; b++ {
+		row := out.Data[(i0+b)*out.Stride : (i0+b)*out.Stride+m]
+		for c := range row {
+			row[c] = ct.Data[c*nc+b]
+		}
 	}
 }
 
@@ -644,6 +677,31 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 	S := dst.RawSymmetric()
 	m := len(idx)
 	s2 := o.noise2()
+	if o.mode == ModeDense {
+		// Straight from the cache into the upper triangle, row by row: a
+		// copy of each row's segment when idx is contiguous, a gather
+		// otherwise; no intermediate tile.
+		cont := contiguous(idx)
+		o.run(tiles(m, rowTile), func(_ *scratch, t int) {
+			for a := t * rowTile; a < min(m, (t+1)*rowTile); a++ {
+				ia := idx[a]
+				row := S.Data[a*S.Stride+a : a*S.Stride+m]
+				if cont {
+					o.gatherKRange(row, 0, idx[a:a+1], ia, ia+m-a)
+					row[0] += s2
+					continue
+				}
+				o.gatherK(row, 0, idx[a:a+1], idx[a:])
+				for b, ib := range idx[a:] {
+					if ib == ia { // the diagonal, or a repeated index
+						row[b] += s2
+					}
+				}
+			}
+		})
+		o.rows.Add(int64(m))
+		return
+	}
 	o.run(tiles(m, rowTile), func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(m, (t+1)*rowTile)
 		for j0 := i0; j0 < m; j0 += colChunk {

@@ -34,6 +34,7 @@ const nearTau = 1.0 / 1024
 type scratch struct {
 	t      []float64 // rowTile×colChunk: r², then K values or G
 	w      []float64 // rowTile×colChunk: gathered K or W tile
+	c      []float64 // m×rowTile: a product tile, transposed (ColsMulTo)
 	m, dm  []float64 // colChunk: m(r), m'(r)/r of one row
 	zr, zc []float64 // gathered rows of Z
 	qr, qc []float64 // gathered |z|²
