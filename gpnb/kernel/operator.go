@@ -665,6 +665,9 @@ func (o *Operator) colsMulDense(s *scratch, out blas64.General, i0, i1 int, idx 
 // BlockTo sets dst = H[idx,idx]. An empty dst is resized to len(idx).
 func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 	checkIdx("BlockTo", idx, o.n)
+	if len(idx) == 0 && dst.IsEmpty() {
+		return // gonum cannot represent a 0×0 SymDense; nothing to do
+	}
 	if dst.IsEmpty() {
 		dst.ReuseAsSym(len(idx))
 	}

@@ -280,3 +280,18 @@ func TestPartialAllocs(t *testing.T) {
 		}
 	}
 }
+
+// An empty index set with an empty destination is a no-op, not a panic
+// (gonum's ReuseAsSym(0) panics).
+func TestBlockToEmptyIndex(t *testing.T) {
+	x := mat.NewDense(3, 1, []float64{0, 1, 2})
+	op, err := NewOperator(x, Kernel{Family: Matern32, Hyper: DefaultHyper(1)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dst mat.SymDense
+	op.BlockTo(&dst, nil)
+	if !dst.IsEmpty() {
+		t.Fatalf("dst is %d×%d, want empty", dst.SymmetricDim(), dst.SymmetricDim())
+	}
+}
