@@ -192,7 +192,7 @@ func solveRHS(y []float64, probes int, seed uint64) *mat.Dense {
 func solveRelError(op solvers.Operator, b, v *mat.Dense) (float64, error) {
 	ref, err := solvers.Solve(context.Background(), op, solvers.Cholesky{}, b, nil, solvers.Settings{})
 	if err != nil {
-		return 0, fmt.Errorf("Cholesky reference: %w", err)
+		return 0, fmt.Errorf("the Cholesky reference solve: %w", err)
 	}
 	vs := ref.Solution()
 	_, m := b.Dims()

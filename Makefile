@@ -1,0 +1,139 @@
+# gpnb — build, test and notebook targets. `make help` lists them.
+#
+# Set-up on a fresh Debian machine: `make demo` and `make test` install what
+# they need (Debian packages only when missing, as root or with sudo; the Go
+# tools pinned in tools/go.mod; the GoNB kernel).
+
+GO        ?= go
+# The UCI datasets (see ../shared/data/uci/README). Tests that need them skip
+# when GPNB_DATA is unset.
+GPNB_DATA ?= $(abspath $(CURDIR)/../shared/data/uci)
+export GPNB_DATA
+
+# OPENBLAS=1 builds with the cgo OpenBLAS backend (build tag openblas); it is
+# on by default when the library is installed. `make OPENBLAS=0 ...` to switch
+# it off.
+OPENBLAS_LIB ?= /usr/lib/x86_64-linux-gnu/libopenblas.so
+OPENBLAS     ?= $(if $(wildcard $(OPENBLAS_LIB)),1,0)
+TAGS         ?= $(if $(filter 1,$(OPENBLAS)),openblas)
+TAGFLAGS      = $(if $(strip $(TAGS)),-tags '$(TAGS)')
+
+TOOLBIN := $(shell $(GO) env GOPATH)/bin
+export PATH := $(TOOLBIN):$(PATH)
+
+# Debian's Python has Jupyter; the first python3 on PATH may not.
+PYTHON ?= /usr/bin/python3
+
+ECHARTS_VERSION ?= 5.6.0
+ECHARTS_JS      := .cache/echarts/node_modules/echarts/dist/echarts.min.js
+
+# bench: which benchmarks, how long, where.
+BENCH     ?= .
+BENCHTIME ?= 3x
+BENCHPKG  ?= ./...
+
+# ptx: the CUDA compiler cuda/kernels/gen.sh uses (CUDA 11.8 or later).
+NVCC ?= nvcc
+
+# The steps of `make test` depend on one another's set-up: never in parallel.
+.NOTPARALLEL:
+
+.PHONY: help all build demo test gotest lint check-notebooks test-notebooks \
+	strip-notebooks notebook notebook-deps deps tools echarts bench ptx clean
+
+help:
+	@echo "gpnb make targets:"
+	@echo "  demo             build bin/gpnb and run 'gpnb demo' (warm vs cold start, embedded data)"
+	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)) and -tags cudaemu ./cuda, test-notebooks"
+	@echo "  build            go build -o bin/gpnb ./cmd/gpnb (tags: '$(TAGS)'; OPENBLAS=0 for pure Go)"
+	@echo "  lint             gofmt -l (must be empty), go vet, staticcheck"
+	@echo "  echarts          npm install echarts@$(ECHARTS_VERSION) into .cache/echarts (offline charts)"
+	@echo "  notebook         install gonb, goimports, gopls; gonb --install; start Jupyter on notebooks/"
+	@echo "  test-notebooks   execute every notebooks/*.ipynb headless and fail on any cell error"
+	@echo "  check-notebooks  fail if a committed notebook carries outputs or execution counts"
+	@echo "  strip-notebooks  remove outputs and execution counts from notebooks/*.ipynb"
+	@echo "  bench            short Go benchmarks (BENCH=$(BENCH) BENCHTIME=$(BENCHTIME) BENCHPKG=$(BENCHPKG))"
+	@echo "  ptx              regenerate the GPU backend's PTX from cuda/kernels/gpnb.cu (needs nvcc)"
+	@echo "  deps             install missing Debian packages, the Go tools and the gonb kernel"
+	@echo "  clean            remove bin/ and the notebook run outputs"
+
+all: build
+
+# --- set-up ---------------------------------------------------------------
+
+# deps: everything the tests need. Cheap when all is there already.
+deps:
+	scripts/install-deps.sh apt tools kernel
+
+tools:
+	scripts/install-deps.sh tools
+
+notebook-deps:
+	scripts/install-deps.sh tools kernel
+
+echarts: $(ECHARTS_JS)
+
+$(ECHARTS_JS):
+	@command -v npm >/dev/null || { echo "make echarts: npm not found: apt-get install nodejs npm (or scripts/install-deps.sh apt)"; exit 1; }
+	npm install --no-audit --no-fund --prefix .cache/echarts echarts@$(ECHARTS_VERSION)
+	@test -f $@ || { echo "make echarts: $@ missing after npm install"; exit 1; }
+
+# --- build and run ----------------------------------------------------------
+
+build:
+	$(GO) build $(TAGFLAGS) -o bin/gpnb ./cmd/gpnb
+
+demo: build
+	bin/gpnb demo
+
+# --- checks -----------------------------------------------------------------
+
+test: deps echarts lint check-notebooks gotest test-notebooks
+
+lint: tools
+	@echo "==> gofmt -l"
+	@out="$$(find . \( -path ./.git -o -path ./.cache -o -path ./bin \) -prune -o -name '*.go' -print | xargs -r gofmt -l)"; \
+	if [ -n "$$out" ]; then echo "gofmt: these files need 'gofmt -w':"; echo "$$out"; exit 1; fi
+	@echo "==> go vet"
+	$(GO) vet $(TAGFLAGS) ./...
+	@echo "==> staticcheck"
+	$(TOOLBIN)/staticcheck $(TAGFLAGS) ./...
+
+gotest: echarts
+	@echo "==> go test (GPNB_DATA=$(GPNB_DATA))"
+	GPNB_REQUIRE_BROWSER=1 $(GO) test $(TAGFLAGS) -count=1 -p 1 ./...
+	@echo "==> go test -tags cudaemu ./cuda (the GPU kernels compiled as host C++)"
+	$(GO) test -tags cudaemu -count=1 ./cuda/...
+
+check-notebooks:
+	@echo "==> check-notebooks"
+	$(PYTHON) scripts/nbcheck_test.py
+	@nbs="$$(ls notebooks/*.ipynb 2>/dev/null)"; \
+	if [ -z "$$nbs" ]; then echo "no notebooks"; else $(PYTHON) scripts/nbcheck.py stripped $$nbs && echo "notebooks stripped: $$(echo $$nbs | wc -w)"; fi
+
+strip-notebooks:
+	$(PYTHON) scripts/nbcheck.py strip notebooks/*.ipynb
+
+test-notebooks: notebook-deps
+	@echo "==> test-notebooks"
+	scripts/run-notebooks.sh
+
+notebook: notebook-deps
+	@test -x /usr/bin/jupyter-notebook || { \
+	  if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -q jupyter-notebook; \
+	  else echo "make notebook: Jupyter's notebook server is missing: sudo apt-get install jupyter-notebook"; exit 1; fi; }
+	/usr/bin/jupyter-notebook --notebook-dir=notebooks --no-browser --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+
+bench:
+	$(GO) test $(TAGFLAGS) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem $(BENCHPKG)
+
+# ptx regenerates the checked-in PTX of the GPU backend from
+# cuda/kernels/gpnb.cu (cuda/kernels/gen.sh: nvcc -ptx for sm_90 and sm_60).
+ptx:
+	@test -f cuda/kernels/gen.sh || { echo "make ptx: cuda/kernels/gen.sh not found"; exit 1; }
+	@if ! command -v $(NVCC) >/dev/null; then \
+	  echo "make ptx: $(NVCC) not found: install the CUDA toolkit (11.8 or later) to regenerate cuda/kernels/*.ptx; the checked-in PTX is used as it is"; \
+	else NVCC=$(NVCC) sh cuda/kernels/gen.sh; fi
+
+clean:
+	rm -rf bin .cache/notebooks
