@@ -4,4 +4,50 @@
 // estimator (level 2, eq. 5) whose linear systems are solved by package
 // solvers (level 3). Its contribution is the warm start: probes kept fixed and
 // each solve started at the previous step's solution.
+//
+// # Levels
+//
+// Optimiser (NewOptimiser, Step, Run, RunTo) maximises the log marginal
+// likelihood (eq. 3) with Adam (learning rate 0.1, β = (0.9, 0.999), ε =
+// 1e-8) over raw parameters whose softplus is θ = (ℓ_1..ℓ_d, s, σ), all
+// initialised at 1.0 as in the paper. Each step asks its Estimator (level
+// 2, usable on its own through NewEstimator) for ∇L (eq. 4):
+//
+//   - Hutchinson (default): B = [y, z_1..z_s] with s = 16 Gaussian (or
+//     Rademacher) probes; the solver returns V ≈ H⁻¹B; the gradient is one
+//     fused kernel-derivative reduction of W = ½v_y v_yᵀ − (1/2s)Σ v_j z_jᵀ.
+//     Config.WarmStart starts each solve at the previous V and, unless
+//     Config.FixedProbes says otherwise, keeps the probes fixed (the paper's
+//     method); without it probes are resampled and solves start at zero
+//     (the paper's baseline).
+//   - ExactGradient: a Cholesky factorisation (type Exact), for small n and
+//     for reference traces.
+//
+// # State, pause and resume
+//
+// The unit of pause is one solver iteration: Step checks its context between
+// iterations and, when cancelled, keeps the in-flight solve in its State, so
+// Save and Resume continue the same step exactly where it stopped. Run also
+// stops on SIGINT (GoNB's interrupt) and saves Config.CheckpointPath. A
+// checkpoint (magic, format version, length, gob payload, SHA-256; written
+// atomically) holds θ, Adam's moments, the probes, the previous solutions,
+// the pending solve, the generator state, the configuration, the data's
+// fingerprint and the history, so a resumed run is bit-for-bit the run that
+// was never interrupted. Resume refuses other data (ErrDataMismatch), an
+// incompatible configuration (ErrConfigMismatch), damaged files
+// (ErrCheckpointCorrupt) and other format versions (ErrCheckpointVersion).
+//
+// # Records
+//
+// Every step leaves a StepRecord (hyperparameters, gradient, solver
+// iterations, work, residual trace per column, timings, distances of the
+// initial guess to the solution in the H-norm); History is the list.
+// Evaluate gives test RMSE and log-likelihood; Result assembles what
+// `gpnb train --json` prints. OnIteration and OnStep hook live views in.
+//
+// The kernel operator is the CPU one of package gpnb/kernel unless
+// Config.Backend builds another (the GPU operator of package cuda).
+//
+// Results do not depend on GOMAXPROCS: the kernel operator, the solvers and
+// the exact baseline partition parallel work in a fixed way.
 package gpnb

@@ -22,6 +22,14 @@ type StepRecord struct {
 	SolverSeconds    float64 `json:"solver_seconds"`
 	StepSeconds      float64 `json:"step_seconds"`
 
+	// Solver work of this step, in units that compare across methods and
+	// do not depend on the machine's load (solvers.Work): OperatorProducts
+	// counts columns multiplied by the full H, RowEvaluations rows of H
+	// used by AP and SGD, BlockEntries entries of H evaluated for blocks.
+	OperatorProducts int `json:"operator_products"`
+	RowEvaluations   int `json:"row_evaluations"`
+	BlockEntries     int `json:"block_entries"`
+
 	// Residuals[t][j] is column j's relative residual ‖H v_j − b_j‖/‖b_j‖
 	// after solver iteration t (t = 0 is the initial guess). Column 0 is the
 	// mean system H v_y = y, columns 1..s are the probes. Estimated for SGD.

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDemoCommand(t *testing.T) {
+	code, out, errs := runCmd(t, "demo", "--synthetic", "--n", "150", "--steps", "6", "--probes", "4", "--json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r demoResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bad JSON %q: %v", out, err)
+	}
+	if len(r.Rows) != 3 || r.NTrain != 150 || r.Steps != 6 {
+		t.Fatalf("result %+v", r)
+	}
+	for _, row := range r.Rows {
+		if row.ItersCold <= 0 || row.ItersWarm <= 0 || row.IterationRatio != float64(row.ItersCold)/float64(row.ItersWarm) {
+			t.Errorf("row %+v", row)
+		}
+	}
+	code, out, _ = runCmd(t, "demo", "--synthetic", "--n", "100", "--steps", "2", "--solvers", "cg", "--probes", "2")
+	if code != 0 || !strings.Contains(out, "speed-up") || !strings.Contains(out, "cg") {
+		t.Errorf("table: exit %d, %q", code, out)
+	}
+	if code, _, errs := runCmd(t, "demo", "--solvers", "lu", "--synthetic", "--n", "50"); code != 1 || !strings.Contains(errs, "unknown solver") {
+		t.Errorf("bad solver: exit %d, %q", code, errs)
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+func init() {
+	register(&command{
+		name:  "mll",
+		short: "exact (Cholesky) log marginal likelihood and its gradient",
+		run:   runMLL,
+	})
+}
+
+// mllGrad is ∇L with respect to the constrained hyperparameters.
+type mllGrad struct {
+	Noise        float64   `json:"noise"`
+	Signal       float64   `json:"signal"`
+	Lengthscales []float64 `json:"lengthscales"`
+}
+
+// mllResult is the JSON that "gpnb mll" prints.
+type mllResult struct {
+	Dataset string  `json:"dataset"`
+	NTrain  int     `json:"n_train"`
+	D       int     `json:"d"`
+	Kernel  string  `json:"kernel"`
+	MLL     float64 `json:"mll"`
+	Grad    mllGrad `json:"grad"`
+}
+
+func runMLL(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mll", "--data D [--split K] [--subset N] [--kernel matern32] [--noise S] [--signal S] [--lengthscales l1,l2,...] [--json -|FILE]", stderr)
+	var df dataFlags
+	var hf hyperFlags
+	df.register(fs)
+	hf.register(fs)
+	jsonPath := fs.String("json", "", "write {\"mll\", \"grad\"} as JSON to this file (- for stdout)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ds, err := df.load()
+	if err != nil {
+		return err
+	}
+	k, err := hf.build(ds.D())
+	if err != nil {
+		return err
+	}
+	e, err := gpnb.NewExact(ds.XTrain, ds.YTrain, k)
+	if err != nil {
+		return err
+	}
+	d := ds.D()
+	g := make([]float64, d+2)
+	if err := e.Gradient(g); err != nil {
+		return err
+	}
+	res := mllResult{
+		Dataset: ds.Name, NTrain: ds.NTrain(), D: d, Kernel: k.Family.String(), MLL: e.MLL(),
+		Grad: mllGrad{Lengthscales: g[:d], Signal: g[d], Noise: g[d+1]},
+	}
+	if *jsonPath == "" {
+		_, err := fmt.Fprintf(stdout, "%s: log marginal likelihood %.10g\n∂L/∂noise %.6g  ∂L/∂signal %.6g  ∂L/∂lengthscales %.6g\n",
+			ds, res.MLL, res.Grad.Noise, res.Grad.Signal, res.Grad.Lengthscales)
+		return err
+	}
+	return writeJSON(*jsonPath, res, stdout)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+)
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestMLLCommand checks the printed MLL against an eigenvalue log-det and a
+// direct solve, and the gradient's signs and shape against finite
+// differences of that independent MLL.
+func TestMLLCommand(t *testing.T) {
+	args := []string{"mll", "--data", "synthetic", "--synthetic-n", "40", "--synthetic-d", "2", "--kernel", "matern52", "--noise", "0.3", "--signal", "1.1", "--lengthscales", "0.8,1.3", "--json", "-"}
+	code, out, errs := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got mllResult
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("bad JSON %q: %v", out, err)
+	}
+	ds, err := data.Synthetic(40, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mll := func(theta []float64) float64 {
+		k := kernel.Kernel{Family: kernel.Matern52, Hyper: kernel.HyperFromVector(theta)}
+		n := ds.NTrain()
+		h := mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				v := k.At(ds.XTrain.RawRowView(i), ds.XTrain.RawRowView(j))
+				if i == j {
+					v += theta[3] * theta[3]
+				}
+				h.SetSym(i, j, v)
+			}
+		}
+		var eig mat.EigenSym
+		eig.Factorize(h, false)
+		ld := 0.0
+		for _, l := range eig.Values(nil) {
+			ld += math.Log(l)
+		}
+		var a mat.VecDense
+		a.SolveVec(mat.DenseCopyOf(h), mat.NewVecDense(n, ds.YTrain))
+		return -0.5*mat.Dot(&a, mat.NewVecDense(n, ds.YTrain)) - 0.5*ld - 0.5*float64(n)*math.Log(2*math.Pi)
+	}
+	theta := []float64{0.8, 1.3, 1.1, 0.3}
+	if want := mll(theta); math.Abs(got.MLL-want) > 1e-8*math.Abs(want) {
+		t.Errorf("mll %v, independent %v", got.MLL, want)
+	}
+	grad := []float64{got.Grad.Lengthscales[0], got.Grad.Lengthscales[1], got.Grad.Signal, got.Grad.Noise}
+	for i := range theta {
+		p := append([]float64(nil), theta...)
+		m := append([]float64(nil), theta...)
+		p[i] += 1e-5
+		m[i] -= 1e-5
+		fd := (mll(p) - mll(m)) / 2e-5
+		if math.Abs(fd-grad[i]) > 1e-4*(1+math.Abs(fd)) {
+			t.Errorf("grad[%d] = %v, finite difference %v", i, grad[i], fd)
+		}
+	}
+}
+
+func TestMLLCommandBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "30", "--synthetic-d", "3", "--lengthscales", "1,2"}, "length scales"},
+		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "30", "--noise", "0"}, "noise"},
+		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "30", "--kernel", "cubic"}, "unknown kernel"},
+		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "200", "--synthetic-d", "1", "--kernel", "rbf", "--lengthscales", "1000", "--noise", "1e-9"}, "increase the noise or add jitter"},
+		{[]string{"mll"}, "--data is required"},
+	} {
+		code, _, errs := runCmd(t, c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+func TestTrainCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, _, errs := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "200", "--synthetic-d", "2", "--steps", "5", "--warm-start", "--json", out, "--residuals=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, _ := os.ReadFile(out)
+	var r map[string]any
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"dataset", "split", "n_train", "n_test", "d", "solver", "warm_start", "steps_done", "total_seconds", "solver_seconds", "test_rmse", "test_llh", "final", "history"} {
+		if _, ok := r[key]; !ok {
+			t.Errorf("JSON lacks %q", key)
+		}
+	}
+	if r["steps_done"].(float64) != 5 || r["solver"] != "cg" || r["warm_start"] != true || len(r["history"].([]any)) != 5 {
+		t.Errorf("JSON %v", r)
+	}
+	h0 := r["history"].([]any)[0].(map[string]any)
+	for _, key := range []string{"step", "solver_iterations", "solver_seconds", "step_seconds", "noise", "signal", "lengthscales"} {
+		if _, ok := h0[key]; !ok {
+			t.Errorf("history record lacks %q", key)
+		}
+	}
+}
+
+// TestTrainExactResume: the exact-gradient run, saved after 2 steps and
+// resumed to 4, ends where a straight 4-step run ends (bit for bit).
+func TestTrainExactResume(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "e.ckpt")
+	base := []string{"train", "--data", "synthetic", "--synthetic-n", "80", "--synthetic-d", "2", "--solver", "cholesky", "--eval=false"}
+	code, _, errs := runCmd(t, append(append([]string(nil), base...), "--steps", "2", "--checkpoint", ck)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, out, errs := runCmd(t, append(append([]string(nil), base...), "--steps", "4", "--resume", ck, "--json", "-", "--verbose")...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "step 3:") || !strings.Contains(errs, "step 4:") || strings.Contains(errs, "step 2:") {
+		t.Errorf("--verbose lines: %q", errs)
+	}
+	var resumed gpnb.Result
+	if err := json.Unmarshal([]byte(out), &resumed); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCmd(t, append(append([]string(nil), base...), "--steps", "4", "--json", "-")...)
+	if code != 0 {
+		t.Fatalf("straight: exit %d: %s", code, errs)
+	}
+	var straight gpnb.Result
+	if err := json.Unmarshal([]byte(out), &straight); err != nil {
+		t.Fatal(err)
+	}
+	if resumed.Solver != "cholesky" || resumed.StepsDone != 4 || resumed.Final.Noise != straight.Final.Noise || resumed.Final.Signal != straight.Final.Signal {
+		t.Errorf("resumed %+v\nstraight %+v", resumed.Final, straight.Final)
+	}
+	for i := range straight.Final.Lengthscales {
+		if resumed.Final.Lengthscales[i] != straight.Final.Lengthscales[i] {
+			t.Errorf("length scale %d: resumed %v, straight %v", i, resumed.Final.Lengthscales[i], straight.Final.Lengthscales[i])
+		}
+	}
+}
+
+func TestTrainCommandBadInput(t *testing.T) {
+	base := []string{"train", "--data", "synthetic", "--synthetic-n", "50", "--steps", "1"}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--solver", "lu"}, "--solver"},
+		{[]string{"--probes", "0"}, "--probes"},
+		{[]string{"--lr", "-1"}, "--lr"},
+		{[]string{"--probe-dist", "uniform"}, "--probe-dist"},
+		{[]string{"--lengthscales", "1,2"}, "length scales"},
+		{[]string{"--resume", "/nonexistent/x.ckpt"}, "--resume"},
+		{[]string{"--backend", "tpu"}, "--backend"},
+	} {
+		code, _, errs := runCmd(t, append(append([]string(nil), base...), c.extra...)...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 mentioning %q", c.extra, code, errs, c.want)
+		}
+	}
+	// Resuming with another solver or other data is refused.
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "c.ckpt")
+	if code, _, errs := runCmd(t, append(append([]string(nil), base...), "--checkpoint", ck, "--eval=false")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "50", "--steps", "2", "--resume", ck, "--solver", "ap")
+	if code != 1 || !strings.Contains(errs, "configuration differs") {
+		t.Errorf("other solver: exit %d, %q", code, errs)
+	}
+	code, _, errs = runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "60", "--steps", "2", "--resume", ck)
+	if code != 1 || !strings.Contains(errs, "other data") {
+		t.Errorf("other data: exit %d, %q", code, errs)
+	}
+}
+
+// TestTrainSIGINT builds the binary, interrupts a run with SIGINT, checks it
+// exits within 5 s leaving a valid checkpoint, and resumes it to the end.
+func TestTrainSIGINT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "gpnb")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ck := filepath.Join(dir, "run.ckpt")
+	// Tight tolerances make each step long, so the signal lands mid-solve.
+	dataArgs := []string{"--data", "synthetic", "--synthetic-n", "1200", "--synthetic-d", "3", "--tol-mean", "1e-8", "--tol-probes", "1e-8"}
+	cmd := exec.Command(bin, append([]string{"train", "--steps", "500", "--checkpoint", ck, "--eval=false"}, dataArgs...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first checkpoint, then a little more to land mid-solve.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(ck); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no checkpoint after 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(150 * time.Millisecond)
+	sent := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("did not exit within 5 s of SIGINT")
+	}
+	t.Logf("exited %v after SIGINT: %s", time.Since(sent).Round(time.Millisecond), strings.TrimSpace(stderr.String()))
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "resume with: gpnb train --resume "+ck) {
+		t.Fatalf("exit %d, stderr %q", cmd.ProcessState.ExitCode(), stderr.String())
+	}
+	st, err := gpnb.ReadCheckpoint(ck)
+	if err != nil {
+		t.Fatalf("checkpoint after SIGINT: %v", err)
+	}
+	total := st.Step + 2
+	out, err := exec.Command(bin, append([]string{"train", "--resume", ck, "--steps", strconv.Itoa(total), "--json", "-", "--residuals=false"}, dataArgs...)...).Output()
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	var r gpnb.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("resume JSON: %v", err)
+	}
+	if r.StepsDone != total || len(r.History) != total {
+		t.Errorf("resumed run did %d steps (history %d), want %d", r.StepsDone, len(r.History), total)
+	}
+}

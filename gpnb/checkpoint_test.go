@@ -1,0 +1,194 @@
+package gpnb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/gpnb/gpnb/solvers"
+)
+
+// savedCheckpoint returns the bytes of a checkpoint taken mid-solve, small
+// (n = 20, 2 probes) so that the fuzzer mutates it quickly.
+func savedCheckpoint(t testing.TB) ([]byte, string) {
+	ds := synth(t, 20, 2, 1)
+	o, err := NewOptimiser(ds, Config{WarmStart: true, Probes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	o.OnIteration(func(step, iter int, _ []float64) {
+		if step == 2 && iter == 1 {
+			cancel()
+		}
+	})
+	if err := o.Run(ctx, 3); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	b, err := EncodeCheckpoint(o.State(), ds.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, ds.Fingerprint()
+}
+
+// resealed rewrites the version field and fixes the checksum.
+func resealed(b []byte, version uint32) []byte {
+	c := append([]byte(nil), b...)
+	binary.LittleEndian.PutUint32(c[8:12], version)
+	sum := sha256.Sum256(c[:len(c)-sha256.Size])
+	copy(c[len(c)-sha256.Size:], sum[:])
+	return c
+}
+
+func TestCheckpointErrors(t *testing.T) {
+	good, _ := savedCheckpoint(t)
+	if _, _, err := DecodeCheckpoint(good); err != nil {
+		t.Fatalf("good checkpoint: %v", err)
+	}
+	flipped := append([]byte(nil), good...)
+	flipped[len(flipped)/2] ^= 0x10
+	badMagic := append([]byte(nil), good...)
+	badMagic[0] = 'X'
+	cases := []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"empty", nil, ErrCheckpointCorrupt},
+		{"truncated header", good[:10], ErrCheckpointCorrupt},
+		{"truncated", good[:len(good)-100], ErrCheckpointCorrupt},
+		{"truncated by one", good[:len(good)-1], ErrCheckpointCorrupt},
+		{"appended", append(append([]byte(nil), good...), 0), ErrCheckpointCorrupt},
+		{"flipped byte", flipped, ErrCheckpointCorrupt},
+		{"bad magic", badMagic, ErrCheckpointCorrupt},
+		{"version 2", resealed(good, 2), ErrCheckpointVersion},
+		{"version 0", resealed(good, 0), ErrCheckpointVersion},
+	}
+	for _, c := range cases {
+		_, _, err := DecodeCheckpoint(c.b)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+func TestResumeErrors(t *testing.T) {
+	ds := synth(t, 60, 2, 1)
+	dir := t.TempDir()
+	path := dir + "/a.ckpt"
+	cfg := Config{WarmStart: true, Probes: 4, Solver: solvers.CG{}}
+	o, err := NewOptimiser(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	// Same config: fine, and safe fields may change.
+	if _, err := Resume(path, ds, WithConfig(Config{WarmStart: true, Probes: 4, LearningRate: 0.01}), WithSettings(solvers.Settings{MaxIterations: 5})); err != nil {
+		t.Fatalf("compatible resume: %v", err)
+	}
+	other := synth(t, 60, 2, 2)
+	if _, err := Resume(path, other); !errors.Is(err, ErrDataMismatch) {
+		t.Errorf("other data: got %v, want ErrDataMismatch", err)
+	}
+	sub := synth(t, 60, 2, 1)
+	sub.YTrain[0] += 1e-12
+	if _, err := Resume(path, sub); !errors.Is(err, ErrDataMismatch) {
+		t.Errorf("perturbed data: got %v, want ErrDataMismatch", err)
+	}
+	for _, c := range []Config{
+		{WarmStart: false, Probes: 4},
+		{WarmStart: true, Probes: 8},
+		{WarmStart: true, Probes: 4, Solver: solvers.AP{BlockSize: 10}},
+		{WarmStart: true, Probes: 4, Kernel: RBF},
+		{WarmStart: true, Probes: 4, Seed: 1},
+		{WarmStart: true, Probes: 4, FixedProbes: ProbesResampled},
+		{WarmStart: true, Probes: 4, Gradient: ExactGradient},
+		{WarmStart: true, Probes: 4, ProbeDist: Rademacher},
+	} {
+		if _, err := Resume(path, ds, WithConfig(c)); !errors.Is(err, ErrConfigMismatch) {
+			t.Errorf("config %+v: got %v, want ErrConfigMismatch", c, err)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	for name, bb := range map[string][]byte{
+		"truncated": b[:len(b)/2],
+		"flipped":   func() []byte { c := append([]byte(nil), b...); c[100] ^= 1; return c }(),
+	} {
+		p := dir + "/" + name
+		os.WriteFile(p, bb, 0o644)
+		if _, err := Resume(p, ds); !errors.Is(err, ErrCheckpointCorrupt) {
+			t.Errorf("%s: got %v, want ErrCheckpointCorrupt", name, err)
+		}
+	}
+	p := dir + "/v9"
+	os.WriteFile(p, resealed(b, 9), 0o644)
+	if _, err := Resume(p, ds); !errors.Is(err, ErrCheckpointVersion) {
+		t.Errorf("version: got %v, want ErrCheckpointVersion", err)
+	}
+	if _, err := Resume(dir+"/missing", ds); err == nil {
+		t.Error("missing file: no error")
+	}
+	if _, err := Resume(path, ds, WithLearningRate(-1)); err == nil {
+		t.Error("negative learning rate on resume: no error")
+	}
+}
+
+// TestSaveAtomic: a failed save leaves the previous checkpoint intact and
+// no temporary files behind.
+func TestSaveAtomic(t *testing.T) {
+	ds := synth(t, 40, 2, 1)
+	dir := t.TempDir()
+	path := dir + "/c.ckpt"
+	o, _ := NewOptimiser(ds, Config{CheckpointPath: path})
+	if err := o.Run(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	if err := o.Save(dir + "/nonexistent/dir/c.ckpt"); err == nil {
+		t.Error("save into a missing directory: no error")
+	}
+	after, _ := os.ReadFile(path)
+	if string(before) != string(after) {
+		t.Error("checkpoint changed")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want just the checkpoint", len(ents))
+	}
+}
+
+// FuzzDecodeCheckpoint: decoding arbitrary bytes never panics, and a
+// successful decode yields a state that passes its own consistency check.
+func FuzzDecodeCheckpoint(f *testing.F) {
+	good, _ := savedCheckpoint(f)
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(resealed(good, 2))
+	// A payload of garbage with a valid checksum reaches the gob decoder.
+	garbage := append([]byte(nil), good...)
+	for i := headerLen; i < headerLen+64 && i < len(garbage)-sha256.Size; i++ {
+		garbage[i] ^= 0xa5
+	}
+	f.Add(resealed(garbage, CheckpointVersion))
+	f.Add([]byte(checkpointMagic))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, _, err := DecodeCheckpoint(b)
+		if err == nil {
+			if cerr := st.check(); cerr != nil {
+				t.Fatalf("decoded state fails its check: %v", cerr)
+			}
+		} else if !errors.Is(err, ErrCheckpointCorrupt) && !errors.Is(err, ErrCheckpointVersion) {
+			t.Fatalf("error %v wraps no sentinel", err)
+		}
+	})
+}

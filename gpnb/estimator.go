@@ -1,0 +1,428 @@
+package gpnb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/solvers"
+)
+
+// probeStream is the second PCG seed word of the probe generator; the first
+// is Config.Seed.
+const probeStream = 0x9e3779b97f4a7c15
+
+// EstimatorState is level 2's whole state as plain data: the probes, the
+// previous solutions used for warm starts, an interrupted solve, and the
+// probe generator.
+type EstimatorState struct {
+	// Probes are the current probe vectors z_1..z_s as columns (n×s);
+	// empty before the first solve.
+	Probes Matrix
+	// PrevV is the previous solution [v_y, v_1..v_s] (n×(s+1)), the warm
+	// start of the next solve; empty before the first solve.
+	PrevV Matrix
+	// Pending is the state of a solve interrupted between iterations, or
+	// nil. PendingSolverSeconds is the solver time it has used so far.
+	Pending              *solvers.State
+	PendingSolverSeconds float64
+	// PendingTheta is the θ = (ℓ_1..ℓ_d, s, σ) of the pending solve; the
+	// solve may only be continued at the same θ.
+	PendingTheta []float64
+	// PendingV0R0 holds v0ᵀr0 for each column of the pending solve (for
+	// InitDistance), where r0 = b − H v0 is its initial residual; nil for a
+	// zero initial guess.
+	PendingV0R0 []float64
+	// RNG is the probe generator's state (math/rand/v2 PCG MarshalBinary).
+	RNG []byte
+}
+
+// Estimator is level 2 of the hierarchy: it turns hyperparameters into an
+// estimate of ∇L (eq. 4). In Hutchinson mode it solves H[v_y, v_1..v_s] =
+// [y, z_1..z_s] with the configured level-3 solver (warm-started at the
+// previous solution when Config.WarmStart is set, with probes fixed or
+// resampled per Config.FixedProbes) and reduces W = ½v_y v_yᵀ −
+// (1/2s)Σ v_j z_jᵀ against ∂H/∂θ (eq. 5); in ExactGradient mode it uses a
+// Cholesky factorisation. An Optimiser owns one; it can also be used on its
+// own, e.g. to study the estimator's variance or bias at fixed θ.
+type Estimator struct {
+	x    *mat.Dense
+	y    *mat.Dense // n×1 view of the targets
+	n, d int
+	cfg  Config
+	st   EstimatorState // RNG is kept live in pcg
+	pcg  *rand.PCG
+	rng  *rand.Rand
+	op   kernel.GramOperator
+
+	onIter func(iter int, relRes []float64)
+}
+
+// NewEstimator returns the level-2 estimator for the training part of ds.
+// It uses the fields Solver, Settings, Gradient, WarmStart, FixedProbes,
+// Probes, ProbeDist, Seed, Operator and TrackExactMLL of cfg (zero values
+// take their defaults).
+func NewEstimator(ds *data.Dataset, cfg Config) (*Estimator, error) {
+	if err := checkDataset(ds); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.withDefaults(ds.D())
+	if err != nil {
+		return nil, err
+	}
+	if (cfg.Gradient == ExactGradient || cfg.TrackExactMLL) && ds.NTrain() > MaxExactN {
+		return nil, fmt.Errorf("gpnb: %w: ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator or a subset", ErrConfig, ds.NTrain(), MaxExactN)
+	}
+	e := newEstimator(ds, cfg)
+	e.pcg = rand.NewPCG(cfg.Seed, probeStream)
+	e.rng = rand.New(e.pcg)
+	return e, nil
+}
+
+// newEstimator sets up everything but the generator.
+func newEstimator(ds *data.Dataset, cfg Config) *Estimator {
+	return &Estimator{
+		x:   ds.XTrain,
+		y:   mat.NewDense(ds.NTrain(), 1, ds.YTrain),
+		n:   ds.NTrain(),
+		d:   ds.D(),
+		cfg: cfg,
+	}
+}
+
+// restore sets the estimator's state from st (already checked).
+func (e *Estimator) restore(st EstimatorState) error {
+	e.pcg = new(rand.PCG)
+	if err := e.pcg.UnmarshalBinary(st.RNG); err != nil {
+		return fmt.Errorf("generator state: %v", err)
+	}
+	e.rng = rand.New(e.pcg)
+	st.RNG = nil
+	e.st = st
+	return nil
+}
+
+// OnIteration sets (or with nil clears) the function called after every
+// solver iteration with the 1-based iteration number and each column's
+// relative residual.
+func (e *Estimator) OnIteration(f func(iter int, relRes []float64)) { e.onIter = f }
+
+// Pending reports whether a solve was interrupted and will be continued by
+// the next Gradient call.
+func (e *Estimator) Pending() bool { return e.st.Pending != nil }
+
+// State returns a deep copy of the estimator's state.
+func (e *Estimator) State() EstimatorState {
+	s := e.st
+	s.Probes.Data = clone(s.Probes.Data)
+	s.PrevV.Data = clone(s.PrevV.Data)
+	s.PendingV0R0 = clone(s.PendingV0R0)
+	s.PendingTheta = clone(s.PendingTheta)
+	if s.Pending != nil {
+		s.Pending = s.Pending.Clone()
+	}
+	s.RNG, _ = e.pcg.MarshalBinary()
+	return s
+}
+
+// Gradient writes the estimate of ∇L at kernel k, with respect to the
+// constrained θ = (ℓ_1..ℓ_d, s, σ), into dst (length d+2), and fills the
+// solver fields of rec when rec is not nil (iterations, convergence, work,
+// residual trace, distances, seconds, and ExactMLL when TrackExactMLL).
+//
+// ctx is checked between solver iterations. When it is done, Gradient
+// returns ctx.Err() and keeps the in-flight solve; the next call with the
+// same k continues it exactly where it stopped.
+func (e *Estimator) Gradient(ctx context.Context, k kernel.Kernel, dst []float64, rec *StepRecord) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(dst) != e.d+2 {
+		return fmt.Errorf("gpnb: estimator: gradient destination has length %d, want d+2 = %d", len(dst), e.d+2)
+	}
+	if k.Family != e.cfg.Kernel {
+		return fmt.Errorf("gpnb: estimator: kernel family %v, configured %v", k.Family, e.cfg.Kernel)
+	}
+	if rec == nil {
+		rec = new(StepRecord)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	var exact *Exact
+	if e.cfg.Gradient == ExactGradient || e.cfg.TrackExactMLL {
+		ex, err := NewExact(e.x, e.y.RawMatrix().Data, k)
+		if err != nil {
+			return err
+		}
+		exact = ex
+		if e.cfg.TrackExactMLL {
+			v := ex.MLL()
+			rec.ExactMLL = &v
+		}
+	}
+	if e.cfg.Gradient == ExactGradient {
+		if err := exact.Gradient(dst); err != nil {
+			return err
+		}
+		// The Cholesky factorisation and inverse are this mode's "solve".
+		rec.SolverConverged = true
+		rec.SolverSeconds = time.Since(t0).Seconds()
+		return checkGrad(dst)
+	}
+	if err := e.hutchinson(ctx, k, dst, rec); err != nil {
+		return err
+	}
+	return checkGrad(dst)
+}
+
+// operator returns H_θ for k, rebuilding the estimator's operator in place
+// (reusing its n² cache) after the first call when it can.
+func (e *Estimator) operator(k kernel.Kernel) (kernel.GramOperator, error) {
+	if r, ok := e.op.(kernel.Rekerneler); ok && e.op != nil {
+		if err := r.SetKernel(k); err != nil {
+			return nil, err
+		}
+		return e.op, nil
+	}
+	if err := e.Close(); err != nil {
+		return nil, err
+	}
+	op, err := newOperator(e.x, k, &e.cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.op = op
+	return op, nil
+}
+
+// Close releases the kernel operator (for a GPU backend, its device
+// memory). The estimator stays usable: the next Gradient builds a new one.
+func (e *Estimator) Close() error {
+	op := e.op
+	e.op = nil
+	if c, ok := op.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// operatorErr returns the error a backend kept from a failed call (the GPU
+// operator fills its outputs with NaN and reports the cause through Err).
+func operatorErr(op kernel.GramOperator) error {
+	if eo, ok := op.(interface{ Err() error }); ok {
+		if err := eo.Err(); err != nil {
+			return fmt.Errorf("kernel operator: %w", err)
+		}
+	}
+	return nil
+}
+
+// newOperator builds H_θ with cfg's Backend, or the CPU operator.
+func newOperator(x *mat.Dense, k kernel.Kernel, cfg *Config) (kernel.GramOperator, error) {
+	if cfg.Backend != nil {
+		op, err := cfg.Backend(x, k)
+		if err != nil {
+			return nil, err
+		}
+		if op == nil || op.Size() != x.RawMatrix().Rows {
+			return nil, errors.New("the Backend returned no operator, or one of the wrong size")
+		}
+		return op, nil
+	}
+	return kernel.NewOperator(x, k, cfg.Operator)
+}
+
+// drawProbes fills the n×s probe matrix column by column from the generator.
+func (e *Estimator) drawProbes() {
+	n, s := e.n, e.cfg.Probes
+	z := make([]float64, n*s)
+	for j := 0; j < s; j++ {
+		for i := 0; i < n; i++ {
+			if e.cfg.ProbeDist == Rademacher {
+				if e.rng.Uint64()&1 == 0 {
+					z[i*s+j] = 1
+				} else {
+					z[i*s+j] = -1
+				}
+			} else {
+				z[i*s+j] = e.rng.NormFloat64()
+			}
+		}
+	}
+	e.st.Probes = Matrix{Rows: n, Cols: s, Data: z}
+}
+
+// hutchinson computes the estimate of eq. 4 with eq. 5 into grad.
+func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []float64, rec *StepRecord) error {
+	n, s := e.n, e.cfg.Probes
+	op, err := e.operator(k)
+	if err != nil {
+		return fmt.Errorf("building the kernel operator: %w", err)
+	}
+	resumed := e.st.Pending != nil
+	if resumed && !sameBits(e.st.PendingTheta, k.Hyper.Vector()) {
+		return fmt.Errorf("an interrupted solve at θ = %v is pending, but the gradient was asked at θ = %v: continue it at the same hyperparameters", e.st.PendingTheta, k.Hyper.Vector())
+	}
+	if !resumed && (!e.cfg.fixedProbes() || e.st.Probes.Rows == 0) {
+		e.drawProbes()
+	}
+	b := mat.NewDense(n, s+1, nil)
+	b.Slice(0, n, 0, 1).(*mat.Dense).Copy(e.y)
+	b.Slice(0, n, 1, s+1).(*mat.Dense).Copy(e.st.Probes.Dense())
+	var v0 *mat.Dense // nil: zeros, which saves the solver a product
+	if e.cfg.WarmStart && e.st.PrevV.Rows == n && e.st.PrevV.Cols == s+1 {
+		v0 = e.st.PrevV.Dense()
+	}
+
+	var sol solvers.Solver
+	tSolve := time.Now()
+	if resumed {
+		sol, err = solvers.Resume(op, e.cfg.Solver, b, e.st.Pending.Clone())
+		if err != nil {
+			return fmt.Errorf("resuming the interrupted solve: %w", err)
+		}
+	} else {
+		sol, err = e.cfg.Solver.Start(op, b, v0, e.cfg.Settings)
+		if err != nil {
+			return fmt.Errorf("starting the solver: %w", err)
+		}
+		e.st.PendingV0R0 = v0R0(v0, sol.State())
+		e.st.PendingSolverSeconds = 0
+	}
+	solverSec := e.st.PendingSolverSeconds + time.Since(tSolve).Seconds()
+	for !sol.Done() {
+		if err := ctx.Err(); err != nil {
+			e.st.Pending = sol.State().Clone()
+			e.st.PendingSolverSeconds = solverSec
+			e.st.PendingTheta = k.Hyper.Vector()
+			return err
+		}
+		t := time.Now()
+		if err := sol.Iterate(); err != nil {
+			e.st.Pending = nil
+			if oerr := operatorErr(op); oerr != nil {
+				return oerr
+			}
+			return fmt.Errorf("solver iteration: %w", err)
+		}
+		solverSec += time.Since(t).Seconds()
+		if e.onIter != nil {
+			st := sol.State()
+			e.onIter(st.Iteration, clone(st.RelResiduals))
+		}
+	}
+	st := sol.State()
+	v := sol.Solution()
+	e.st.Pending = nil
+	e.st.PendingSolverSeconds = 0
+	e.st.PendingTheta = nil
+
+	// Gradient (eq. 4 with eq. 5): W = ½ v_y v_yᵀ − (1/2s) Σ v_j z_jᵀ, as
+	// A·B'ᵀ with A = [½v_y, −v_j/(2s)] and B' = [v_y, z_j]. ∂H is
+	// symmetric, so v_jᵀ∂H z_j = z_jᵀH⁻¹∂H z_j.
+	a := mat.DenseCopyOf(v)
+	a.Slice(0, n, 0, 1).(*mat.Dense).Scale(0.5, v.Slice(0, n, 0, 1))
+	a.Slice(0, n, 1, s+1).(*mat.Dense).Scale(-1/(2*float64(s)), v.Slice(0, n, 1, s+1))
+	bp := mat.DenseCopyOf(b)
+	bp.Slice(0, n, 0, 1).(*mat.Dense).Copy(v.Slice(0, n, 0, 1))
+	op.Reduce(grad, a, bp)
+	if err := operatorErr(op); err != nil {
+		return err
+	}
+
+	rec.SolverIterations = st.Iteration
+	rec.SolverConverged = sol.Converged()
+	rec.SolverSeconds = solverSec
+	rec.Residuals = st.Clone().Trace
+	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries = st.Work.OperatorProducts, st.Work.RowEvaluations, st.Work.BlockEntries
+	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
+	e.st.PendingV0R0 = nil
+	e.st.PrevV = matrixOf(v)
+	return nil
+}
+
+// ErrNonFiniteGradient is returned (wrapped) when a gradient estimate holds
+// NaN or Inf.
+var ErrNonFiniteGradient = errors.New("gradient is not finite")
+
+func checkGrad(g []float64) error {
+	for i, v := range g {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: component %d is %v: the solve diverged or H is ill-conditioned; lower the SGD learning rate, raise MaxIterations, or start from other hyperparameters", ErrNonFiniteGradient, i, v)
+		}
+	}
+	return nil
+}
+
+// sameBits reports whether a and b hold the same float64 bits.
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// v0R0 returns v0ᵀr0 per column, where r0 = b − H v0 is the solver's
+// initial residual (nil for a zero initial guess).
+func v0R0(v0 *mat.Dense, st *solvers.State) []float64 {
+	if v0 == nil {
+		return nil
+	}
+	n, m := v0.Dims()
+	out := make([]float64, m)
+	for i := 0; i < n; i++ {
+		vr, rr := v0.RawRowView(i), st.R[i*m:(i+1)*m]
+		for j := range out {
+			out[j] += vr[j] * rr[j]
+		}
+	}
+	return out
+}
+
+// distances returns the H-norm RMSE between the initial guess and the final
+// iterate, averaged over columns, for v0 (nil: zeros) and for a zero initial
+// guess, with no extra operator product: (v0−v)ᵀH(v0−v) ≈ −v0ᵀr0 − v0ᵀb +
+// vᵀb and ‖v‖²_H ≈ vᵀb (using Hv ≈ b), clamped at 0.
+func distances(v0, v, b *mat.Dense, v0r0 []float64) (initDist, zeroDist float64) {
+	n, m := v.Dims()
+	vb := make([]float64, m)
+	v0b := make([]float64, m)
+	for i := 0; i < n; i++ {
+		vr, br := v.RawRowView(i), b.RawRowView(i)
+		for j := 0; j < m; j++ {
+			vb[j] += vr[j] * br[j]
+		}
+		if v0 != nil {
+			v0r := v0.RawRowView(i)
+			for j := 0; j < m; j++ {
+				v0b[j] += v0r[j] * br[j]
+			}
+		}
+	}
+	for j := 0; j < m; j++ {
+		z := math.Sqrt(math.Max(vb[j], 0) / float64(n))
+		zeroDist += z
+		if v0 == nil || v0r0 == nil {
+			initDist += z
+			continue
+		}
+		q := -v0r0[j] - v0b[j] + vb[j]
+		initDist += math.Sqrt(math.Max(q, 0) / float64(n))
+	}
+	return initDist / float64(m), zeroDist / float64(m)
+}

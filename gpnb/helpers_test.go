@@ -1,0 +1,51 @@
+package gpnb
+
+import (
+	"os"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+)
+
+// synth returns a small synthetic dataset built here (independently of
+// package data's generator): smooth targets on [-1,1]^d, z-scored.
+func synth(t testing.TB, n, d int, seed uint64) *data.Dataset {
+	t.Helper()
+	X, y := randProblem(n+n/4, d, seed)
+	mean, sd := 0.0, 0.0
+	for _, v := range y[:n] {
+		mean += v
+	}
+	mean /= float64(n)
+	for _, v := range y[:n] {
+		sd += (v - mean) * (v - mean)
+	}
+	sd = sqrt(sd / float64(n))
+	for i := range y {
+		y[i] = (y[i] - mean) / sd
+	}
+	return &data.Dataset{
+		Name:   "testsynth",
+		XTrain: mat.DenseCopyOf(X.Slice(0, n, 0, d)),
+		YTrain: append([]float64(nil), y[:n]...),
+		XTest:  mat.DenseCopyOf(X.Slice(n, n+n/4, 0, d)),
+		YTest:  append([]float64(nil), y[n:]...),
+		Stats:  data.Stats{Normalised: true, YStd: 1},
+	}
+}
+
+// polSubset loads n training points of pol split 0, or skips.
+func polSubset(t testing.TB, n int) *data.Dataset {
+	t.Helper()
+	dir := os.Getenv("GPNB_DATA")
+	if dir == "" {
+		t.Skip("pol subset: GPNB_DATA not set")
+	}
+	ds, err := data.Load("pol", data.Split(0), data.Subset(n), data.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}

@@ -1,0 +1,390 @@
+package gpnb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/solvers"
+)
+
+// Matrix is a dense row-major matrix as plain data, the serialisable form
+// of probes and solutions in State and checkpoints.
+type Matrix struct {
+	Rows, Cols int
+	Data       []float64
+}
+
+// matrixOf copies m into a Matrix; nil gives the zero Matrix.
+func matrixOf(m *mat.Dense) Matrix {
+	if m == nil || m.IsEmpty() {
+		return Matrix{}
+	}
+	r, c := m.Dims()
+	out := Matrix{Rows: r, Cols: c, Data: make([]float64, 0, r*c)}
+	for i := 0; i < r; i++ {
+		out.Data = append(out.Data, m.RawRowView(i)...)
+	}
+	return out
+}
+
+// Dense returns a copy of m as a *mat.Dense, or nil when m is empty.
+func (m Matrix) Dense() *mat.Dense {
+	if m.Rows == 0 || m.Cols == 0 {
+		return nil
+	}
+	return mat.NewDense(m.Rows, m.Cols, append([]float64(nil), m.Data...))
+}
+
+// ConfigSpec is Config as plain data: what a checkpoint stores and what
+// State reports. FixedProbes is resolved (true or false).
+type ConfigSpec struct {
+	Kernel         string
+	Solver         MethodSpec
+	Settings       solvers.Settings
+	Gradient       GradientMode
+	WarmStart      bool
+	FixedProbes    bool
+	Probes         int
+	ProbeDist      ProbeDist
+	LearningRate   float64
+	Seed           uint64
+	Init           []float64 // constrained (ℓ_1..ℓ_d, s, σ)
+	Operator       kernel.Options
+	TrackExactMLL  bool
+	CheckpointPath string
+}
+
+// State is everything an Optimiser holds, as plain exported data: what a
+// user can inspect between steps and what a checkpoint stores. Fields are
+// copies; changing them does not change the optimiser.
+type State struct {
+	Config      ConfigSpec
+	Fingerprint string // data.Dataset.Fingerprint of the training data
+	N, D        int
+
+	// Step is the number of completed Adam steps.
+	Step int
+	// Raw are the softplus-raw parameters, Theta = Softplus(Raw), both
+	// ordered (ℓ_1..ℓ_d, s, σ).
+	Raw, Theta []float64
+	// Gradient is the last step's ∇L with respect to the constrained θ.
+	Gradient []float64
+	// AdamM and AdamV are Adam's first and second moments (raw space).
+	AdamM, AdamV []float64
+
+	// PendingStepSeconds is the time an interrupted step has used so far.
+	PendingStepSeconds float64
+
+	// EstimatorState is level 2's state: probes, previous solutions, the
+	// pending solve and the probe generator.
+	EstimatorState
+
+	// History holds every completed step's record.
+	History History
+}
+
+// Optimiser is level 1 of the hierarchy: Adam maximising the marginal
+// likelihood over softplus-raw hyperparameters, with gradients from the
+// level-2 estimator (Hutchinson with warm start, or exact). Create one with
+// NewOptimiser or Resume; it is not safe for concurrent use.
+type Optimiser struct {
+	ds  *data.Dataset
+	cfg Config
+	st  State // level 1; st.EstimatorState is unused (est holds it)
+	est *Estimator
+
+	onStep func(StepRecord)
+}
+
+// NewOptimiser returns an optimiser for the training part of ds. Zero
+// fields of cfg take their defaults (see Config).
+func NewOptimiser(ds *data.Dataset, cfg Config) (*Optimiser, error) {
+	if err := checkDataset(ds); err != nil {
+		return nil, err
+	}
+	d := ds.D()
+	cfg, err := cfg.withDefaults(d)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := specOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	est, err := NewEstimator(ds, cfg)
+	if err != nil {
+		return nil, err
+	}
+	o := &Optimiser{ds: ds, cfg: cfg, est: est, onStep: cfg.OnStep}
+	o.OnIteration(cfg.OnIteration)
+	raw := cfg.Init.Raw()
+	o.st = State{
+		Config:      spec,
+		Fingerprint: ds.Fingerprint(),
+		N:           ds.NTrain(),
+		D:           d,
+		Raw:         raw,
+		AdamM:       make([]float64, len(raw)),
+		AdamV:       make([]float64, len(raw)),
+	}
+	return o, nil
+}
+
+func checkDataset(ds *data.Dataset) error {
+	if ds == nil || ds.XTrain == nil || ds.XTrain.IsEmpty() || ds.NTrain() == 0 {
+		return errors.New("gpnb: no training data: the dataset is nil or empty; load one with data.Load, data.LoadCSV or data.Synthetic")
+	}
+	n, _ := ds.XTrain.Dims()
+	if n != len(ds.YTrain) {
+		return fmt.Errorf("gpnb: dataset has %d training inputs but %d targets", n, len(ds.YTrain))
+	}
+	if err := checkFinite(ds.XTrain, ds.YTrain); err != nil {
+		return fmt.Errorf("gpnb: training data: %w", err)
+	}
+	return nil
+}
+
+func specOf(c Config) (ConfigSpec, error) {
+	ms, err := encodeMethod(c.Solver)
+	if err != nil {
+		return ConfigSpec{}, err
+	}
+	return ConfigSpec{
+		Kernel:         c.Kernel.String(),
+		Solver:         ms,
+		Settings:       c.Settings,
+		Gradient:       c.Gradient,
+		WarmStart:      c.WarmStart,
+		FixedProbes:    c.fixedProbes(),
+		Probes:         c.Probes,
+		ProbeDist:      c.ProbeDist,
+		LearningRate:   c.LearningRate,
+		Seed:           c.Seed,
+		Init:           c.Init.Vector(),
+		Operator:       c.Operator,
+		TrackExactMLL:  c.TrackExactMLL,
+		CheckpointPath: c.CheckpointPath,
+	}, nil
+}
+
+// OnIteration sets (or with nil clears) the function called after every
+// solver iteration with the 1-based step, the 1-based iteration within the
+// step and each column's relative residual (column 0 is the mean system).
+// A live residual chart hooks in here; cancelling the context passed to
+// Step from inside it pauses the step after that iteration.
+func (o *Optimiser) OnIteration(f func(step, iter int, relRes []float64)) {
+	if f == nil {
+		o.est.OnIteration(nil)
+		return
+	}
+	o.est.OnIteration(func(iter int, relRes []float64) { f(o.st.Step+1, iter, relRes) })
+}
+
+// Close releases the kernel operator (for a GPU backend, its device
+// memory). The optimiser stays usable: the next step builds a new one.
+func (o *Optimiser) Close() error { return o.est.Close() }
+
+// Estimator returns the optimiser's level-2 estimator.
+func (o *Optimiser) Estimator() *Estimator { return o.est }
+
+// OnStep sets (or with nil clears) the function called with each completed
+// step's record.
+func (o *Optimiser) OnStep(f func(StepRecord)) { o.onStep = f }
+
+// Steps returns the number of completed steps.
+func (o *Optimiser) Steps() int { return o.st.Step }
+
+// Hyper returns the current constrained hyperparameters.
+func (o *Optimiser) Hyper() kernel.Hyper { return kernel.HyperFromRaw(o.st.Raw) }
+
+// Kernel returns the current kernel.
+func (o *Optimiser) Kernel() kernel.Kernel {
+	return kernel.Kernel{Family: o.cfg.Kernel, Hyper: o.Hyper()}
+}
+
+// Config returns the configuration, with defaults filled in.
+func (o *Optimiser) Config() Config { c := o.cfg; c.Init = c.Init.Clone(); return c }
+
+// Dataset returns the data the optimiser trains on.
+func (o *Optimiser) Dataset() *data.Dataset { return o.ds }
+
+// History returns a copy of the record of every completed step.
+func (o *Optimiser) History() History { return cloneHistory(o.st.History) }
+
+// State returns a deep copy of the optimiser's whole state.
+func (o *Optimiser) State() State {
+	s := o.st
+	s.Theta = o.Hyper().Vector()
+	s.Config.Init = clone(s.Config.Init)
+	s.Raw = clone(s.Raw)
+	s.Gradient = clone(s.Gradient)
+	s.AdamM = clone(s.AdamM)
+	s.AdamV = clone(s.AdamV)
+	s.EstimatorState = o.est.State()
+	s.History = cloneHistory(s.History)
+	return s
+}
+
+func clone(v []float64) []float64 {
+	if v == nil {
+		return nil
+	}
+	return append([]float64(nil), v...)
+}
+
+func cloneHistory(h History) History {
+	out := make(History, len(h))
+	for i, r := range h {
+		r.Lengthscales = clone(r.Lengthscales)
+		r.Gradient = clone(r.Gradient)
+		if r.Residuals != nil {
+			res := make([][]float64, len(r.Residuals))
+			for t, row := range r.Residuals {
+				res[t] = clone(row)
+			}
+			r.Residuals = res
+		}
+		if r.ExactMLL != nil {
+			v := *r.ExactMLL
+			r.ExactMLL = &v
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// Run performs steps more marginal-likelihood steps. It stops cleanly at the
+// next solver iteration when ctx is cancelled or the process receives
+// SIGINT (GoNB's interrupt): the in-flight solve is kept, a checkpoint is
+// saved when Config.CheckpointPath is set, and the returned error wraps
+// context.Canceled (or ctx's error) and says how to resume.
+func (o *Optimiser) Run(ctx context.Context, steps int) error {
+	if steps < 0 {
+		return fmt.Errorf("gpnb: Run: steps = %d: must be ≥ 0", steps)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	for i := 0; i < steps; i++ {
+		if err := o.Step(ctx); err != nil {
+			if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+				return err
+			}
+			return o.interrupted(err)
+		}
+	}
+	return nil
+}
+
+// RunTo continues until total steps have been completed in all (counting
+// steps done before a Resume). It does nothing when total ≤ Steps().
+func (o *Optimiser) RunTo(ctx context.Context, total int) error {
+	if total <= o.st.Step {
+		return nil
+	}
+	return o.Run(ctx, total-o.st.Step)
+}
+
+// interrupted saves a checkpoint (if configured) and explains how to resume.
+func (o *Optimiser) interrupted(cause error) error {
+	where := fmt.Sprintf("after %d completed steps", o.st.Step)
+	if p := o.est.st.Pending; p != nil {
+		where += fmt.Sprintf(", %d solver iterations into step %d", p.Iteration, o.st.Step+1)
+	}
+	if p := o.cfg.CheckpointPath; p != "" {
+		if err := o.Save(p); err != nil {
+			return fmt.Errorf("gpnb: interrupted %s, and saving the checkpoint %s failed: %v: %w", where, p, err, cause)
+		}
+		return fmt.Errorf("gpnb: interrupted %s; checkpoint saved to %s: continue with gpnb.Resume(%q, ds) and RunTo (or gpnb train --resume %s): %w", where, p, p, p, cause)
+	}
+	return fmt.Errorf("gpnb: interrupted %s; no checkpoint was saved (Config.CheckpointPath is empty): call Save(path) to keep the state, or call Run again in this process: %w", where, cause)
+}
+
+// Step performs one marginal-likelihood step: the gradient at the current θ
+// (solving H[v_y, v_1..v_s] = [y, z_1..z_s] iteratively, or by Cholesky in
+// ExactGradient mode), one Adam update, and the step's record. ctx is
+// checked between solver iterations; when it is done, Step returns ctx.Err()
+// and keeps the in-flight solve, so the next Step (also after Save and
+// Resume) continues exactly where this one stopped.
+func (o *Optimiser) Step(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	step := o.st.Step + 1
+	rec := StepRecord{Step: step}
+	grad := make([]float64, o.st.D+2)
+	if err := o.est.Gradient(ctx, o.Kernel(), grad, &rec); err != nil {
+		o.st.PendingStepSeconds += time.Since(t0).Seconds()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return fmt.Errorf("gpnb: step %d: %w", step, err)
+	}
+	o.adam(grad)
+	h := o.Hyper()
+	rec.Noise, rec.Signal, rec.Lengthscales = h.Noise, h.Signal, clone(h.Lengthscales)
+	rec.Gradient = grad
+	rec.StepSeconds = o.st.PendingStepSeconds + time.Since(t0).Seconds()
+	o.st.PendingStepSeconds = 0
+	o.st.Gradient = clone(grad)
+	o.st.Step = step
+	o.st.History = append(o.st.History, rec)
+	if p := o.cfg.CheckpointPath; p != "" {
+		if err := o.Save(p); err != nil {
+			return fmt.Errorf("gpnb: step %d done but saving the checkpoint failed: %w", step, err)
+		}
+	}
+	if o.onStep != nil {
+		o.onStep(cloneHistory(History{rec})[0])
+	}
+	return nil
+}
+
+// adam applies one Adam ascent step to the raw parameters, given ∇L with
+// respect to the constrained θ (chain rule through softplus).
+func (o *Optimiser) adam(grad []float64) {
+	t := float64(o.st.Step + 1)
+	lr := o.cfg.LearningRate
+	c1 := 1 - math.Pow(AdamBeta1, t)
+	c2 := 1 - math.Pow(AdamBeta2, t)
+	for i, g := range grad {
+		gr := g * kernel.SoftplusGrad(o.st.Raw[i])
+		o.st.AdamM[i] = AdamBeta1*o.st.AdamM[i] + (1-AdamBeta1)*gr
+		o.st.AdamV[i] = AdamBeta2*o.st.AdamV[i] + (1-AdamBeta2)*gr*gr
+		mhat := o.st.AdamM[i] / c1
+		vhat := o.st.AdamV[i] / c2
+		o.st.Raw[i] += lr * mhat / (math.Sqrt(vhat) + AdamEpsilon)
+	}
+}
+
+// String summarises the optimiser in one line, for notebooks and logs.
+func (o *Optimiser) String() string {
+	h := o.Hyper()
+	mode := o.cfg.Solver.Name()
+	if o.cfg.Gradient == ExactGradient {
+		mode = "exact gradient"
+	} else if o.cfg.WarmStart {
+		mode += " + warm start"
+	}
+	pending := ""
+	if p := o.est.st.Pending; p != nil {
+		pending = fmt.Sprintf(" (step %d paused after %d solver iterations)", o.st.Step+1, p.Iteration)
+	}
+	return fmt.Sprintf("gpnb.Optimiser: %s (n=%d, d=%d), %s, %s kernel, %d steps done%s; noise %.4g, signal %.4g, length scales %.4g",
+		o.ds.Name, o.st.N, o.st.D, mode, o.cfg.Kernel, o.st.Step, pending, h.Noise, h.Signal, h.Lengthscales)
+}

@@ -1,0 +1,670 @@
+package gpnb
+
+import (
+	"context"
+	"errors"
+	"math"
+	"runtime"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/solvers"
+)
+
+func sqrt(x float64) float64 { return math.Sqrt(x) }
+
+// explicitDH returns ∂H/∂θ_k for every k as explicit n×n matrices.
+func explicitDH(X *mat.Dense, k kernel.Kernel) []*mat.Dense {
+	n, d := X.Dims()
+	out := make([]*mat.Dense, d+2)
+	for i := range out {
+		out[i] = mat.NewDense(n, n, nil)
+	}
+	g := make([]float64, d+1)
+	for a := 0; a < n; a++ {
+		for b := 0; b < n; b++ {
+			k.GradAt(g, X.RawRowView(a), X.RawRowView(b))
+			for i, v := range g {
+				out[i].Set(a, b, v)
+			}
+		}
+		out[d+1].Set(a, a, 2*k.Hyper.Noise)
+	}
+	return out
+}
+
+// TestHutchinsonExplicit checks the estimator (eq. 4 with eq. 5) against
+// explicit matrices: ½αᵀ∂Hα − (1/2s)Σ z_jᵀH⁻¹∂H z_j, with the probes the
+// optimiser drew and an exact (Cholesky) solve.
+func TestHutchinsonExplicit(t *testing.T) {
+	ds := synth(t, 60, 2, 3)
+	for _, dist := range []ProbeDist{Gaussian, Rademacher} {
+		init := kernel.Hyper{Lengthscales: []float64{0.7, 1.4}, Signal: 1.2, Noise: 0.5}
+		o, err := NewOptimiser(ds, Config{Solver: solvers.Cholesky{}, Probes: 5, ProbeDist: dist, Init: init, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		st := o.State()
+		z := st.Probes.Dense()
+		if dist == Rademacher {
+			for _, v := range st.Probes.Data {
+				if v != 1 && v != -1 {
+					t.Fatalf("Rademacher probe value %v", v)
+				}
+			}
+		}
+		k := kernel.Kernel{Family: Matern32, Hyper: init}
+		h := mat.DenseCopyOf(explicitH(ds.XTrain, k))
+		var hinv mat.Dense
+		if err := hinv.Inverse(h); err != nil {
+			t.Fatal(err)
+		}
+		var alpha mat.VecDense
+		alpha.MulVec(&hinv, mat.NewVecDense(len(ds.YTrain), ds.YTrain))
+		for i, dh := range explicitDH(ds.XTrain, k) {
+			var t1 mat.VecDense
+			t1.MulVec(dh, &alpha)
+			want := 0.5 * mat.Dot(&alpha, &t1)
+			var m mat.Dense
+			m.Mul(&hinv, dh)
+			for j := 0; j < 5; j++ {
+				zj := mat.NewVecDense(z.RawMatrix().Rows, mat.Col(nil, j, z))
+				var mz mat.VecDense
+				mz.MulVec(&m, zj)
+				want -= mat.Dot(zj, &mz) / 10
+			}
+			if got := st.Gradient[i]; math.Abs(got-want) > 1e-8*(1+math.Abs(want)) {
+				t.Errorf("%v: gradient %d = %.12g, explicit %.12g", dist, i, got, want)
+			}
+		}
+	}
+}
+
+// TestAdamExact checks two Adam ascent steps in raw space, with the chain
+// rule through softplus, against a hand computation from the exact gradient.
+func TestAdamExact(t *testing.T) {
+	ds := synth(t, 50, 2, 4)
+	const lr = 0.05
+	o, err := NewOptimiser(ds, Config{Gradient: ExactGradient, LearningRate: lr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := kernel.DefaultHyper(2).Raw()
+	m := make([]float64, 4)
+	v := make([]float64, 4)
+	for step := 1; step <= 2; step++ {
+		e, err := NewExact(ds.XTrain, ds.YTrain, kernel.Kernel{Family: Matern32, Hyper: kernel.HyperFromRaw(raw)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := make([]float64, 4)
+		if err := e.Gradient(g); err != nil {
+			t.Fatal(err)
+		}
+		for i := range raw {
+			gr := g[i] / (1 + math.Exp(-raw[i]))
+			m[i] = 0.9*m[i] + 0.1*gr
+			v[i] = 0.999*v[i] + 0.001*gr*gr
+			mh := m[i] / (1 - math.Pow(0.9, float64(step)))
+			vh := v[i] / (1 - math.Pow(0.999, float64(step)))
+			raw[i] += lr * mh / (math.Sqrt(vh) + 1e-8)
+		}
+		if err := o.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got := o.State().Raw
+		for i := range raw {
+			if math.Abs(got[i]-raw[i]) > 1e-12 {
+				t.Errorf("step %d raw[%d] = %.15g, want %.15g", step, i, got[i], raw[i])
+			}
+		}
+	}
+	// The first step of Adam moves every raw parameter by lr·sign(g).
+	h := o.History()
+	if h[0].SolverIterations != 0 || !h[0].SolverConverged {
+		t.Errorf("exact mode record: %+v", h[0])
+	}
+}
+
+// runTrace runs steps and returns the log-hyperparameter trace.
+func runTrace(t *testing.T, ds *data.Dataset, cfg Config, steps int) (*Optimiser, [][]float64) {
+	t.Helper()
+	o, err := NewOptimiser(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), steps); err != nil {
+		t.Fatal(err)
+	}
+	var tr [][]float64
+	for _, r := range o.History() {
+		v := append(append([]float64(nil), r.Lengthscales...), r.Signal, r.Noise)
+		for i := range v {
+			v[i] = math.Log(v[i])
+		}
+		tr = append(tr, v)
+	}
+	return o, tr
+}
+
+// testTraces checks that warm start and the baseline reach the same
+// hyperparameters and test LLH and both follow the exact trace (figure 4).
+func testTraces(t *testing.T, ds *data.Dataset, steps int, tolTrace, tolLLH float64) {
+	exact, te := runTrace(t, ds, Config{Gradient: ExactGradient}, steps)
+	ee, err := exact.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var finals [2][]float64
+	var llhs [2]float64
+	for w, ws := range []bool{false, true} {
+		o, tr := runTrace(t, ds, Config{WarmStart: ws, Seed: 5}, steps)
+		finals[w] = tr[len(tr)-1]
+		maxDev := 0.0
+		for s := range tr {
+			for i := range tr[s] {
+				maxDev = math.Max(maxDev, math.Abs(tr[s][i]-te[s][i]))
+			}
+		}
+		ev, err := o.Evaluate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("warm=%v: max |Δlog θ| vs exact over %d steps = %.3g; test LLH %.4f (exact %.4f); iterations %d", ws, steps, maxDev, ev.TestLLH, ee.TestLLH, o.History().TotalSolverIterations())
+		if maxDev > tolTrace {
+			t.Errorf("warm=%v: trace deviates from the exact trace by %.3g in log θ (limit %g)", ws, maxDev, tolTrace)
+		}
+		if math.Abs(ev.TestLLH-ee.TestLLH) > tolLLH {
+			t.Errorf("warm=%v: test LLH %.4f, exact-gradient run %.4f", ws, ev.TestLLH, ee.TestLLH)
+		}
+		llhs[w] = ev.TestLLH
+	}
+	// Warm start and the baseline end at the same place.
+	for i := range finals[0] {
+		if math.Abs(finals[0][i]-finals[1][i]) > tolTrace {
+			t.Errorf("final log θ_%d: baseline %.4f, warm start %.4f", i, finals[0][i], finals[1][i])
+		}
+	}
+	if math.Abs(llhs[0]-llhs[1]) > tolLLH {
+		t.Errorf("test LLH: baseline %.4f, warm start %.4f", llhs[0], llhs[1])
+	}
+}
+
+func TestTracesFollowExactSynthetic(t *testing.T) {
+	testTraces(t, synth(t, 300, 3, 1), 25, 0.15, 0.05)
+}
+
+func TestTracesFollowExactPol(t *testing.T) {
+	testTraces(t, polSubset(t, 400), 20, 0.15, 0.05)
+}
+
+// TestWarmStartFewerIterations: fixed probes + warm start need markedly
+// fewer solver iterations than resampled probes + zero init, per solver.
+func TestWarmStartFewerIterations(t *testing.T) {
+	ds := synth(t, 400, 3, 2)
+	for _, m := range []solvers.Method{solvers.CG{}, solvers.AP{BlockSize: 50}, solvers.SGD{BatchSize: 50, Seed: 1}} {
+		var it [2]int
+		for w, ws := range []bool{false, true} {
+			o, err := NewOptimiser(ds, Config{Solver: m, WarmStart: ws, Settings: solvers.Settings{MaxIterations: 20000}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Run(context.Background(), 12); err != nil {
+				t.Fatal(err)
+			}
+			it[w] = o.History().TotalSolverIterations()
+		}
+		t.Logf("%s: total solver iterations cold %d, warm %d (ratio %.2f)", m.Name(), it[0], it[1], float64(it[0])/float64(it[1]))
+		if float64(it[1]) > 0.7*float64(it[0]) {
+			t.Errorf("%s: warm start used %d iterations, cold %d: expected at most 70%%", m.Name(), it[1], it[0])
+		}
+	}
+}
+
+// historyEqual compares histories bit for bit, ignoring wall-clock fields.
+func historyEqual(t *testing.T, a, b History) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("history lengths %d and %d", len(a), len(b))
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		x.SolverSeconds, y.SolverSeconds, x.StepSeconds, y.StepSeconds = 0, 0, 0, 0
+		if !recordsEqual(x, y) {
+			t.Fatalf("step %d records differ:\n%+v\n%+v", i+1, x, y)
+		}
+	}
+}
+
+func recordsEqual(x, y StepRecord) bool {
+	eq := func(a, b []float64) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if x.Step != y.Step || x.SolverIterations != y.SolverIterations || x.SolverConverged != y.SolverConverged ||
+		math.Float64bits(x.Noise) != math.Float64bits(y.Noise) || math.Float64bits(x.Signal) != math.Float64bits(y.Signal) ||
+		math.Float64bits(x.InitDistance) != math.Float64bits(y.InitDistance) || math.Float64bits(x.ZeroInitDistance) != math.Float64bits(y.ZeroInitDistance) ||
+		!eq(x.Lengthscales, y.Lengthscales) || !eq(x.Gradient, y.Gradient) || len(x.Residuals) != len(y.Residuals) {
+		return false
+	}
+	if (x.ExactMLL == nil) != (y.ExactMLL == nil) || (x.ExactMLL != nil && math.Float64bits(*x.ExactMLL) != math.Float64bits(*y.ExactMLL)) {
+		return false
+	}
+	for t := range x.Residuals {
+		if !eq(x.Residuals[t], y.Residuals[t]) {
+			return false
+		}
+	}
+	return true
+}
+
+func bitsEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestResumeBitIdentical: 10 steps straight equal 4 + Save + Resume + 6,
+// and equal a run interrupted mid-solve, saved and resumed, bit for bit.
+func TestResumeBitIdentical(t *testing.T) {
+	ds := synth(t, 250, 3, 6)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"cg-warm", Config{WarmStart: true, Seed: 3}},
+		{"cg-cold", Config{Seed: 3}},
+		{"ap-warm", Config{Solver: solvers.AP{BlockSize: 40}, WarmStart: true, Seed: 3}},
+		{"sgd-warm", Config{Solver: solvers.SGD{BatchSize: 50, Seed: 2}, WarmStart: true, Seed: 3, Settings: solvers.Settings{MaxIterations: 20000}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			ref, err := NewOptimiser(ds, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ref.Run(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+			path := t.TempDir() + "/run.ckpt"
+
+			// 4 steps, save, resume, 6 more.
+			a, _ := NewOptimiser(ds, tc.cfg)
+			if err := a.Run(ctx, 4); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			b, err := Resume(path, ds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.RunTo(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+			compareStates(t, ref.State(), b.State())
+
+			// Interrupted mid-solve in step 3 after 2 solver iterations.
+			c, _ := NewOptimiser(ds, tc.cfg)
+			cctx, cancel := context.WithCancel(ctx)
+			c.OnIteration(func(step, iter int, _ []float64) {
+				if step == 3 && iter == 2 {
+					cancel()
+				}
+			})
+			err = c.Run(cctx, 10)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted run returned %v, want context.Canceled", err)
+			}
+			if st := c.State(); st.Step != 2 || st.Pending == nil || st.Pending.Iteration != 2 {
+				t.Fatalf("after interrupt: step %d, pending %v", st.Step, st.Pending != nil)
+			}
+			if err := c.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			d, err := Resume(path, ds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.RunTo(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+			compareStates(t, ref.State(), d.State())
+		})
+	}
+}
+
+func compareStates(t *testing.T, want, got State) {
+	t.Helper()
+	if got.Step != want.Step || !bitsEqual(got.Raw, want.Raw) || !bitsEqual(got.AdamM, want.AdamM) || !bitsEqual(got.AdamV, want.AdamV) || !bitsEqual(got.PrevV.Data, want.PrevV.Data) {
+		t.Fatalf("state differs: step %d/%d raw %v vs %v", got.Step, want.Step, got.Raw, want.Raw)
+	}
+	historyEqual(t, want.History, got.History)
+}
+
+// TestDeterministicGOMAXPROCS: the same seed gives the same bits with one
+// and two threads.
+func TestDeterministicGOMAXPROCS(t *testing.T) {
+	ds := synth(t, 300, 3, 8)
+	old := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(old)
+	for _, cfg := range []Config{
+		{WarmStart: true, Seed: 11, Solver: solvers.SGD{BatchSize: 60, Seed: 4}, Settings: solvers.Settings{MaxIterations: 20000}},
+		{WarmStart: true, Seed: 11, Solver: solvers.CG{}},
+		{Gradient: ExactGradient, TrackExactMLL: true},
+	} {
+		var states [2]State
+		var evals [2]Eval
+		for i, p := range []int{1, 2} {
+			runtime.GOMAXPROCS(p)
+			o, err := NewOptimiser(ds, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Run(context.Background(), 4); err != nil {
+				t.Fatal(err)
+			}
+			states[i] = o.State()
+			if evals[i], err = o.Evaluate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		compareStates(t, states[0], states[1])
+		if evals[0].TestLLH != evals[1].TestLLH || *evals[0].MLL != *evals[1].MLL {
+			t.Errorf("%v: evaluation differs between GOMAXPROCS 1 and 2: %+v vs %+v", cfg.Gradient, evals[0], evals[1])
+		}
+	}
+}
+
+// TestDistances checks InitDistance and ZeroInitDistance against explicit
+// H-norms, with an exact solver so that the final iterate is the solution.
+func TestDistances(t *testing.T) {
+	ds := synth(t, 80, 2, 5)
+	o, err := NewOptimiser(ds, Config{Solver: solvers.Cholesky{}, WarmStart: true, Probes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v0 := o.State().PrevV.Dense()
+	k := o.Kernel()
+	if err := o.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v := o.State().PrevV.Dense()
+	h := explicitH(ds.XTrain, k)
+	n, m := v.Dims()
+	var wantInit, wantZero float64
+	for j := 0; j < m; j++ {
+		dv := mat.NewVecDense(n, nil)
+		dv.SubVec(v0.ColView(j), v.ColView(j))
+		wantInit += math.Sqrt(mat.Inner(dv, h, dv)/float64(n)) / float64(m)
+		wantZero += math.Sqrt(mat.Inner(v.ColView(j), h, v.ColView(j))/float64(n)) / float64(m)
+	}
+	r := o.History()[1]
+	if math.Abs(r.InitDistance-wantInit) > 1e-6*wantZero || math.Abs(r.ZeroInitDistance-wantZero) > 1e-8*wantZero {
+		t.Errorf("distances (%v, %v), explicit (%v, %v)", r.InitDistance, r.ZeroInitDistance, wantInit, wantZero)
+	}
+	if !(r.InitDistance < r.ZeroInitDistance) {
+		t.Errorf("warm start distance %v not below zero-init distance %v", r.InitDistance, r.ZeroInitDistance)
+	}
+}
+
+// TestEvaluateIterative compares the iterative evaluation with Cholesky.
+func TestEvaluateIterative(t *testing.T) {
+	ds := synth(t, 200, 2, 9)
+	o, err := NewOptimiser(ds, Config{Init: kernel.Hyper{Lengthscales: []float64{0.5, 0.8}, Signal: 1, Noise: 0.3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := o.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := MaxExactN
+	MaxExactN = 100
+	it, err := o.Evaluate()
+	MaxExactN = old
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Method != "cholesky" || it.Method == "cholesky" || it.MLL != nil {
+		t.Errorf("methods %q, %q", ex.Method, it.Method)
+	}
+	if math.Abs(ex.TestRMSE-it.TestRMSE) > 1e-6 || math.Abs(ex.TestLLH-it.TestLLH) > 1e-6 {
+		t.Errorf("exact (%v, %v) vs iterative (%v, %v)", ex.TestRMSE, ex.TestLLH, it.TestRMSE, it.TestLLH)
+	}
+}
+
+func TestOptimiserBadInput(t *testing.T) {
+	ds := synth(t, 30, 2, 1)
+	bad := []Config{
+		{Probes: -1},
+		{LearningRate: math.NaN()},
+		{LearningRate: -1},
+		{Kernel: 42},
+		{Gradient: 7},
+		{ProbeDist: 3},
+		{FixedProbes: 9},
+		{Init: kernel.Hyper{Lengthscales: []float64{1}, Signal: 1, Noise: 1}},
+		{Init: kernel.Hyper{Lengthscales: []float64{1, 1}, Signal: 1, Noise: 0}},
+		{Settings: solvers.Settings{RelTolMean: -1}},
+		{Settings: solvers.Settings{MaxIterations: -3}},
+	}
+	for i, c := range bad {
+		if _, err := NewOptimiser(ds, c); err == nil {
+			t.Errorf("config %d (%+v): no error", i, c)
+		}
+	}
+	if _, err := NewOptimiser(nil, Config{}); err == nil {
+		t.Error("nil dataset: no error")
+	}
+	nan := synth(t, 30, 2, 1)
+	nan.YTrain[3] = math.NaN()
+	if _, err := NewOptimiser(nan, Config{}); err == nil {
+		t.Error("NaN target: no error")
+	}
+	o, _ := NewOptimiser(ds, Config{})
+	if err := o.Run(context.Background(), -1); err == nil {
+		t.Error("Run(-1): no error")
+	}
+}
+
+// TestRunInterruptSaves: a cancelled Run saves the checkpoint and says how
+// to resume; the error wraps context.Canceled.
+func TestRunInterruptSaves(t *testing.T) {
+	ds := synth(t, 100, 2, 1)
+	path := t.TempDir() + "/x.ckpt"
+	ctx, cancel := context.WithCancel(context.Background())
+	o, err := NewOptimiser(ds, Config{WarmStart: true, CheckpointPath: path, OnStep: func(r StepRecord) {
+		if r.Step == 2 {
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = o.Run(ctx, 10)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+	st, err := ReadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Step != 2 {
+		t.Errorf("checkpoint at step %d, want 2", st.Step)
+	}
+}
+
+// TestProbeSwitches: FixedProbes and WarmStart ablate separately.
+func TestProbeSwitches(t *testing.T) {
+	ds := synth(t, 80, 2, 3)
+	for _, c := range []struct {
+		warm      bool
+		mode      ProbeMode
+		wantFixed bool
+	}{
+		{false, ProbesAuto, false},
+		{true, ProbesAuto, true},
+		{false, ProbesFixed, true},
+		{true, ProbesResampled, false},
+	} {
+		o, err := NewOptimiser(ds, Config{WarmStart: c.warm, FixedProbes: c.mode, Probes: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var probes [][]float64
+		var inits []float64
+		for i := 0; i < 3; i++ {
+			if err := o.Step(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			probes = append(probes, o.State().Probes.Data)
+			r := o.History()[i]
+			inits = append(inits, r.InitDistance/r.ZeroInitDistance)
+		}
+		fixed := bitsEqual(probes[0], probes[1]) && bitsEqual(probes[1], probes[2])
+		if fixed != c.wantFixed {
+			t.Errorf("warm %v, %v: probes fixed = %v, want %v", c.warm, c.mode, fixed, c.wantFixed)
+		}
+		// A zero start has InitDistance = ZeroInitDistance. A warm start
+		// (from step 2) differs, and is closer only with fixed probes: the
+		// previous solution for other probes is no better than zero.
+		for i, q := range inits {
+			warmUsed := c.warm && i > 0
+			if warmUsed != (math.Abs(q-1) > 1e-3) || (warmUsed && c.wantFixed && !(q < 0.5)) {
+				t.Errorf("warm %v, %v, step %d: InitDistance/ZeroInitDistance = %v", c.warm, c.mode, i+1, q)
+			}
+		}
+	}
+}
+
+// TestHooksAndTracking: OnIteration sees the residuals History records, and
+// TrackExactMLL records the Cholesky MLL at each step's starting θ.
+func TestHooksAndTracking(t *testing.T) {
+	ds := synth(t, 120, 2, 4)
+	var seen [][]float64
+	var steps []int
+	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true,
+		OnIteration: func(step, iter int, rel []float64) {
+			if step == 2 {
+				if iter != len(seen)+1 {
+					t.Errorf("iteration %d after %d", iter, len(seen))
+				}
+				seen = append(seen, rel)
+			}
+		},
+		OnStep: func(r StepRecord) { steps = append(steps, r.Step) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k0 := o.Kernel()
+	if err := o.Run(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	h := o.History()
+	if len(steps) != 3 || steps[2] != 3 {
+		t.Errorf("OnStep saw %v", steps)
+	}
+	r := h[1]
+	if len(seen) != r.SolverIterations || len(r.Residuals) != r.SolverIterations+1 {
+		t.Fatalf("hook saw %d iterations, record has %d (trace %d)", len(seen), r.SolverIterations, len(r.Residuals))
+	}
+	for i := range seen {
+		if !bitsEqual(seen[i], r.Residuals[i+1]) {
+			t.Errorf("iteration %d: hook %v, record %v", i+1, seen[i], r.Residuals[i+1])
+		}
+	}
+	last := r.Residuals[len(r.Residuals)-1]
+	if !r.SolverConverged || last[0] >= 0.01 || last[1] >= 0.1 {
+		t.Errorf("final residuals %v (converged %v): tolerances 0.01 and 0.1", last, r.SolverConverged)
+	}
+	e, err := NewExact(ds.XTrain, ds.YTrain, k0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h[0].ExactMLL == nil || *h[0].ExactMLL != e.MLL() {
+		t.Errorf("ExactMLL at step 1: %v, want %v", h[0].ExactMLL, e.MLL())
+	}
+	if h[0].OperatorProducts == 0 {
+		t.Error("no solver work recorded")
+	}
+}
+
+func TestResult(t *testing.T) {
+	ds := synth(t, 100, 2, 2)
+	o, err := NewOptimiser(ds, Config{WarmStart: true, Probes: 4, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	r := o.Result(nil)
+	if r.EvalMethod != NotEvaluated || r.StepsDone != 3 || len(r.History) != 3 || r.Solver != "cg" || !r.WarmStart || r.Probes != 4 || r.Seed != 3 ||
+		r.NTrain != 100 || r.NTest != 25 || r.D != 2 || r.Kernel != "matern32" {
+		t.Errorf("result %+v", r)
+	}
+	h := o.Hyper()
+	if r.Final.Noise != h.Noise || r.Final.Signal != h.Signal || !bitsEqual(r.Final.Lengthscales, h.Lengthscales) {
+		t.Errorf("final %+v, hyper %+v", r.Final, h)
+	}
+	if r.SolverSeconds != o.History().TotalSolverSeconds() || r.TotalSeconds < r.SolverSeconds {
+		t.Errorf("seconds: solver %v, total %v", r.SolverSeconds, r.TotalSeconds)
+	}
+	ev, err := o.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := o.Result(&ev); r.TestLLH != ev.TestLLH || r.TestRMSE != ev.TestRMSE || r.EvalMethod != "cholesky" {
+		t.Errorf("result with eval %+v", r)
+	}
+	noTest := synth(t, 40, 2, 1)
+	noTest.XTest, noTest.YTest = nil, nil
+	o2, _ := NewOptimiser(noTest, Config{})
+	if _, err := o2.Evaluate(); err == nil {
+		t.Error("Evaluate without test data: no error")
+	}
+}
+
+// BenchmarkStep measures one warm-started CG step on 1000 points.
+func BenchmarkStep(b *testing.B) {
+	ds := synth(b, 1000, 4, 1)
+	o, err := NewOptimiser(ds, Config{WarmStart: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := o.Step(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := o.Step(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(o.History().TotalSolverIterations())/float64(o.Steps()), "iters/step")
+}
