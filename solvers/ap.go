@@ -79,20 +79,10 @@ func (m AP) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := checkB(B, n)
+	b, st, err := begin(m.Name(), n, B, V0, s, defaultAPMaxIter)
 	if err != nil {
 		return nil, err
 	}
-	_, nc := b.Dims()
-	v, err := checkV0(V0, n, nc)
-	if err != nil {
-		return nil, err
-	}
-	s, err = s.withDefaults(defaultAPMaxIter)
-	if err != nil {
-		return nil, err
-	}
-	st := newState(m.Name(), n, nc, v, b, s)
 	starts := blockRanges(n, bs)
 	st.AP = &APState{BlockSize: bs, Starts: starts, Picks: make([]int, len(starts)-1), Last: -1}
 	a := newAPSolver(op, b, st)

@@ -99,21 +99,11 @@ func (m CG) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := checkB(B, n)
+	b, st, err := begin(m.Name(), n, B, V0, s, defaultCGMaxIter)
 	if err != nil {
 		return nil, err
 	}
-	_, nc := b.Dims()
-	v, err := checkV0(V0, n, nc)
-	if err != nil {
-		return nil, err
-	}
-	s, err = s.withDefaults(defaultCGMaxIter)
-	if err != nil {
-		return nil, err
-	}
-	st := newState(m.Name(), n, nc, v, b, s)
-	st.CG = &CGState{P: make([]float64, n*nc), RZ: make([]float64, nc)}
+	st.CG = &CGState{P: make([]float64, n*st.M), RZ: make([]float64, st.M)}
 	c := &cgSolver{core: newCore(op, b, st), m: m}
 	if err := c.setup(); err != nil {
 		return nil, err
@@ -125,7 +115,7 @@ func (m CG) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	}
 	c.updateResiduals(true)
 	// p = z = M⁻¹r for every column.
-	all := activeCols(nil, make([]bool, nc))
+	all := activeCols(nil, make([]bool, st.M))
 	c.restart(all)
 	st.Converged = c.allConverged()
 	c.record()

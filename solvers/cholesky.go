@@ -36,20 +36,10 @@ func (m Cholesky) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, erro
 	if n > CholeskyMaxN {
 		return nil, fmt.Errorf("%w: Cholesky: n = %d exceeds CholeskyMaxN = %d (it needs 8n² bytes): use an iterative solver (cg, ap, sgd) or a subset of the data", ErrSettings, n, CholeskyMaxN)
 	}
-	b, err := checkB(B, n)
+	b, st, err := begin(m.Name(), n, B, V0, s, 1)
 	if err != nil {
 		return nil, err
 	}
-	_, nc := b.Dims()
-	v, err := checkV0(V0, n, nc)
-	if err != nil {
-		return nil, err
-	}
-	s, err = s.withDefaults(1)
-	if err != nil {
-		return nil, err
-	}
-	st := newState(m.Name(), n, nc, v, b, s)
 	st.Cholesky = &CholeskyState{}
 	c := &cholSolver{core: newCore(op, b, st)}
 	if V0 == nil {

@@ -149,27 +149,17 @@ func (m SGD) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if _, _, _, err := m.resolved(n); err != nil {
 		return nil, err
 	}
-	b, err := checkB(B, n)
+	b, st, err := begin(m.Name(), n, B, V0, s, defaultSGDMaxIter)
 	if err != nil {
 		return nil, err
 	}
-	_, nc := b.Dims()
-	v, err := checkV0(V0, n, nc)
-	if err != nil {
-		return nil, err
-	}
-	s, err = s.withDefaults(defaultSGDMaxIter)
-	if err != nil {
-		return nil, err
-	}
-	st := newState(m.Name(), n, nc, v, b, s)
 	pcg := rand.NewPCG(m.Seed, pcgStream)
 	rng, _ := pcg.MarshalBinary()
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
 	}
-	st.SGD = &SGDState{Velocity: make([]float64, n*nc), RNG: rng, Perm: perm}
+	st.SGD = &SGDState{Velocity: make([]float64, n*st.M), RNG: rng, Perm: perm}
 	g, err := newSGDSolver(op, b, st, m)
 	if err != nil {
 		return nil, err

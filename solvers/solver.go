@@ -399,6 +399,26 @@ func sumSqCols(dst, x []float64, n, m int) {
 	}
 }
 
+// begin validates the arguments every Method.Start shares and returns a
+// contiguous copy of B and a fresh State at V0 (zeros when V0 is nil), with
+// the settings' defaults filled in (defaultMaxIter for MaxIterations).
+func begin(method string, n int, B, V0 *mat.Dense, s Settings, defaultMaxIter int) (*mat.Dense, *State, error) {
+	b, err := checkB(B, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, nc := b.Dims()
+	v, err := checkV0(V0, n, nc)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err = s.withDefaults(defaultMaxIter)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, newState(method, n, nc, v, b, s), nil
+}
+
 // newState allocates the common part of a State.
 func newState(method string, n, m int, v []float64, b *mat.Dense, s Settings) *State {
 	st := &State{
