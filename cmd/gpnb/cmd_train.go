@@ -61,7 +61,7 @@ func (t *trainFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&t.seed, "seed", 0, "seed of the probe vectors")
 	fs.IntVar(&t.blockSize, "block-size", 0, "AP block size (0: 2000, capped at n)")
 	fs.IntVar(&t.batchSize, "batch-size", 0, "SGD mini-batch size (0: 1000, capped at n)")
-	fs.Float64Var(&t.sgdLR, "sgd-lr", 0, "SGD normalised learning rate (0: the solver's default 0.5)")
+	fs.Float64Var(&t.sgdLR, "sgd-lr", 0, fmt.Sprintf("SGD normalised learning rate (0: the solver's default %v)", solvers.DefaultLearningRate))
 	fs.Float64Var(&t.momentum, "momentum", 0, "SGD momentum (0: 0.9; negative: none)")
 	fs.IntVar(&t.maxIters, "max-iters", 0, "solver iterations per step at most (0: the solver's default)")
 	fs.Float64Var(&t.tolMean, "tol-mean", solvers.DefaultRelTolMean, "relative residual tolerance of the mean system H v = y")
