@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/gpnb/repro"
+)
+
+func init() {
+	register(&command{name: "bench", short: "measure warm-start ratios, operator GFLOP/s against gemm, and peak memory in one run", run: runBench})
+}
+
+// benchRun is one short training run of gpnb bench.
+type benchRun struct {
+	iters               int
+	solverSec, totalSec float64
+	llh                 float64
+	err                 error
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", "[--data pol] [--subset 3000] [--steps 15] [--solvers cg,ap,sgd] [--float32] [--precond-rank K]", stderr)
+	dataName := fs.String("data", "pol", "dataset: a UCI name or synthetic-N-D-SEED; a UCI set whose files are absent falls back to synthetic data of the same d")
+	split := fs.Int("split", 0, "UCI split")
+	subset := fs.Int("subset", 3000, "training points (0 = all)")
+	steps := fs.Int("steps", 15, "Adam steps per run")
+	solverStr := fs.String("solvers", "cg,ap,sgd", "solvers to compare cold and warm")
+	f32 := fs.Bool("float32", false, "also run with float32 kernel storage and print its ratios to float64")
+	precond := fs.Int("precond-rank", 0, "also run CG with a pivoted-Cholesky preconditioner of this rank and print its ratios to plain CG")
+	blockSize := fs.Int("block-size", 0, "AP block size (0 = the paper's 2000 scaled to the subset: n·2000/13500, at least 100)")
+	batchSize := fs.Int("batch-size", 0, "SGD mini-batch size (0 = the paper's 1000 scaled to the subset: n·1000/13500, at least 100)")
+	cols := fs.Int("columns", 17, "columns of V in the operator benchmark (1 mean + 16 probes)")
+	dataDir := fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *steps <= 0 || *subset < 0 || *cols <= 0 || *precond < 0 {
+		return fmt.Errorf("--steps, --columns must be > 0 and --subset, --precond-rank ≥ 0 (got %d, %d, %d, %d)", *steps, *cols, *subset, *precond)
+	}
+	solverList, err := repro.ParseSolvers(*solverStr)
+	if err != nil {
+		return fmt.Errorf("--solvers: %w", err)
+	}
+	spec, err := repro.ParseDataset(*dataName)
+	if err != nil {
+		return fmt.Errorf("--data: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	tr := repro.GPTrainer{DataDir: *dataDir}
+	base := repro.Job{Dataset: *dataName, Split: *split, Subset: *subset, Steps: *steps, Settings: repro.DefaultSettings()}
+	ds, err := tr.Dataset(base)
+	if err != nil && spec.UCI && (errors.Is(err, data.ErrDownload) || errors.Is(err, os.ErrNotExist)) {
+		n := *subset
+		if n == 0 {
+			n = repro.ApproxTrainSize(spec, 0)
+		}
+		d := map[string]int{"pol": 26, "elevators": 18, "bike": 17, "protein": 9, "keggdirected": 20}[spec.Name]
+		fmt.Fprintf(stderr, "gpnb bench: %s is not available (%v);\n  using synthetic-%d-%d-0 instead (set GPNB_DATA to the UCI directory for the real data)\n", spec.Name, err, n, d)
+		base.Dataset, base.Subset = fmt.Sprintf("synthetic-%d-%d-0", n, d), 0
+		ds, err = tr.Dataset(base)
+	}
+	if err != nil {
+		return err
+	}
+	n, d := ds.NTrain(), ds.D()
+	if *blockSize == 0 {
+		*blockSize = max(100, min(2000, n*2000/13500))
+	}
+	if *batchSize == 0 {
+		*batchSize = max(100, min(1000, n*1000/13500))
+	}
+	base.Settings.BlockSize, base.Settings.BatchSize = *blockSize, min(*batchSize, n)
+
+	fmt.Fprintf(stdout, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, GOMAXPROCS %d, %s/%s\n",
+		base.Dataset, base.Split, n, d, *steps, kernel.BLASName(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", *blockSize, base.Settings.BatchSize)
+
+	train := func(solver string, warm, float32 bool, rank int) benchRun {
+		j := base
+		j.Solver, j.WarmStart = solver, warm
+		j.Settings.Float32, j.Settings.PrecondRank = float32, rank
+		cfg, err := tr.Config(j.Normalize())
+		if err != nil {
+			return benchRun{err: err}
+		}
+		o, err := gpnb.NewOptimiser(ds, cfg)
+		if err != nil {
+			return benchRun{err: err}
+		}
+		if err := o.Run(ctx, *steps); err != nil {
+			return benchRun{err: err}
+		}
+		h := o.History()
+		r := benchRun{iters: h.TotalSolverIterations(), solverSec: h.TotalSolverSeconds(), totalSec: h.TotalSeconds(), llh: math.NaN()}
+		if ev, err := o.Evaluate(); err == nil {
+			r.llh = ev.TestLLH
+		}
+		return r
+	}
+
+	// 1. Warm start against cold start, per solver.
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(stdout, "Warm start (+ws) against cold start (ratios cold/warm; iterations are machine-independent):\n")
+	fmt.Fprintln(tw, "solver\titers cold\titers ws\titer ratio\tsolver s cold\tsolver s ws\tsolver-time ratio\ttotal-time ratio\tLLH cold\tLLH ws\t")
+	base64 := map[[2]any]benchRun{}
+	var failed []string
+	for _, s := range solverList {
+		if s == repro.SolverCholesky {
+			continue
+		}
+		c, w := train(s, false, false, 0), train(s, true, false, 0)
+		base64[[2]any{s, false}], base64[[2]any{s, true}] = c, w
+		if ctx.Err() != nil {
+			return fmt.Errorf("gpnb bench: interrupted")
+		}
+		if c.err != nil || w.err != nil {
+			failed = append(failed, fmt.Sprintf("%s failed: %v", strings.ToUpper(s), errors.Join(c.err, w.err)))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f×\t%.2f\t%.2f\t%.2f×\t%.2f×\t%.3f\t%.3f\t\n", strings.ToUpper(s), c.iters, w.iters,
+			float64(c.iters)/float64(w.iters), c.solverSec, w.solverSec, c.solverSec/w.solverSec, c.totalSec/w.totalSec, c.llh, w.llh)
+	}
+	tw.Flush()
+	for _, f := range failed {
+		fmt.Fprintln(stdout, "  "+f)
+	}
+
+	variant := func(title string, solvers []string, f32 bool, rank int) {
+		fmt.Fprintf(stdout, "\n%s (ratios variant/baseline; LLH difference variant − baseline):\n", title)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "solver\tmode\titers\titer ratio\tsolver s\tsolver-time ratio\tLLH\tΔLLH\t")
+		var failed []string
+		for _, s := range solvers {
+			for _, warm := range []bool{false, true} {
+				b := base64[[2]any{s, warm}]
+				v := train(s, warm, f32, rank)
+				mode := map[bool]string{false: "cold", true: "ws"}[warm]
+				if v.err != nil || b.err != nil {
+					failed = append(failed, fmt.Sprintf("%s %s failed: %v", strings.ToUpper(s), mode, errors.Join(v.err, b.err)))
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f×\t%.2f\t%.2f×\t%.3f\t%+.4f\t\n", strings.ToUpper(s), mode, v.iters,
+					float64(v.iters)/float64(b.iters), v.solverSec, v.solverSec/b.solverSec, v.llh, v.llh-b.llh)
+			}
+		}
+		tw.Flush()
+		for _, f := range failed {
+			fmt.Fprintln(stdout, "  "+f)
+		}
+	}
+	var iterative []string
+	for _, s := range solverList {
+		if s != repro.SolverCholesky {
+			iterative = append(iterative, s)
+		}
+	}
+	if *f32 {
+		variant("float32 kernel storage against float64", iterative, true, 0)
+	}
+	if *precond > 0 {
+		if _, ok := base64[[2]any{repro.SolverCG, false}]; !ok {
+			base64[[2]any{repro.SolverCG, false}], base64[[2]any{repro.SolverCG, true}] = train("cg", false, false, 0), train("cg", true, false, 0)
+		}
+		variant(fmt.Sprintf("CG with a rank-%d pivoted-Cholesky preconditioner against plain CG", *precond), []string{"cg"}, false, *precond)
+	}
+
+	// 2. Operator throughput against gemm of the same shape, measured now.
+	fmt.Fprintf(stdout, "\nKernel operator H·V, V %d×%d (effective rate: 2·n²·%d flops per product):\n", n, *cols, *cols)
+	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
+	v := mat.NewDense(n, *cols, nil)
+	for i := range v.RawMatrix().Data {
+		v.RawMatrix().Data[i] = math.Sin(float64(i))
+	}
+	dst := mat.NewDense(n, *cols, nil)
+	flops := 2 * float64(n) * float64(n) * float64(*cols)
+	// gemm is timed before and after the operators, and the faster rate
+	// kept, so that a busy moment does not flatter the operator.
+	gemm := benchGemm(n, *cols)
+	modes := []struct {
+		name string
+		opt  kernel.Options
+	}{{"dense float64", kernel.Options{Mode: kernel.ModeDense}}}
+	if *f32 {
+		modes = append(modes, struct {
+			name string
+			opt  kernel.Options
+		}{"dense float32", kernel.Options{Mode: kernel.ModeDense, Float32: true}})
+	}
+	modes = append(modes, struct {
+		name string
+		opt  kernel.Options
+	}{"matrix-free", kernel.Options{Mode: kernel.ModeMatrixFree}})
+	rates := make([]float64, len(modes))
+	secs := make([]float64, len(modes))
+	errs := make([]error, len(modes))
+	for i, m := range modes {
+		op, err := kernel.NewOperator(ds.XTrain, k, m.opt)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		secs[i] = bestTime(func() { op.MulTo(dst, v) })
+		rates[i] = flops / secs[i] / 1e9
+	}
+	gemm = math.Max(gemm, benchGemm(n, *cols))
+	fmt.Fprintf(stdout, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s): %.2f GFLOP/s\n", n, n, n, *cols, kernel.BLASName(), gemm)
+	for i, m := range modes {
+		if errs[i] != nil {
+			fmt.Fprintf(stdout, "  %s: %v\n", m.name, errs[i])
+			continue
+		}
+		fmt.Fprintf(stdout, "  %s: %.2f GFLOP/s (%.1f ms per product), %.0f%% of gemm\n", m.name, rates[i], secs[i]*1e3, 100*rates[i]/gemm)
+	}
+
+	// 3. Memory.
+	fmt.Fprintf(stdout, "\nMemory: peak resident set %s (getrusage maxrss); Go runtime memory at the end %s (runtime/metrics /memory/classes/total:bytes)\n",
+		fmtBytes(maxRSS()), fmtBytes(goTotalMemory()))
+	return nil
+}
+
+// benchGemm returns the GFLOP/s of C = A·B for A n×n and B n×m with the
+// registered blas64 implementation.
+func benchGemm(n, m int) float64 {
+	a := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
+	for i := range a.Data {
+		a.Data[i] = 1 / float64(1+i%97)
+	}
+	b := blas64.General{Rows: n, Cols: m, Stride: m, Data: make([]float64, n*m)}
+	for i := range b.Data {
+		b.Data[i] = math.Cos(float64(i))
+	}
+	c := blas64.General{Rows: n, Cols: m, Stride: m, Data: make([]float64, n*m)}
+	sec := bestTime(func() { blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c) })
+	return 2 * float64(n) * float64(n) * float64(m) / sec / 1e9
+}
+
+// bestTime runs f at least 3 times and for at least 0.3 s (at most 50
+// times) and returns its fastest time in seconds.
+func bestTime(f func()) float64 {
+	best := math.Inf(1)
+	start := time.Now()
+	for i := 0; i < 50 && (i < 3 || time.Since(start) < 300*time.Millisecond); i++ {
+		t := time.Now()
+		f()
+		best = math.Min(best, time.Since(t).Seconds())
+	}
+	return best
+}
+
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+func goTotalMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+func fmtBytes(b int64) string {
+	if b < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestBench(t *testing.T) {
+	code, out, stderr := reproRunCLI("bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg,ap", "--float32")
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	// Each solver row: its iteration ratio is cold/warm of the printed counts.
+	row := regexp.MustCompile(`(?m)^\s+(CG|AP)\s+(\d+)\s+(\d+)\s+([0-9.]+)×`)
+	m := row.FindAllStringSubmatch(out, -1)
+	if len(m) < 2 {
+		t.Fatalf("no solver rows in:\n%s", out)
+	}
+	for _, r := range m[:2] {
+		c, _ := strconv.Atoi(r[2])
+		w, _ := strconv.Atoi(r[3])
+		ratio, _ := strconv.ParseFloat(r[4], 64)
+		if c <= 0 || w <= 0 || strconv.FormatFloat(float64(c)/float64(w), 'f', 2, 64) != strconv.FormatFloat(ratio, 'f', 2, 64) {
+			t.Errorf("%s: iterations %d/%d printed ratio %v", r[1], c, w, ratio)
+		}
+	}
+	for _, want := range []string{"n=150, d=3", "gemm (blas64.Gemm, 150×150 · 150×17", "dense float64:", "dense float32:", "matrix-free:", "% of gemm",
+		"float32 kernel storage against float64", "Memory: peak resident set"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range [][]string{{"bench", "--data", "mnist"}, {"bench", "--steps", "0"}, {"bench", "--solvers", "qr"}} {
+		if code, _, stderr := reproRunCLI(bad...); code == 0 || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", bad, code, stderr)
+		}
+	}
+}

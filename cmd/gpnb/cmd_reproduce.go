@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/gpnb/repro"
+)
+
+func init() {
+	register(&command{name: "reproduce", short: "run the paper's experiment grid (resumable) into a results directory", run: runReproduce})
+}
+
+func runReproduce(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("reproduce", "--out DIR [--datasets pol,elevators,...] [--solvers cg,ap,sgd] [--splits 0-9] [--subset N] [--steps 100] [flags]", stderr)
+	def := repro.DefaultSettings()
+	var (
+		datasets  = fs.String("datasets", strings.Join(repro.UCIDatasets, ","), "comma-separated datasets: UCI names, or synthetic-N-D-SEED (N training points, D inputs, seed SEED; split k uses SEED+k)")
+		solverStr = fs.String("solvers", "cg,ap,sgd", "comma-separated solvers, each run cold and with warm start: cg, ap, sgd")
+		splits    = fs.String("splits", "0-9", "splits: a range 0-9, a list 0,3,5, or a mix")
+		modes     = fs.String("modes", "cold,warm", "which of cold and warm (warm start) to run for each iterative solver")
+		subset    = fs.Int("subset", 0, "keep this many training points of each split (0 = all); the test split stays whole")
+		steps     = fs.Int("steps", 100, "Adam steps per job")
+		out       = fs.String("out", "", "output directory (required); rerun with the same one to resume")
+		exact     = fs.String("exact", "auto", "exact Cholesky reference job per dataset and split: auto (when n ≤ --exact-max-n), always or never")
+		exactMaxN = fs.Int("exact-max-n", repro.DefaultExactMaxN, "largest n for which --exact auto adds the Cholesky reference job")
+		float32   = fs.Bool("float32", false, "store the dense kernel matrix as float32 (half the memory; products accumulate in float64)")
+		maxJobs   = fs.Int("max-jobs", 0, "stop after running this many jobs (0 = all); rerun to continue")
+		kernel    = fs.String("kernel", def.Kernel, "kernel: matern12, matern32, matern52 or rbf")
+		probes    = fs.Int("probes", def.Probes, "Gaussian probe vectors s")
+		lr        = fs.Float64("lr", def.LearningRate, "Adam learning rate")
+		tolMean   = fs.Float64("tol-mean", def.RelTolMean, "relative residual tolerance of the mean system H v = y")
+		tolProbes = fs.Float64("tol-probes", def.RelTolProbes, "relative residual tolerance of the probe systems H v = z")
+		maxIter   = fs.Int("max-iterations", 0, "cap on solver iterations per step (0 = the solver's default)")
+		seed      = fs.Uint64("seed", 0, "seed of the probes and of SGD's mini-batches")
+		blockSize = fs.Int("block-size", def.BlockSize, "AP block size")
+		batchSize = fs.Int("batch-size", def.BatchSize, "SGD mini-batch size")
+		momentum  = fs.Float64("momentum", def.Momentum, "SGD momentum")
+		sgdLR     = fs.Float64("sgd-lr", 0, "SGD learning rate in the solvers package's normalised units (0 = its documented default)")
+		precond   = fs.Int("precond-rank", 0, "CG pivoted-Cholesky preconditioner rank (0 = none, as in the paper)")
+		keepRes   = fs.Bool("keep-residuals", false, "keep per-iteration residual traces in result.json (large)")
+		dataDir   = fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
+	)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "gpnb reproduce: --out DIR is required")
+		fs.Usage()
+		return errUsage
+	}
+	ds, err := repro.ParseDatasets(*datasets)
+	if err != nil {
+		return fmt.Errorf("--datasets: %w", err)
+	}
+	sv, err := repro.ParseSolvers(*solverStr)
+	if err != nil {
+		return fmt.Errorf("--solvers: %w", err)
+	}
+	sp, err := repro.ParseSplits(*splits)
+	if err != nil {
+		return fmt.Errorf("--splits: %w", err)
+	}
+	md, err := repro.ParseModes(*modes)
+	if err != nil {
+		return fmt.Errorf("--modes: %w", err)
+	}
+	em, err := repro.ParseExactMode(*exact)
+	if err != nil {
+		return err
+	}
+	if *subset < 0 {
+		return fmt.Errorf("--subset %d: give a positive number of training points, or 0 for all", *subset)
+	}
+	if *maxJobs < 0 {
+		return fmt.Errorf("--max-jobs %d: give a number ≥ 0 (0 = all)", *maxJobs)
+	}
+	set := repro.Settings{Kernel: *kernel, Probes: *probes, LearningRate: *lr, RelTolMean: *tolMean, RelTolProbes: *tolProbes,
+		Seed: *seed, BlockSize: *blockSize, BatchSize: *batchSize, Momentum: *momentum, SGDLearningRate: *sgdLR,
+		PrecondRank: *precond, MaxIterations: *maxIter, Float32: *float32}
+	g := repro.Grid{Datasets: ds, Splits: sp, Solvers: sv, Subset: *subset, Steps: *steps, Exact: em, ExactMaxN: *exactMaxN, Settings: set, Modes: md}
+	jobs, err := g.Jobs()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r := &repro.Runner{Dir: *out, Trainer: repro.GPTrainer{DataDir: *dataDir}, Log: stderr, TTY: reproIsTerminal(stderr),
+		MaxJobs: *maxJobs, KeepResiduals: *keepRes, Command: append([]string{"gpnb", "reproduce"}, args...), Environment: reproEnvironment()}
+	fmt.Fprintf(stderr, "gpnb reproduce: %d jobs into %s (progress in %s/status.json)\n", len(jobs), *out, *out)
+	sum, err := r.Run(ctx, jobs)
+	if errors.Is(err, repro.ErrInterrupted) {
+		return fmt.Errorf("%w\n(gpnb reproduce: rerun with the same flags and --out %s to resume)", err, *out)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d of %d jobs finished (%d run now, %d already done)", sum.Total-sum.Pending, sum.Total, sum.Ran, sum.Skipped)
+	if sum.Pending > 0 {
+		fmt.Fprintf(stdout, "; %d remain: rerun the same command to continue", sum.Pending)
+	}
+	fmt.Fprintf(stdout, ".\nRender the tables with: gpnb table --in %s\n", *out)
+	return nil
+}
+
+// reproIsTerminal reports whether w is a terminal (a character device), where
+// progress is one line rewritten in place.
+func reproIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// reproEnvironment describes the machine and build for status.json.
+func reproEnvironment() map[string]string {
+	env := map[string]string{
+		"go":         runtime.Version(),
+		"goos":       runtime.GOOS,
+		"goarch":     runtime.GOARCH,
+		"gomaxprocs": strconv.Itoa(runtime.GOMAXPROCS(0)),
+		"numcpu":     strconv.Itoa(runtime.NumCPU()),
+		"blas":       kernel.BLASName(),
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "-tags", "vcs.revision", "vcs.modified", "CGO_ENABLED":
+				env[s.Key] = s.Value
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				env["cpu"] = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		env["host"] = h
+	}
+	return env
+}

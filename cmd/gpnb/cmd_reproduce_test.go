@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpnb/gpnb/gpnb/repro"
+)
+
+// reproRunCLI runs the gpnb command line in-process and returns the exit code,
+// stdout and stderr.
+func reproRunCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestReproduceBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reproduce", "--out", dir, "--datasets", "pol,mnist"}, `unknown dataset "mnist"`},
+		{[]string{"reproduce", "--out", dir, "--splits", "3-1"}, `split range "3-1" is empty`},
+		{[]string{"reproduce", "--out", dir, "--solvers", "cg,lbfgs"}, `unknown solver "lbfgs"`},
+		{[]string{"reproduce", "--out", dir, "--exact", "maybe"}, "auto, always or never"},
+		{[]string{"reproduce", "--out", dir, "--steps", "0"}, "steps 0"},
+		{[]string{"reproduce", "--out", dir, "--datasets", "synthetic-10-2"}, "synthetic-N-D-SEED"},
+		{[]string{"reproduce"}, "--out DIR is required"},
+		{[]string{"table", "--in", dir}, "no jobs/ directory"},
+		{[]string{"table", "--in", filepath.Join(dir, "missing")}, "does not exist"},
+		{[]string{"table"}, "--in DIR is required"},
+		{[]string{"table", "--in", dir, "--format", "pdf"}, "use md, csv or html"},
+		{[]string{"table", "--in", dir, "--unit", "hours"}, "use min or s"},
+	} {
+		code, _, stderr := reproRunCLI(tc.args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("gpnb %s: exit %d, stderr %q; want non-zero and %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+	os.MkdirAll(filepath.Join(dir, "jobs"), 0o755)
+	if code, _, stderr := reproRunCLI("table", "--in", dir); code == 0 || !strings.Contains(stderr, "no finished job") {
+		t.Errorf("empty results dir: exit %d, %q", code, stderr)
+	}
+}
+
+// reproTinyArgs is a small real grid: two synthetic datasets, one split, CG, AP
+// and SGD cold and warm plus the exact reference, 10 steps each.
+func reproTinyArgs(out string) []string {
+	return []string{"reproduce", "--datasets", "synthetic-300-3-1,synthetic-200-2-5", "--splits", "0", "--steps", "10",
+		"--probes", "8", "--block-size", "100", "--batch-size", "100", "--out", out}
+}
+
+// reproCSVTable renders `gpnb table --format csv` for dir and returns its rows
+// without the wall-clock columns (runtimes and the speed-ups computed from
+// them), which inherently differ between two runs.
+func reproCSVTable(t *testing.T, dir string) [][]string {
+	t.Helper()
+	code, out, stderr := reproRunCLI("table", "--in", dir, "--format", "csv", "--unit", "s")
+	if code != 0 {
+		t.Fatalf("gpnb table: %s", stderr)
+	}
+	var rows [][]string
+	for _, part := range strings.Split(strings.TrimSpace(out), "\n\n") {
+		recs, err := csv.NewReader(strings.NewReader(part)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keep []int
+		for i, h := range recs[0] {
+			l := strings.ToLower(h)
+			if !strings.Contains(l, "runtime") && !strings.Contains(l, "speed-up") {
+				keep = append(keep, i)
+			}
+		}
+		for _, r := range recs {
+			var row []string
+			for _, i := range keep {
+				row = append(row, r[i])
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// TestReproduceSIGKILL builds the real binary, runs a tiny grid straight
+// through, then runs it again into another directory, killing the process
+// with SIGKILL at growing intervals until a rerun completes. Both tables
+// must agree in every column that is not a wall-clock time (test RMSE, test
+// LLH, solver iterations and their ratios), exactly; the runtimes differ
+// between any two runs.
+func TestReproduceSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs the grid repeatedly; skipped with -short")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "gpnb")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dirA, dirB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	if out, err := exec.Command(bin, reproTinyArgs(dirA)...).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+
+	kills := 0
+	// Kills start early (the whole grid takes well under a second on an idle
+	// machine) and come later each time, so every rerun gets further.
+	for attempt, delay := 0, 40*time.Millisecond; ; attempt, delay = attempt+1, delay*3/2 {
+		if attempt > 40 {
+			t.Fatal("the killed run never finished")
+		}
+		cmd := exec.Command(bin, reproTinyArgs(dirB)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("rerun after %d kills failed: %v\n%s", kills, err, stderr.String())
+			}
+		case <-time.After(delay):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+			// Whatever the moment of the kill, every file on disk is whole.
+			reproCheckWhole(t, dirB)
+			continue
+		}
+		break
+	}
+	if kills == 0 {
+		t.Fatal("the run finished before the first SIGKILL: the test did not test anything (make the grid larger)")
+	}
+	t.Logf("finished after %d SIGKILLs", kills)
+	a, b := reproCSVTable(t, dirA), reproCSVTable(t, dirB)
+	if len(a) != len(b) || len(a) < 10 {
+		t.Fatalf("tables have %d and %d rows", len(a), len(b))
+	}
+	for i := range a {
+		if strings.Join(a[i], ",") != strings.Join(b[i], ",") {
+			t.Errorf("row %d differs after SIGKILLs:\n%v\n%v", i, a[i], b[i])
+		}
+	}
+	// The checkpoints are gone once a job is finished.
+	ck, _ := filepath.Glob(filepath.Join(dirB, "jobs", "*", repro.CheckpointFile))
+	if len(ck) != 0 {
+		t.Errorf("checkpoints left behind: %v", ck)
+	}
+}
+
+// reproCheckWhole fails unless every job.json, result.json and status.json in dir
+// parses.
+func reproCheckWhole(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "jobs", "*", "*.json"))
+	files = append(files, filepath.Join(dir, repro.StatusFile))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		var v any
+		if err != nil || json.Unmarshal(b, &v) != nil {
+			t.Errorf("%s is torn after SIGKILL: %v %q", f, err, b)
+		}
+	}
+}
+
+func TestTableFormats(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"reproduce", "--datasets", "synthetic-40-2-1", "--splits", "0-1", "--solvers", "cg", "--steps", "2", "--probes", "2", "--out", dir}
+	if code, _, stderr := reproRunCLI(args...); code != 0 {
+		t.Fatalf("reproduce: %s", stderr)
+	}
+	for _, tc := range []struct {
+		format, want string
+	}{{"md", "| CG |"}, {"csv", "Test LLH se"}, {"html", "<table class=\"gpnb-table\">"}} {
+		out := filepath.Join(dir, "t."+tc.format)
+		if code, _, stderr := reproRunCLI("table", "--in", dir, "--format", tc.format, "--out", out); code != 0 {
+			t.Fatalf("%s: %s", tc.format, stderr)
+		}
+		b, _ := os.ReadFile(out)
+		if !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s output lacks %q:\n%s", tc.format, tc.want, b)
+		}
+	}
+	code, out, _ := reproRunCLI("table", "--in", dir, "--table", "1")
+	if code != 0 || strings.Contains(out, "Table 2") || !strings.Contains(out, "Table 1") {
+		t.Errorf("--table 1: %q", out)
+	}
+	// Rerunning the same grid runs nothing; a different --steps is refused.
+	if code, out, _ := reproRunCLI(args...); code != 0 || !strings.Contains(out, "0 run now, 6 already done") {
+		t.Errorf("rerun: %d %q", code, out)
+	}
+	args[len(args)-5] = "3" // --steps 3
+	if code, _, stderr := reproRunCLI(args...); code == 0 || !strings.Contains(stderr, "steps=2") || !strings.Contains(stderr, "different --out") {
+		t.Errorf("changed steps: %d %q", code, stderr)
+	}
+}

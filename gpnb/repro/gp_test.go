@@ -1,0 +1,156 @@
+package repro
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+// cancelAt wraps a Trainer and cancels the run when job id reaches step.
+type cancelAt struct {
+	Trainer
+	id     string
+	step   int
+	cancel context.CancelFunc
+}
+
+func (c cancelAt) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
+	return c.Trainer.Train(ctx, j, ckpt, func(p Progress) {
+		progress(p)
+		if j.ID() == c.id && p.Step == c.step {
+			c.cancel()
+		}
+	})
+}
+
+// stripTimes zeroes the wall-clock fields of results: runtimes inherently
+// differ between runs; everything else must agree bit for bit.
+func stripTimes(recs []Record) []Record {
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		r.Result.TotalSeconds, r.Result.SolverSeconds = 0, 0
+		h := make(gpnb.History, len(r.Result.History))
+		copy(h, r.Result.History)
+		for k := range h {
+			h[k].StepSeconds, h[k].SolverSeconds = 0, 0
+		}
+		r.Result.History = h
+		out[i] = r
+	}
+	return out
+}
+
+// TestGPTrainerInterruptResume runs a tiny real grid (gpnb optimiser,
+// synthetic data, every solver cold and warm plus the exact reference) once
+// straight through and once cancelled in the middle, then resumed: the
+// resumed results equal the uninterrupted ones in every field that is not a
+// wall-clock time.
+func TestGPTrainerInterruptResume(t *testing.T) {
+	g := Grid{Datasets: []string{"synthetic-60-2-1", "synthetic-50-3-2"}, Splits: []int{0}, Solvers: []string{"cg", "ap", "sgd"},
+		Steps: 4, Settings: DefaultSettings()}
+	g.Settings.BlockSize, g.Settings.BatchSize, g.Settings.Probes = 20, 16, 4
+	jobs, err := g.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirA, dirB := t.TempDir(), t.TempDir()
+	if _, err := (&Runner{Dir: dirA, Trainer: GPTrainer{}}).Run(context.Background(), jobs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, stop := range []struct {
+		id   string
+		step int
+	}{{jobs[3].ID(), 2}, {jobs[8].ID(), 1}} {
+		ctx, cancel = context.WithCancel(context.Background())
+		_, err := (&Runner{Dir: dirB, Trainer: cancelAt{GPTrainer{}, stop.id, stop.step, cancel}}).Run(ctx, jobs)
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("stop at %s step %d: error %v", stop.id, stop.step, err)
+		}
+	}
+	if _, err := (&Runner{Dir: dirB, Trainer: GPTrainer{}}).Run(context.Background(), jobs); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	ra, err := LoadResults(dirA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := LoadResults(dirB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ra) != len(jobs) || len(rb) != len(jobs) {
+		t.Fatalf("%d and %d results, want %d", len(ra), len(rb), len(jobs))
+	}
+	sa, sb := stripTimes(ra), stripTimes(rb)
+	for i := range sa {
+		if !reflect.DeepEqual(sa[i], sb[i]) {
+			t.Errorf("%s: resumed result differs from the uninterrupted one:\n%+v\n%+v", sa[i].Job.ID(), sa[i].Result, sb[i].Result)
+		}
+		r := sa[i].Result
+		if math.IsNaN(r.TestLLH) || math.IsNaN(r.TestRMSE) || r.TestRMSE <= 0 || r.StepsDone != 4 || r.NTrain == 0 || r.NTest == 0 {
+			t.Errorf("%s: implausible result %+v", sa[i].Job.ID(), r)
+		}
+		if sa[i].Job.Solver != SolverCholesky && r.History.TotalSolverIterations() == 0 {
+			t.Errorf("%s: no solver iterations recorded", sa[i].Job.ID())
+		}
+	}
+}
+
+// TestGPTrainerGOMAXPROCS: a job gives the same result bits with one and
+// with two cores (wall-clock fields aside).
+func TestGPTrainerGOMAXPROCS(t *testing.T) {
+	jobs, err := Grid{Datasets: []string{"synthetic-120-3-4"}, Splits: []int{0}, Solvers: []string{"cg", "sgd"}, Steps: 3,
+		Exact: ExactNever, Settings: DefaultSettings()}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]Record
+	for _, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		dir := t.TempDir()
+		_, err := (&Runner{Dir: dir, Trainer: GPTrainer{}}).Run(context.Background(), jobs)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := LoadResults(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, stripTimes(recs))
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Error("results differ between GOMAXPROCS 1 and 2")
+	}
+}
+
+// TestGPTrainerUCI runs two steps on a 200-point subset of pol split 3.
+func TestGPTrainerUCI(t *testing.T) {
+	if os.Getenv("GPNB_DATA") == "" {
+		t.Skip("UCI data: GPNB_DATA not set")
+	}
+	j := Job{Dataset: "pol", Split: 3, Subset: 200, Solver: "cg", WarmStart: true, Steps: 2, Settings: DefaultSettings()}.Normalize()
+	ds, err := GPTrainer{}.Dataset(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.NTrain() != 200 || ds.D() != 26 || ds.NTest() != 1500 || ds.Split != 3 {
+		t.Fatalf("pol split 3 subset 200: n=%d d=%d test=%d split=%d", ds.NTrain(), ds.D(), ds.NTest(), ds.Split)
+	}
+	res, err := GPTrainer{}.Train(context.Background(), j, filepath.Join(t.TempDir(), "ckpt"), func(Progress) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Dataset != "pol" || res.Split != 3 || res.NTrain != 200 || res.StepsDone != 2 || res.EvalMethod != "cholesky" || math.IsNaN(res.TestLLH) {
+		t.Errorf("result %+v", res)
+	}
+}

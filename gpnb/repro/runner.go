@@ -1,0 +1,457 @@
+package repro
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+// File names inside a job's directory DIR/jobs/<id>/.
+const (
+	JobFile        = "job.json"
+	ResultFile     = "result.json"
+	CheckpointFile = "checkpoint"
+	StatusFile     = "status.json"
+	JobsDir        = "jobs"
+)
+
+// Progress is what a Trainer reports while a job runs: at least once per
+// completed marginal-likelihood step.
+type Progress struct {
+	Step             int // steps completed in this job (resumed steps included)
+	Steps            int // the job's total
+	SolverIterations int // solver iterations summed over the completed steps
+	// Resumed marks the report a resumed trainer may make before its first
+	// new step: Step steps were restored from the checkpoint, not run now.
+	Resumed bool
+}
+
+// A Trainer runs one job to completion. It must checkpoint to checkpoint
+// after every step, resume from checkpoint when that file exists, and, when
+// ctx is cancelled, stop at the next solver iteration, save its last complete
+// step and return an error wrapping ctx.Err(). It calls progress (never nil)
+// after every step.
+type Trainer interface {
+	Train(ctx context.Context, job Job, checkpoint string, progress func(Progress)) (*gpnb.Result, error)
+}
+
+// Runner runs a grid's jobs one after another in Dir.
+type Runner struct {
+	Dir     string  // output directory; created if missing
+	Trainer Trainer // does the work of one job
+
+	// Log receives progress: one line rewritten in place when TTY is true,
+	// plain lines (job start and end, every tenth step) otherwise. nil: none.
+	Log io.Writer
+	TTY bool
+
+	// MaxJobs stops the run after this many jobs have been run (finished
+	// jobs that are skipped do not count); 0 means no limit.
+	MaxJobs int
+
+	// KeepResiduals keeps the per-iteration residual traces in result.json;
+	// by default they are dropped to keep results small (iteration counts,
+	// timings and hyperparameters per step are always kept).
+	KeepResiduals bool
+
+	// Command and Environment are copied into status.json, to record what
+	// was run where (the command line; Go version, BLAS, cores, ...).
+	Command     []string
+	Environment map[string]string
+
+	now func() time.Time // time source; time.Now unless a test sets it
+}
+
+// JobState is one job's line in status.json.
+type JobState struct {
+	ID    string `json:"id"`
+	State string `json:"state"` // pending, running, done, failed
+	Error string `json:"error,omitempty"`
+}
+
+// CurrentJob is the running job in status.json.
+type CurrentJob struct {
+	Index            int     `json:"index"` // k of k/N, 1-based
+	ID               string  `json:"id"`
+	Step             int     `json:"step"`
+	Steps            int     `json:"steps"`
+	SolverIterations int     `json:"solver_iterations"`
+	ElapsedSeconds   float64 `json:"elapsed_seconds"` // in this job, this run
+}
+
+// Status is DIR/status.json, rewritten atomically after every step.
+type Status struct {
+	State          string      `json:"state"` // running, finished, interrupted, failed, stopped (MaxJobs)
+	Started        time.Time   `json:"started"`
+	Updated        time.Time   `json:"updated"`
+	Total          int         `json:"total_jobs"`
+	Done           int         `json:"done_jobs"`
+	Failed         int         `json:"failed_jobs"`
+	Current        *CurrentJob `json:"current,omitempty"`
+	ElapsedSeconds float64     `json:"elapsed_seconds"`
+	ETASeconds     float64     `json:"eta_seconds"` // -1 while unknown
+	Jobs           []JobState  `json:"jobs"`
+
+	Command     []string          `json:"command,omitempty"`
+	Environment map[string]string `json:"environment,omitempty"`
+}
+
+// Summary says what a Run did.
+type Summary struct {
+	Total   int      // jobs in the grid
+	Skipped int      // already finished before this run
+	Ran     int      // finished in this run
+	Failed  []string // ids of failed jobs
+	Pending int      // not yet run (MaxJobs or interruption)
+}
+
+// Run runs every unfinished job of jobs. Before anything runs it checks every
+// job directory that exists: a stored job.json that differs from the job is
+// ErrConfigMismatch. A job that fails is recorded in status.json and the run
+// goes on with the next; the returned error then lists the failures. When ctx
+// is cancelled the running job checkpoints and Run returns an error wrapping
+// ErrInterrupted that says how to resume.
+func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
+	if r.Trainer == nil {
+		return Summary{}, errors.New("repro: Runner.Trainer is nil")
+	}
+	if r.Dir == "" {
+		return Summary{}, fmt.Errorf("%w: no output directory: give --out DIR", ErrGrid)
+	}
+	now := r.now
+	if now == nil {
+		now = time.Now
+	}
+	ids := map[string]bool{}
+	for i := range jobs {
+		jobs[i] = jobs[i].Normalize()
+		if err := jobs[i].Validate(); err != nil {
+			return Summary{}, err
+		}
+		if ids[jobs[i].ID()] {
+			return Summary{}, fmt.Errorf("%w: job %s appears twice in the grid", ErrGrid, jobs[i].ID())
+		}
+		ids[jobs[i].ID()] = true
+	}
+	if err := os.MkdirAll(filepath.Join(r.Dir, JobsDir), 0o755); err != nil {
+		return Summary{}, fmt.Errorf("repro: cannot create the output directory: %w", err)
+	}
+
+	st := Status{State: "running", Started: now(), Total: len(jobs), ETASeconds: -1, Command: r.Command, Environment: r.Environment}
+	done := make([]bool, len(jobs))
+	for i, j := range jobs {
+		d, err := r.checkJob(j)
+		if err != nil {
+			return Summary{}, err
+		}
+		done[i] = d
+		s := "pending"
+		if d {
+			s = "done"
+			st.Done++
+		}
+		st.Jobs = append(st.Jobs, JobState{ID: j.ID(), State: s})
+	}
+	sum := Summary{Total: len(jobs), Skipped: st.Done}
+
+	remainingSteps := 0
+	for i, j := range jobs {
+		if !done[i] {
+			remainingSteps += j.Steps
+		}
+	}
+	runStart := now()
+	var runSteps int        // steps completed in this process
+	var runStepTime float64 // wall time spent on them
+	ran := 0
+	var failures []string
+	write := func() {
+		st.Updated = now()
+		st.ElapsedSeconds = st.Updated.Sub(runStart).Seconds()
+		if err := writeJSONAtomic(filepath.Join(r.Dir, StatusFile), st, false); err != nil && r.Log != nil {
+			fmt.Fprintf(r.Log, "\nrepro: cannot write status.json: %v\n", err)
+		}
+	}
+	write()
+
+	for i, j := range jobs {
+		if done[i] {
+			continue
+		}
+		if r.MaxJobs > 0 && ran >= r.MaxJobs {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		ran++
+		id := j.ID()
+		dir := filepath.Join(r.Dir, JobsDir, id)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return sum, err
+		}
+		if err := writeJSONAtomic(filepath.Join(dir, JobFile), j, true); err != nil {
+			return sum, err
+		}
+		st.Jobs[i].State = "running"
+		cur := &CurrentJob{Index: i + 1, ID: id, Steps: j.Steps}
+		st.Current = cur
+		jobStart := now()
+		lastStepAt := jobStart
+		firstStep := -1
+		r.logf(false, "[%d/%d] %s: starting (%s)\n", i+1, len(jobs), id, describe(j))
+		progress := func(p Progress) {
+			t := now()
+			if firstStep < 0 {
+				// Steps before this report (before and including it, for a
+				// Resumed report) were restored from the checkpoint.
+				firstStep = max(p.Step-1, 0)
+				if p.Resumed {
+					firstStep = p.Step
+					cur.Step = p.Step
+					lastStepAt = t
+				}
+				remainingSteps -= firstStep
+			}
+			if p.Step > cur.Step {
+				n := p.Step - max(cur.Step, firstStep)
+				runSteps += n
+				remainingSteps -= n
+				runStepTime += t.Sub(lastStepAt).Seconds()
+				lastStepAt = t
+			}
+			cur.Step, cur.SolverIterations = p.Step, p.SolverIterations
+			cur.ElapsedSeconds = t.Sub(jobStart).Seconds()
+			st.ETASeconds = -1
+			if runSteps > 0 {
+				st.ETASeconds = runStepTime / float64(runSteps) * float64(max(remainingSteps, 0))
+			}
+			write()
+			line := fmt.Sprintf("[%d/%d] %s  step %d/%d  solver iterations %d  elapsed %s  ETA %s",
+				i+1, len(jobs), id, p.Step, p.Steps, p.SolverIterations,
+				fmtDuration(t.Sub(runStart).Seconds()), fmtDuration(st.ETASeconds))
+			if r.TTY {
+				r.logf(true, "%s", line)
+			} else if p.Step%10 == 0 || p.Step == p.Steps {
+				r.logf(false, "%s\n", line)
+			}
+		}
+		ckpt := filepath.Join(dir, CheckpointFile)
+		res, err := r.Trainer.Train(ctx, j, ckpt, progress)
+		if err == nil {
+			err = checkResult(j, res)
+		}
+		if err == nil {
+			if !r.KeepResiduals {
+				for k := range res.History {
+					res.History[k].Residuals = nil
+				}
+			}
+			// Compact: a result holds every step's record.
+			err = writeJSON(filepath.Join(dir, ResultFile), res, true, false)
+		}
+		st.Current = nil
+		if err != nil && ctx.Err() != nil {
+			st.Jobs[i].State = "pending"
+			st.State = "interrupted"
+			write()
+			sum.Ran = ran - 1 - len(sum.Failed)
+			sum.Pending = countPending(st.Jobs)
+			if r.TTY {
+				r.logf(false, "\n")
+			}
+			return sum, fmt.Errorf("%w: job %s stopped at its last checkpoint (step %d of %d); %d of %d jobs done. Rerun the same command to resume: finished jobs are skipped and %s continues from its checkpoint",
+				ErrInterrupted, id, cur.Step, j.Steps, st.Done, st.Total, id)
+		}
+		if err != nil {
+			st.Jobs[i].State, st.Jobs[i].Error = "failed", err.Error()
+			st.Failed++
+			failures = append(failures, fmt.Sprintf("%s: %v", id, err))
+			sum.Failed = append(sum.Failed, id)
+			remainingSteps -= j.Steps - max(cur.Step, 0)
+			r.logf(false, "%s[%d/%d] %s: FAILED: %v\n", r.nl(), i+1, len(jobs), id, err)
+			write()
+			continue
+		}
+		os.Remove(ckpt) // the result is safely on disk; checkpoints are not kept
+		st.Jobs[i].State = "done"
+		st.Done++
+		write()
+		r.logf(false, "%s[%d/%d] %s: done in %s, %d solver iterations, test RMSE %.4g, test LLH %.4g\n",
+			r.nl(), i+1, len(jobs), id, fmtDuration(now().Sub(jobStart).Seconds()), res.History.TotalSolverIterations(), res.TestRMSE, res.TestLLH)
+	}
+	sum.Ran = ran - len(sum.Failed)
+	sum.Pending = countPending(st.Jobs)
+	switch {
+	case ctx.Err() != nil:
+		st.State = "interrupted"
+	case len(failures) > 0:
+		st.State = "failed"
+	case sum.Pending > 0:
+		st.State = "stopped"
+	default:
+		st.State = "finished"
+	}
+	st.ETASeconds = 0
+	write()
+	if ctx.Err() != nil {
+		return sum, fmt.Errorf("%w: %d of %d jobs done; rerun the same command to resume", ErrInterrupted, st.Done, st.Total)
+	}
+	if len(failures) > 0 {
+		return sum, fmt.Errorf("repro: %d job(s) failed (the other jobs' results are kept; fix the cause and rerun the same command to retry them):\n  %s",
+			len(failures), strings.Join(failures, "\n  "))
+	}
+	return sum, nil
+}
+
+func countPending(js []JobState) int {
+	n := 0
+	for _, j := range js {
+		if j.State == "pending" || j.State == "running" {
+			n++
+		}
+	}
+	return n
+}
+
+// nl ends the in-place progress line on a terminal.
+func (r *Runner) nl() string {
+	if r.TTY {
+		return "\n"
+	}
+	return ""
+}
+
+func (r *Runner) logf(inPlace bool, format string, a ...any) {
+	if r.Log == nil {
+		return
+	}
+	if inPlace {
+		fmt.Fprintf(r.Log, "\r"+format+"\x1b[K", a...)
+		return
+	}
+	fmt.Fprintf(r.Log, format, a...)
+}
+
+func describe(j Job) string {
+	s := fmt.Sprintf("%d steps", j.Steps)
+	if j.Subset > 0 {
+		s = fmt.Sprintf("subset %d, ", j.Subset) + s
+	}
+	return s
+}
+
+func fmtDuration(sec float64) string {
+	if sec < 0 {
+		return "?"
+	}
+	return (time.Duration(sec*10) * (time.Second / 10)).String()
+}
+
+// checkJob reports whether j is finished in r.Dir, and an error when the
+// stored job.json differs from j.
+func (r *Runner) checkJob(j Job) (bool, error) {
+	dir := filepath.Join(r.Dir, JobsDir, j.ID())
+	b, err := os.ReadFile(filepath.Join(dir, JobFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var stored Job
+	if err := json.Unmarshal(b, &stored); err != nil {
+		return false, fmt.Errorf("repro: %s is not a valid job file (%v): delete the directory %s to rerun that job", filepath.Join(dir, JobFile), err, dir)
+	}
+	if !reflect.DeepEqual(stored, j) {
+		return false, fmt.Errorf("%w: %s was written for %s, but this run asks for %s: rerun with the original arguments, or use a different --out",
+			ErrConfigMismatch, filepath.Join(dir, JobFile), jobDiff(stored, j, true), jobDiff(stored, j, false))
+	}
+	res, err := readResult(filepath.Join(dir, ResultFile))
+	if err != nil {
+		return false, nil // missing or torn result: run (resume) the job again
+	}
+	return checkResult(j, res) == nil, nil
+}
+
+// jobDiff lists the fields in which a and b differ, with a's values (first)
+// or b's.
+func jobDiff(a, b Job, first bool) string {
+	ma, mb := flatten(a), flatten(b)
+	var keys []string
+	for k := range ma {
+		if ma[k] != mb[k] {
+			keys = append(keys, k)
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		v := mb[k]
+		if first {
+			v = ma[k]
+		}
+		if v == "" {
+			v = "unset"
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func flatten(j Job) map[string]string {
+	b, _ := json.Marshal(j)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	out := map[string]string{}
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			for k2, v2 := range sub {
+				out[k2] = fmt.Sprint(v2)
+			}
+			continue
+		}
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+func readResult(path string) (*gpnb.Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res gpnb.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &res, nil
+}
+
+// checkResult reports whether res is a complete result of job j.
+func checkResult(j Job, res *gpnb.Result) error {
+	switch {
+	case res == nil:
+		return errors.New("trainer returned no result")
+	case res.StepsDone != j.Steps:
+		return fmt.Errorf("result has %d of %d steps", res.StepsDone, j.Steps)
+	case res.Dataset != j.Dataset || res.Split != j.Split || res.Solver != j.Solver || res.WarmStart != j.WarmStart:
+		return fmt.Errorf("result is for %s split %d solver %s warm=%v, not job %s", res.Dataset, res.Split, res.Solver, res.WarmStart, j.ID())
+	}
+	return nil
+}

@@ -1,0 +1,332 @@
+package repro
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+// fakeTrainer follows the Trainer contract with a cheap deterministic
+// computation: each step updates x from the job's hash, checkpoints it
+// atomically, and a cold job needs more "solver iterations" than a warm one.
+type fakeTrainer struct {
+	calls         []string       // job ids, in call order
+	starts        map[string]int // first step each call began at (resumed steps skipped)
+	stopAt        func(j Job, step int) bool
+	cancel        context.CancelFunc
+	failIDs       map[string]bool
+	beforeStep    func() // called before each step's progress report
+	resumedReport bool   // report the restored steps first, as GPTrainer does
+}
+
+type fakeCkpt struct {
+	Step  int
+	X     float64
+	Iters []int
+}
+
+func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
+	f.calls = append(f.calls, j.ID())
+	if f.failIDs[j.ID()] {
+		return nil, errors.New("solver diverged (fake)")
+	}
+	var st fakeCkpt
+	if b, err := os.ReadFile(ckpt); err == nil {
+		if err := json.Unmarshal(b, &st); err != nil {
+			return nil, err
+		}
+	}
+	if f.starts == nil {
+		f.starts = map[string]int{}
+	}
+	f.starts[j.ID()] = st.Step
+	if f.resumedReport && st.Step > 0 {
+		total := 0
+		for _, v := range st.Iters {
+			total += v
+		}
+		progress(Progress{Step: st.Step, Steps: j.Steps, SolverIterations: total, Resumed: true})
+	}
+	h := fnv.New64a()
+	h.Write([]byte(j.ID()))
+	seed := float64(h.Sum64()%1000) / 1000
+	for st.Step < j.Steps {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("fake: interrupted: %w", err)
+		}
+		st.Step++
+		st.X = math.Sin(st.X*3.1 + seed + float64(st.Step))
+		it := 10 + st.Step
+		if j.WarmStart {
+			it = 3 + st.Step%2
+		}
+		st.Iters = append(st.Iters, it)
+		b, _ := json.Marshal(st)
+		if err := writeAtomic(ckpt, b, false); err != nil {
+			return nil, err
+		}
+		total := 0
+		for _, v := range st.Iters {
+			total += v
+		}
+		if f.beforeStep != nil {
+			f.beforeStep()
+		}
+		progress(Progress{Step: st.Step, Steps: j.Steps, SolverIterations: total})
+		if f.stopAt != nil && f.stopAt(j, st.Step) {
+			f.cancel()
+		}
+	}
+	hist := make(gpnb.History, len(st.Iters))
+	for i, it := range st.Iters {
+		hist[i] = gpnb.StepRecord{Step: i + 1, SolverIterations: it, SolverSeconds: float64(it) / 100, StepSeconds: float64(it)/100 + 0.01,
+			Residuals: [][]float64{{1, 0.5}, {0.1, 0.01}}}
+	}
+	return &gpnb.Result{Dataset: j.Dataset, Split: j.Split, NTrain: 50, D: 2, Solver: j.Solver, WarmStart: j.WarmStart,
+		StepsDone: st.Step, TotalSeconds: hist.TotalSeconds(), SolverSeconds: hist.TotalSolverSeconds(),
+		TestRMSE: math.Abs(st.X), TestLLH: st.X, History: hist}, nil
+}
+
+func tinyGrid(t *testing.T, steps int) []Job {
+	t.Helper()
+	g := Grid{Datasets: []string{"synthetic-50-2-1", "synthetic-40-3-2"}, Splits: []int{0}, Solvers: []string{"cg", "ap", "sgd"},
+		Steps: steps, Settings: DefaultSettings()}
+	jobs, err := g.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 14 { // 2 datasets × (3 solvers × 2 + exact)
+		t.Fatalf("%d jobs, want 14", len(jobs))
+	}
+	return jobs
+}
+
+func readStatus(t *testing.T, dir string) Status {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, StatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Status
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func tableCSV(t *testing.T, dir string) string {
+	t.Helper()
+	recs, err := LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Summarise(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.Table1(Seconds).CSV(&b)
+	rep.Table2(Seconds).CSV(&b)
+	return b.String()
+}
+
+// TestRunnerInterruptResume runs a tiny grid once straight through and once
+// cancelled in the middle of its fourth job, then resumed. The fake trainer's
+// runtimes are deterministic, so here the whole results must agree; the
+// real-binary test in cmd/gpnb compares the non-wall-clock columns.
+func TestRunnerInterruptResume(t *testing.T) {
+	const steps = 5
+	dirA, dirB := t.TempDir(), t.TempDir()
+	ftA := &fakeTrainer{}
+	var logA bytes.Buffer
+	sum, err := (&Runner{Dir: dirA, Trainer: ftA, Log: &logA}).Run(context.Background(), tinyGrid(t, steps))
+	if err != nil || sum.Ran != 14 || sum.Skipped != 0 || sum.Pending != 0 {
+		t.Fatalf("uninterrupted run: %+v, %v", sum, err)
+	}
+	if st := readStatus(t, dirA); st.State != "finished" || st.Done != 14 || st.Current != nil {
+		t.Errorf("status after a full run: %+v", st)
+	}
+	if !strings.Contains(logA.String(), "[1/14] synthetic-50-2-1-s0-cg-cold  step 5/5  solver iterations 65") {
+		t.Errorf("progress lines:\n%s", logA.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	jobs := tinyGrid(t, steps)
+	ftB := &fakeTrainer{cancel: cancel, stopAt: func(j Job, step int) bool { return j.ID() == jobs[3].ID() && step == 3 }}
+	sum, err = (&Runner{Dir: dirB, Trainer: ftB}).Run(ctx, jobs)
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "Rerun the same command") {
+		t.Fatalf("interrupted run: error %v", err)
+	}
+	if sum.Ran != 3 || sum.Pending != 11 {
+		t.Errorf("interrupted summary %+v", sum)
+	}
+	st := readStatus(t, dirB)
+	if st.State != "interrupted" || st.Done != 3 || st.Jobs[3].State != "pending" {
+		t.Errorf("status after interruption: %+v", st)
+	}
+	if _, err := os.Stat(filepath.Join(dirB, JobsDir, jobs[3].ID(), CheckpointFile)); err != nil {
+		t.Errorf("no checkpoint for the interrupted job: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dirB, JobsDir, jobs[2].ID(), CheckpointFile)); !os.IsNotExist(err) {
+		t.Errorf("finished job keeps its checkpoint: %v", err)
+	}
+
+	ftC := &fakeTrainer{}
+	sum, err = (&Runner{Dir: dirB, Trainer: ftC}).Run(context.Background(), tinyGrid(t, steps))
+	if err != nil || sum.Skipped != 3 || sum.Ran != 11 {
+		t.Fatalf("resumed run: %+v, %v", sum, err)
+	}
+	if ftC.calls[0] != jobs[3].ID() || ftC.starts[jobs[3].ID()] != 3 {
+		t.Errorf("resume began with %s at step %d, want %s at step 3", ftC.calls[0], ftC.starts[ftC.calls[0]], jobs[3].ID())
+	}
+	if a, b := tableCSV(t, dirA), tableCSV(t, dirB); a != b {
+		t.Errorf("tables differ after interruption:\n%s\n---\n%s", a, b)
+	}
+	ra, _ := LoadResults(dirA)
+	rb, _ := LoadResults(dirB)
+	if !reflect.DeepEqual(ra, rb) {
+		t.Error("stored results differ after interruption")
+	}
+	if ra[0].Result.History[0].Residuals != nil {
+		t.Error("residuals kept without KeepResiduals")
+	}
+
+	// A third run has nothing to do.
+	ftD := &fakeTrainer{}
+	if sum, err := (&Runner{Dir: dirB, Trainer: ftD}).Run(context.Background(), tinyGrid(t, steps)); err != nil || len(ftD.calls) != 0 || sum.Skipped != 14 {
+		t.Errorf("rerun of a finished grid: %+v, %v, calls %v", sum, err, ftD.calls)
+	}
+}
+
+func TestRunnerConfigMismatch(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := (&Runner{Dir: dir, Trainer: &fakeTrainer{}, MaxJobs: 1}).Run(context.Background(), tinyGrid(t, 2)); err != nil {
+		t.Fatal(err)
+	}
+	ft := &fakeTrainer{}
+	_, err := (&Runner{Dir: dir, Trainer: ft}).Run(context.Background(), tinyGrid(t, 3))
+	if !errors.Is(err, ErrConfigMismatch) || !strings.Contains(err.Error(), "steps=2") || !strings.Contains(err.Error(), "steps=3") ||
+		!strings.Contains(err.Error(), "different --out") {
+		t.Errorf("error = %v", err)
+	}
+	if len(ft.calls) != 0 {
+		t.Errorf("jobs ran despite the mismatch: %v", ft.calls)
+	}
+}
+
+func TestRunnerMaxJobsAndFailures(t *testing.T) {
+	dir := t.TempDir()
+	jobs := tinyGrid(t, 2)
+	ft := &fakeTrainer{}
+	sum, err := (&Runner{Dir: dir, Trainer: ft, MaxJobs: 4}).Run(context.Background(), jobs)
+	if err != nil || sum.Ran != 4 || sum.Pending != 10 || readStatus(t, dir).State != "stopped" {
+		t.Fatalf("max jobs: %+v, %v", sum, err)
+	}
+	// A failing job is recorded and the run goes on.
+	ft = &fakeTrainer{failIDs: map[string]bool{jobs[5].ID(): true}}
+	sum, err = (&Runner{Dir: dir, Trainer: ft}).Run(context.Background(), jobs)
+	if err == nil || !strings.Contains(err.Error(), jobs[5].ID()+": solver diverged") || len(sum.Failed) != 1 || sum.Ran != 9 {
+		t.Fatalf("failure: %+v, %v", sum, err)
+	}
+	st := readStatus(t, dir)
+	if st.State != "failed" || st.Failed != 1 || st.Jobs[5].State != "failed" || st.Done != 13 {
+		t.Errorf("status after a failure: %+v", st)
+	}
+	// A torn result.json (as if written non-atomically) makes the job run again.
+	torn := filepath.Join(dir, JobsDir, jobs[0].ID(), ResultFile)
+	if err := os.WriteFile(torn, []byte(`{"dataset": "synth`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ft = &fakeTrainer{}
+	if _, err := (&Runner{Dir: dir, Trainer: ft}).Run(context.Background(), jobs); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ft.calls, []string{jobs[0].ID(), jobs[5].ID()}) {
+		t.Errorf("rerun ran %v, want the torn and the failed job", ft.calls)
+	}
+}
+
+func TestLoadResultsErrors(t *testing.T) {
+	if _, err := LoadResults(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, ErrNoResults) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing dir: %v", err)
+	}
+	empty := t.TempDir()
+	if _, err := LoadResults(empty); !errors.Is(err, ErrNoResults) {
+		t.Errorf("empty dir: %v", err)
+	}
+	os.MkdirAll(filepath.Join(empty, JobsDir, "x"), 0o755)
+	if _, err := LoadResults(empty); !errors.Is(err, ErrNoResults) || !strings.Contains(err.Error(), "gpnb reproduce") {
+		t.Errorf("no finished job: %v", err)
+	}
+	os.WriteFile(filepath.Join(empty, JobsDir, "x", ResultFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(empty, JobsDir, "x", JobFile), []byte("{}"), 0o644)
+	if _, err := LoadResults(empty); err == nil || !strings.Contains(err.Error(), ResultFile) {
+		t.Errorf("corrupt result: %v", err)
+	}
+}
+
+// TestRunnerETA checks the status file's progress and ETA with a clock that
+// advances one second per step: the ETA is the mean time per step run so
+// far times the steps left, resumed steps not counted as run.
+func TestRunnerETA(t *testing.T) {
+	dir := t.TempDir()
+	jobs := tinyGrid(t, 4)[:3] // 3 jobs × 4 steps
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var etas []float64
+	var steps []int
+	ctx, cancel := context.WithCancel(context.Background())
+	ft := &fakeTrainer{cancel: cancel, stopAt: func(j Job, step int) bool { return j.ID() == jobs[1].ID() && step == 2 }}
+	ft.beforeStep = func() { clock = clock.Add(time.Second) }
+	r := &Runner{Dir: dir, Trainer: ft, now: func() time.Time { return clock }}
+	// Record the status after every report by wrapping the trainer's progress.
+	r.Trainer = progressSpy{ft, func() {
+		st := readStatus(t, dir)
+		etas = append(etas, st.ETASeconds)
+		steps = append(steps, st.Current.Step)
+	}}
+	if _, err := r.Run(ctx, jobs); !errors.Is(err, ErrInterrupted) {
+		t.Fatal(err)
+	}
+	// 12 steps in all; after k steps, one second each, 12−k remain.
+	for k, eta := range etas {
+		if eta != float64(12-(k+1)) {
+			t.Errorf("after step %d: ETA %v, want %d", k+1, eta, 12-(k+1))
+		}
+	}
+	if len(etas) != 6 {
+		t.Fatalf("%d reports, want 6", len(etas))
+	}
+	// Resume: job 2 restarts at step 2, so 6 steps remain; the Resumed report
+	// does not count as a step run and leaves the ETA unknown (-1).
+	etas, steps = nil, nil
+	ft.stopAt, ft.resumedReport = nil, true
+	r.now = func() time.Time { return clock }
+	if _, err := r.Run(context.Background(), jobs); err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{-1, 5, 4, 3, 2, 1, 0}
+	if !reflect.DeepEqual(etas, want) || steps[0] != 2 {
+		t.Errorf("ETAs after resume %v (steps %v), want %v", etas, steps, want)
+	}
+}
+
+type progressSpy struct {
+	Trainer
+	after func()
+}
+
+func (p progressSpy) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
+	return p.Trainer.Train(ctx, j, ckpt, func(pr Progress) { progress(pr); p.after() })
+}

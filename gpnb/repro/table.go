@@ -1,0 +1,394 @@
+package repro
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Stat is a mean and its standard error over splits.
+type Stat struct {
+	Mean float64
+	SE   float64 // sample standard deviation / √N; NaN when N < 2
+	N    int
+}
+
+// NewStat returns the mean and standard error of xs: SE = s/√N with s the
+// sample standard deviation (N−1 in the denominator), as in the paper's
+// Table 2. With fewer than two values SE is NaN; with none, Mean is NaN too.
+func NewStat(xs []float64) Stat {
+	n := len(xs)
+	if n == 0 {
+		return Stat{Mean: math.NaN(), SE: math.NaN()}
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(n)
+	if n < 2 {
+		return Stat{Mean: mean, SE: math.NaN(), N: 1}
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return Stat{Mean: mean, SE: math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n)), N: n}
+}
+
+// Entry aggregates one (dataset, solver, mode) over its splits.
+type Entry struct {
+	Dataset, Solver, Mode string // mode: cold, warm or exact
+	Splits                []int
+	RMSE, LLH             Stat
+	TotalSeconds          Stat // wall time of the whole run
+	SolverSeconds         Stat // time spent in the linear solver
+	Iterations            Stat // solver iterations summed over all steps
+}
+
+// DatasetInfo describes a dataset column of the tables.
+type DatasetInfo struct {
+	Name   string
+	N, D   int // training points (largest over splits) and input dimensions
+	Subset bool
+}
+
+// Label is the dataset's name, with its size when it was run on a subset.
+func (d DatasetInfo) Label() string {
+	if d.Subset {
+		return fmt.Sprintf("%s (n=%d)", d.Name, d.N)
+	}
+	return d.Name
+}
+
+// Report holds everything Table 1 and Table 2 show, computed from records.
+type Report struct {
+	Datasets []DatasetInfo // paper order, then others by name
+	Solvers  []string      // iterative solvers present: cg, ap, sgd order
+	HasExact bool          // some Cholesky reference jobs present
+	Entries  map[[3]string]*Entry
+
+	// SpeedUp[{dataset, solver}] = mean cold total time / mean warm total
+	// time; IterationRatio the same for total solver iterations. Present
+	// only where both cold and warm runs exist.
+	SpeedUp        map[[2]string]float64
+	IterationRatio map[[2]string]float64
+	// AverageSpeedUp[solver] is the mean over datasets of SpeedUp, the
+	// paper's "average speed-up among datasets"; AverageIterationRatio
+	// likewise.
+	AverageSpeedUp        map[string]float64
+	AverageIterationRatio map[string]float64
+}
+
+// Entry returns the aggregate for a dataset, solver and mode, or nil.
+func (r *Report) Entry(dataset, solver, mode string) *Entry {
+	return r.Entries[[3]string{dataset, solver, mode}]
+}
+
+// Summarise aggregates records into a Report. Records of the same job id
+// (the same dataset, split, solver and mode) must not repeat.
+func Summarise(recs []Record) (*Report, error) {
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: nothing to summarise", ErrNoResults)
+	}
+	type acc struct {
+		splits                          []int
+		rmse, llh, total, solver, iters []float64
+	}
+	accs := map[[3]string]*acc{}
+	infos := map[string]*DatasetInfo{}
+	seen := map[string]bool{}
+	solvers := map[string]bool{}
+	rep := &Report{Entries: map[[3]string]*Entry{}, SpeedUp: map[[2]string]float64{}, IterationRatio: map[[2]string]float64{},
+		AverageSpeedUp: map[string]float64{}, AverageIterationRatio: map[string]float64{}}
+	for _, rc := range recs {
+		j, r := rc.Job, rc.Result
+		if seen[j.ID()] {
+			return nil, fmt.Errorf("repro: job %s appears twice: summarise one results directory at a time", j.ID())
+		}
+		seen[j.ID()] = true
+		k := [3]string{j.Dataset, j.Solver, j.Mode()}
+		a := accs[k]
+		if a == nil {
+			a = &acc{}
+			accs[k] = a
+		}
+		a.splits = append(a.splits, j.Split)
+		a.rmse = append(a.rmse, r.TestRMSE)
+		a.llh = append(a.llh, r.TestLLH)
+		a.total = append(a.total, r.TotalSeconds)
+		a.solver = append(a.solver, r.SolverSeconds)
+		a.iters = append(a.iters, float64(r.History.TotalSolverIterations()))
+		in := infos[j.Dataset]
+		if in == nil {
+			in = &DatasetInfo{Name: j.Dataset}
+			infos[j.Dataset] = in
+		}
+		in.N = max(in.N, r.NTrain)
+		in.D = r.D
+		if j.Subset > 0 {
+			if spec, err := ParseDataset(j.Dataset); err == nil && (j.Subset < ApproxTrainSize(spec, 0)) {
+				in.Subset = true
+			}
+		}
+		if j.Solver == SolverCholesky {
+			rep.HasExact = true
+		} else {
+			solvers[j.Solver] = true
+		}
+	}
+	for k, a := range accs {
+		sort.Ints(a.splits)
+		rep.Entries[k] = &Entry{Dataset: k[0], Solver: k[1], Mode: k[2], Splits: a.splits,
+			RMSE: NewStat(a.rmse), LLH: NewStat(a.llh), TotalSeconds: NewStat(a.total),
+			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters)}
+	}
+	for _, s := range []string{SolverCG, SolverAP, SolverSGD} {
+		if solvers[s] {
+			rep.Solvers = append(rep.Solvers, s)
+		}
+	}
+	var names []string
+	for n := range infos {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		ia, ib := datasetOrder(names[a]), datasetOrder(names[b])
+		if ia != ib {
+			return ia < ib
+		}
+		return names[a] < names[b]
+	})
+	for _, n := range names {
+		rep.Datasets = append(rep.Datasets, *infos[n])
+	}
+	for _, s := range rep.Solvers {
+		var sp, it []float64
+		for _, d := range rep.Datasets {
+			c, w := rep.Entry(d.Name, s, "cold"), rep.Entry(d.Name, s, "warm")
+			if c == nil || w == nil {
+				continue
+			}
+			k := [2]string{d.Name, s}
+			rep.SpeedUp[k] = c.TotalSeconds.Mean / w.TotalSeconds.Mean
+			rep.IterationRatio[k] = c.Iterations.Mean / w.Iterations.Mean
+			sp = append(sp, rep.SpeedUp[k])
+			it = append(it, rep.IterationRatio[k])
+		}
+		if len(sp) > 0 {
+			rep.AverageSpeedUp[s] = NewStat(sp).Mean
+			rep.AverageIterationRatio[s] = NewStat(it).Mean
+		}
+	}
+	return rep, nil
+}
+
+func datasetOrder(name string) int {
+	for i, n := range UCIDatasets {
+		if n == name {
+			return i
+		}
+	}
+	return len(UCIDatasets)
+}
+
+// TimeUnit is the unit of the runtime columns.
+type TimeUnit string
+
+// The time units: minutes, like the paper, or seconds.
+const (
+	Minutes TimeUnit = "min"
+	Seconds TimeUnit = "s"
+)
+
+// ParseTimeUnit parses "min" or "s".
+func ParseTimeUnit(s string) (TimeUnit, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "min", "m", "minutes":
+		return Minutes, nil
+	case "s", "sec", "seconds":
+		return Seconds, nil
+	}
+	return "", fmt.Errorf("%w: time unit %q: use min or s", ErrGrid, s)
+}
+
+func (u TimeUnit) scale(sec Stat) Stat {
+	if u == Minutes {
+		return Stat{Mean: sec.Mean / 60, SE: sec.SE / 60, N: sec.N}
+	}
+	return sec
+}
+
+func (u TimeUnit) digits() int {
+	if u == Minutes {
+		return 3
+	}
+	return 2
+}
+
+var solverLabel = map[string]string{SolverCG: "CG", SolverAP: "AP", SolverSGD: "SGD", SolverCholesky: "Cholesky (exact)"}
+
+func modeLabel(solver, mode string) string {
+	if mode == "warm" {
+		return "+ ws"
+	}
+	return solverLabel[solver]
+}
+
+func (r *Report) splitNote() string {
+	counts := map[int]bool{}
+	for _, e := range r.Entries {
+		counts[len(e.Splits)] = true
+	}
+	if len(counts) == 1 {
+		for k := range counts {
+			if k == 1 {
+				return "one split, so no standard errors"
+			}
+			return fmt.Sprintf("mean ± standard error over %d splits", k)
+		}
+	}
+	return "mean ± standard error over the splits present, which differ between cells"
+}
+
+func (r *Report) notes(unit TimeUnit) []string {
+	notes := []string{
+		fmt.Sprintf("Runtimes are wall-clock %s on the machine that ran the jobs; speed-ups and iteration ratios are measured, not copied.", map[TimeUnit]string{Minutes: "minutes", Seconds: "seconds"}[unit]),
+		"Speed-up = mean total runtime cold / mean total runtime with warm start (+ ws), per dataset and solver; the average speed-up is the mean over datasets of those ratios (the paper's definition).",
+		"Iteration ratio = mean total solver iterations cold / warm: the machine-independent part of the speed-up.",
+	}
+	for _, d := range r.Datasets {
+		if d.Subset {
+			notes = append(notes, "A dataset shown with (n=…) was run on a random subset of n training points of each split; the test split is complete.")
+			break
+		}
+	}
+	return notes
+}
+
+// Table1 is the paper's main table: test log-likelihood and total runtime per
+// dataset, and the average speed-up due to warm start, per solver (cold and
+// "+ ws" rows), plus the average iteration ratio and, when present, the exact
+// Cholesky reference.
+func (r *Report) Table1(unit TimeUnit) *Table {
+	t := &Table{Title: "Table 1: test log-likelihood, total runtime and average warm-start speed-up",
+		Caption: fmt.Sprintf("Predictive test log-likelihoods and total runtimes (%s) after marginal likelihood optimisation, and average speed-up among datasets due to warm start (%s).", unit, strings.Replace(r.splitNote(), "mean ± standard error", "mean", 1)),
+		Notes:   r.notes(unit)}
+	t.Columns = append(t.Columns, Column{Name: "Solver"})
+	for _, d := range r.Datasets {
+		t.Columns = append(t.Columns, Column{Name: "Test LLH " + d.Label()})
+	}
+	for _, d := range r.Datasets {
+		t.Columns = append(t.Columns, Column{Name: fmt.Sprintf("Total runtime (%s) %s", unit, d.Label())})
+	}
+	t.Columns = append(t.Columns, Column{Name: "Average speed-up"}, Column{Name: "Average iteration ratio"})
+	add := func(solver, mode string) {
+		row := Row{Text(modeLabel(solver, mode))}
+		for _, d := range r.Datasets {
+			row = append(row, statCell(r.Entry(d.Name, solver, mode), func(e *Entry) Stat { return e.LLH }, 2, false))
+		}
+		for _, d := range r.Datasets {
+			row = append(row, statCell(r.Entry(d.Name, solver, mode), func(e *Entry) Stat { return unit.scale(e.TotalSeconds) }, 2, false))
+		}
+		if mode == "warm" {
+			row = append(row, ratioCell(r.AverageSpeedUp, solver), ratioCell(r.AverageIterationRatio, solver))
+		} else {
+			row = append(row, Missing(), Missing())
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, s := range r.Solvers {
+		add(s, "cold")
+		add(s, "warm")
+	}
+	if r.HasExact {
+		add(SolverCholesky, "exact")
+	}
+	return t
+}
+
+// Table2 is the appendix table: per dataset, solver and mode the test RMSE,
+// test LLH, total and solver runtime, total solver iterations (mean ±
+// standard error over splits), and the speed-up and iteration ratio due to
+// warm start.
+func (r *Report) Table2(unit TimeUnit) *Table {
+	t := &Table{Title: "Table 2: per-dataset results",
+		Caption: fmt.Sprintf("Test root-mean-square errors, test log-likelihoods, total runtimes and solver runtimes in %s after marginal likelihood optimisation, and speed-up per dataset due to warm start (%s).",
+			map[TimeUnit]string{Minutes: "minutes", Seconds: "seconds"}[unit], r.splitNote()),
+		Notes: r.notes(unit)}
+	t.Columns = []Column{{Name: "Dataset", Merge: true}, {Name: "Solver"}, {Name: "Splits"},
+		{Name: "Test RMSE", SE: true}, {Name: "Test LLH", SE: true},
+		{Name: fmt.Sprintf("Total runtime (%s)", unit), SE: true}, {Name: fmt.Sprintf("Solver runtime (%s)", unit), SE: true},
+		{Name: "Solver iterations", SE: true}, {Name: "Speed-up"}, {Name: "Iteration ratio"}}
+	for _, d := range r.Datasets {
+		label := fmt.Sprintf("%s (n=%d, d=%d)", d.Name, d.N, d.D)
+		if d.Subset {
+			label = fmt.Sprintf("%s (subset n=%d, d=%d)", d.Name, d.N, d.D)
+		}
+		type sm struct{ solver, mode string }
+		var list []sm
+		for _, s := range r.Solvers {
+			list = append(list, sm{s, "cold"}, sm{s, "warm"})
+		}
+		list = append(list, sm{SolverCholesky, "exact"})
+		for _, x := range list {
+			e := r.Entry(d.Name, x.solver, x.mode)
+			if e == nil {
+				continue
+			}
+			row := Row{Text(label), Text(modeLabel(x.solver, x.mode)), Text(splitList(e.Splits)),
+				num(e.RMSE, 3, ""), num(e.LLH, 3, ""),
+				num(unit.scale(e.TotalSeconds), unit.digits(), ""), num(unit.scale(e.SolverSeconds), unit.digits(), ""),
+				num(e.Iterations, 0, "")}
+			if x.mode == "warm" {
+				row = append(row, ratioCell(r.SpeedUp, [2]string{d.Name, x.solver}), ratioCell(r.IterationRatio, [2]string{d.Name, x.solver}))
+			} else {
+				row = append(row, Missing(), Missing())
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
+}
+
+func splitList(s []int) string {
+	if len(s) == 0 {
+		return ""
+	}
+	contiguous := true
+	for i := 1; i < len(s); i++ {
+		contiguous = contiguous && s[i] == s[i-1]+1
+	}
+	if contiguous && len(s) > 2 {
+		return fmt.Sprintf("%d-%d", s[0], s[len(s)-1])
+	}
+	p := make([]string, len(s))
+	for i, k := range s {
+		p[i] = fmt.Sprint(k)
+	}
+	return strings.Join(p, ",")
+}
+
+func statCell(e *Entry, f func(*Entry) Stat, digits int, se bool) Cell {
+	if e == nil {
+		return Missing()
+	}
+	s := f(e)
+	if !se {
+		s.SE = math.NaN()
+	}
+	return num(s, digits, "")
+}
+
+func num(s Stat, digits int, suffix string) Cell {
+	return Cell{Num: true, Value: s.Mean, SE: s.SE, Digits: digits, Suffix: suffix}
+}
+
+func ratioCell[K comparable](m map[K]float64, k K) Cell {
+	v, ok := m[k]
+	if !ok {
+		return Missing()
+	}
+	return Cell{Num: true, Value: v, SE: math.NaN(), Digits: 1, Suffix: "×"}
+}

@@ -1,0 +1,266 @@
+package repro
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+// fakeRecord builds a finished job whose totals are the given numbers; its
+// history has `steps` steps sharing iters solver iterations equally.
+func fakeRecord(ds string, split, subset, n, d int, solver string, warm bool, total, solverSec, rmse, llh float64, iters int) Record {
+	j := Job{Dataset: ds, Split: split, Subset: subset, Solver: solver, WarmStart: warm, Steps: 4, Settings: DefaultSettings()}.Normalize()
+	h := make(gpnb.History, 4)
+	for i := range h {
+		h[i].Step = i + 1
+		h[i].SolverIterations = iters / 4
+	}
+	h[0].SolverIterations += iters % 4
+	return Record{Job: j, Result: gpnb.Result{Dataset: ds, Split: split, NTrain: n, D: d, Solver: solver, WarmStart: j.WarmStart,
+		StepsDone: 4, TotalSeconds: total, SolverSeconds: solverSec, TestRMSE: rmse, TestLLH: llh, History: h}}
+}
+
+func fakeRecords() []Record {
+	var r []Record
+	// pol on a 2000-point subset, three splits, CG and AP.
+	for k, tot := range []float64{60, 120, 180} {
+		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "cg", false, tot, tot-6, 0.1+0.01*float64(k), 1.0+0.2*float64(k), 300))
+		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "cg", true, 30, 24, 0.1+0.01*float64(k), 1.0+0.2*float64(k), 100))
+		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "ap", false, 90, 80, 0.1, 1.1, 90))
+		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "ap", true, 10, 5, 0.1, 1.1, 10))
+	}
+	// bike at full size, one split, CG only, plus the exact reference.
+	r = append(r, fakeRecord("bike", 0, 0, 15642, 17, "cg", false, 100, 90, 0.03, 2.1, 202))
+	r = append(r, fakeRecord("bike", 0, 0, 15642, 17, "cg", true, 50, 40, 0.03, 2.1, 101))
+	r = append(r, fakeRecord("bike", 0, 0, 15642, 17, "cholesky", false, 600, 590, 0.031, 2.2, 0))
+	return r
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
+
+func TestNewStat(t *testing.T) {
+	// Mean 5, sample variance 32/7 for this classic set.
+	s := NewStat([]float64{2, 4, 4, 4, 5, 5, 7, 9})
+	if !near(s.Mean, 5) || !near(s.SE, math.Sqrt(32.0/7)/math.Sqrt(8)) || s.N != 8 {
+		t.Errorf("NewStat = %+v", s)
+	}
+	if s := NewStat([]float64{3}); s.Mean != 3 || !math.IsNaN(s.SE) || s.N != 1 {
+		t.Errorf("one value: %+v", s)
+	}
+	if s := NewStat(nil); !math.IsNaN(s.Mean) || s.N != 0 {
+		t.Errorf("no value: %+v", s)
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	rep, err := Summarise(fakeRecords())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Datasets) != 2 || rep.Datasets[0].Name != "pol" || rep.Datasets[1].Name != "bike" {
+		t.Fatalf("datasets %+v, want pol then bike (paper order)", rep.Datasets)
+	}
+	if !rep.Datasets[0].Subset || rep.Datasets[1].Subset || rep.Datasets[0].Label() != "pol (n=2000)" || rep.Datasets[1].Label() != "bike" {
+		t.Errorf("subset marks: %+v", rep.Datasets)
+	}
+	c := rep.Entry("pol", "cg", "cold")
+	// totals 60, 120, 180: mean 120, sample sd 60, se 60/√3.
+	if !near(c.TotalSeconds.Mean, 120) || !near(c.TotalSeconds.SE, 60/math.Sqrt(3)) {
+		t.Errorf("pol cg cold total %+v", c.TotalSeconds)
+	}
+	// LLH 1.0, 1.2, 1.4: mean 1.2, sd 0.2, se 0.2/√3.
+	if !near(c.LLH.Mean, 1.2) || !near(c.LLH.SE, 0.2/math.Sqrt(3)) {
+		t.Errorf("pol cg cold LLH %+v", c.LLH)
+	}
+	if c.Iterations.Mean != 300 || c.Iterations.SE != 0 {
+		t.Errorf("pol cg cold iterations %+v", c.Iterations)
+	}
+	for _, tc := range []struct {
+		ds, s        string
+		speed, iters float64
+	}{{"pol", "cg", 4, 3}, {"pol", "ap", 9, 9}, {"bike", "cg", 2, 2}} {
+		k := [2]string{tc.ds, tc.s}
+		if !near(rep.SpeedUp[k], tc.speed) || !near(rep.IterationRatio[k], tc.iters) {
+			t.Errorf("%v: speed-up %v, iteration ratio %v; want %v, %v", k, rep.SpeedUp[k], rep.IterationRatio[k], tc.speed, tc.iters)
+		}
+	}
+	// Average over datasets of the per-dataset ratios: CG (4+2)/2, AP 9 (pol only).
+	if !near(rep.AverageSpeedUp["cg"], 3) || !near(rep.AverageIterationRatio["cg"], 2.5) || !near(rep.AverageSpeedUp["ap"], 9) {
+		t.Errorf("averages: %v %v", rep.AverageSpeedUp, rep.AverageIterationRatio)
+	}
+	if !rep.HasExact || rep.Entry("bike", "cholesky", "exact") == nil {
+		t.Error("exact reference missing")
+	}
+	if _, err := Summarise(nil); err == nil {
+		t.Error("Summarise(nil) succeeded")
+	}
+	dup := append(fakeRecords(), fakeRecords()[0])
+	if _, err := Summarise(dup); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate job: error = %v", err)
+	}
+}
+
+// readCSV renders t as CSV and returns its rows keyed by the joined label
+// columns, and the header.
+func readCSV(t *testing.T, tb *Table) ([]string, [][]string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tb.CSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV does not parse: %v\n%s", err, buf.String())
+	}
+	return recs[0], recs[1:]
+}
+
+func cell(t *testing.T, head []string, row []string, col string) float64 {
+	t.Helper()
+	for i, h := range head {
+		if h == col {
+			if row[i] == "" {
+				return math.NaN()
+			}
+			v, err := strconv.ParseFloat(row[i], 64)
+			if err != nil {
+				t.Fatalf("column %q: %v", col, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no column %q in %v", col, head)
+	return 0
+}
+
+func TestTable1(t *testing.T) {
+	rep, _ := Summarise(fakeRecords())
+	tb := rep.Table1(Minutes)
+	head, rows := readCSV(t, tb)
+	if len(rows) != 5 { // CG, + ws, AP, + ws, Cholesky
+		t.Fatalf("%d rows, want 5", len(rows))
+	}
+	if rows[0][0] != "CG" || rows[1][0] != "+ ws" || rows[2][0] != "AP" || rows[4][0] != "Cholesky (exact)" {
+		t.Errorf("row labels %v %v %v %v", rows[0][0], rows[1][0], rows[2][0], rows[4][0])
+	}
+	if v := cell(t, head, rows[0], "Total runtime (min) pol (n=2000)"); !near(v, 2) {
+		t.Errorf("CG pol runtime %v min, want 2", v)
+	}
+	if v := cell(t, head, rows[1], "Total runtime (min) bike"); !near(v, 50.0/60) {
+		t.Errorf("CG+ws bike runtime %v min, want 50/60", v)
+	}
+	if v := cell(t, head, rows[0], "Test LLH pol (n=2000)"); !near(v, 1.2) {
+		t.Errorf("CG pol LLH %v, want 1.2", v)
+	}
+	if v := cell(t, head, rows[1], "Average speed-up"); !near(v, 3) {
+		t.Errorf("CG average speed-up %v, want 3", v)
+	}
+	if v := cell(t, head, rows[1], "Average iteration ratio"); !near(v, 2.5) {
+		t.Errorf("CG average iteration ratio %v, want 2.5", v)
+	}
+	if v := cell(t, head, rows[0], "Average speed-up"); !math.IsNaN(v) {
+		t.Errorf("cold row has a speed-up %v", v)
+	}
+	if v := cell(t, head, rows[2], "Test LLH bike"); !math.IsNaN(v) {
+		t.Errorf("AP bike (not run) shows %v", v)
+	}
+	var md bytes.Buffer
+	if err := tb.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| + ws | 1.20 | 2.10 | 0.50 | 0.83 | 3.0× | 2.5× |", "| CG | 1.20 | 2.10 | 2.00 | 1.67 | — | — |", "mean over datasets", "(n=…)"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func TestTable2(t *testing.T) {
+	rep, _ := Summarise(fakeRecords())
+	tb := rep.Table2(Seconds)
+	head, rows := readCSV(t, tb)
+	if len(rows) != 7 {
+		t.Fatalf("%d rows, want 7", len(rows))
+	}
+	r := rows[0] // pol CG cold
+	if r[0] != "pol (subset n=2000, d=26)" || r[1] != "CG" || r[2] != "0-2" {
+		t.Errorf("labels %v", r[:3])
+	}
+	for _, c := range []struct {
+		col  string
+		want float64
+	}{
+		{"Total runtime (s)", 120}, {"Total runtime (s) se", 60 / math.Sqrt(3)},
+		{"Solver runtime (s)", 114}, {"Test LLH", 1.2}, {"Test LLH se", 0.2 / math.Sqrt(3)},
+		{"Test RMSE", 0.11}, {"Test RMSE se", 0.01 / math.Sqrt(3)}, {"Solver iterations", 300},
+	} {
+		if v := cell(t, head, r, c.col); !near(v, c.want) {
+			t.Errorf("pol CG cold %s = %v, want %v", c.col, v, c.want)
+		}
+	}
+	if v := cell(t, head, rows[1], "Speed-up"); !near(v, 4) {
+		t.Errorf("pol CG speed-up %v", v)
+	}
+	bikeWarm := rows[5]
+	if bikeWarm[0] != "bike (n=15642, d=17)" || bikeWarm[1] != "+ ws" {
+		t.Errorf("bike row %v", bikeWarm[:2])
+	}
+	if v := cell(t, head, bikeWarm, "Test LLH se"); !math.IsNaN(v) {
+		t.Errorf("one split has se %v", v)
+	}
+	var md, page bytes.Buffer
+	tb.Markdown(&md)
+	if !strings.Contains(md.String(), "| 0.110 ± 0.006 | 1.200 ± 0.115 | 120.00 ± 34.64 |") {
+		t.Errorf("Markdown mean ± se cells:\n%s", md.String())
+	}
+	// Merged dataset label: only the first row of a group names it.
+	if strings.Count(md.String(), "pol (subset n=2000, d=26)") != 1 {
+		t.Errorf("dataset label not merged:\n%s", md.String())
+	}
+	if err := WriteHTMLPage(&page, "Results <test>", rep.Table1(Minutes), tb); err != nil {
+		t.Fatal(err)
+	}
+	h := page.String()
+	for _, want := range []string{"<!DOCTYPE html>", "<style>", `<table class="gpnb-table">`, "Results &lt;test&gt;", "<td class=\"num\">120.00 ± 34.64</td>", `<tr class="group">`, "</html>"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if strings.Contains(h, "http://") || strings.Contains(h, "https://") || strings.Contains(h, "<script") {
+		t.Error("HTML page is not self-contained")
+	}
+}
+
+func TestPaperComparison(t *testing.T) {
+	rep, _ := Summarise(fakeRecords())
+	head, rows := readCSV(t, rep.PaperComparison())
+	// Rows grouped by solver: CG pol, CG bike, CG average, AP pol, AP average
+	// (AP did not run on bike, so it has no row).
+	if len(rows) != 5 {
+		t.Fatalf("%d rows: %v", len(rows), rows)
+	}
+	if rows[0][0] != "pol (n=2000)" || rows[0][1] != "CG" || rows[2][0] != "average over 2 dataset(s)" {
+		t.Errorf("labels %v %v", rows[0][:2], rows[2][:2])
+	}
+	if v := cell(t, head, rows[0], "Paper test LLH cold"); v != 1.268 {
+		t.Errorf("paper pol CG LLH %v", v)
+	}
+	if v := cell(t, head, rows[0], "Speed-up"); !near(v, 4) {
+		t.Errorf("our pol CG speed-up %v", v)
+	}
+	// Averages over pol and bike: ours (4+2)/2, the paper's (3.9+3.5)/2.
+	if v := cell(t, head, rows[2], "Speed-up"); !near(v, 3) {
+		t.Errorf("our CG average %v", v)
+	}
+	if v := cell(t, head, rows[2], "Paper speed-up"); !near(v, 3.7) {
+		t.Errorf("paper CG average over pol, bike %v, want 3.7", v)
+	}
+	if v := cell(t, head, rows[4], "Paper speed-up"); !near(v, 22.6) {
+		t.Errorf("paper AP average over pol %v, want 22.6", v)
+	}
+}
