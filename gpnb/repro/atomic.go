@@ -6,14 +6,12 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic writes data to path so that a reader (or a process killed
+// writeAtomic writes data to path so that a reader (or a process killed
 // half-way, SIGKILL included) sees either the old file or the whole new one:
-// it writes a temporary file in the same directory, syncs it and renames it.
-func writeFileAtomic(path string, data []byte) error { return writeAtomic(path, data, true) }
-
-// writeAtomic is writeFileAtomic; with durable false it skips the fsyncs,
-// for files such as status.json that are rewritten often and whose loss in a
-// power cut matters little (a rename is still all or nothing).
+// it writes a temporary file in the same directory, syncs it (when durable)
+// and renames it. durable false skips the fsyncs, for files such as
+// status.json that are rewritten often and whose loss in a power cut matters
+// little (a rename is still all or nothing).
 func writeAtomic(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")

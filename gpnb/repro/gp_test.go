@@ -64,13 +64,13 @@ func TestGPTrainerInterruptResume(t *testing.T) {
 	if _, err := (&Runner{Dir: dirA, Trainer: GPTrainer{}}).Run(context.Background(), jobs); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	for _, stop := range []struct {
 		id   string
 		step int
 	}{{jobs[3].ID(), 2}, {jobs[8].ID(), 1}} {
-		ctx, cancel = context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(context.Background())
 		_, err := (&Runner{Dir: dirB, Trainer: cancelAt{GPTrainer{}, stop.id, stop.step, cancel}}).Run(ctx, jobs)
+		cancel()
 		if !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("stop at %s step %d: error %v", stop.id, stop.step, err)
 		}
@@ -78,7 +78,6 @@ func TestGPTrainerInterruptResume(t *testing.T) {
 	if _, err := (&Runner{Dir: dirB, Trainer: GPTrainer{}}).Run(context.Background(), jobs); err != nil {
 		t.Fatal(err)
 	}
-	cancel()
 	ra, err := LoadResults(dirA)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func (r *Report) PaperComparison() *Table {
 			}
 			subset = subset || d.Subset
 			sp, ok := r.SpeedUp[k]
-			it, _ := r.IterationRatio[k]
+			it := r.IterationRatio[k]
 			if ok {
 				ours = append(ours, sp)
 				paper = append(paper, PaperSpeedUp[k])
