@@ -233,28 +233,37 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 	return rs, "results", nil
 }
 
+// resultKeys are JSON fields every gpnb.Result has. Other JSON that shares
+// some names (a reproduce job's job.json has "dataset" and "solver") is not
+// a result and must not be averaged in as one with zero metrics.
+var resultKeys = []string{"solver", "n_train", "steps_done", "history"}
+
 // parseResults decodes one gpnb.Result or a list of them, and rejects JSON
-// that is not a result (no solver name).
+// that is not a result (one without every field in resultKeys).
 func parseResults(b []byte) ([]gpnb.Result, error) {
 	b = bytes.TrimSpace(b)
-	var rs []gpnb.Result
+	items := []json.RawMessage{b}
 	if len(b) > 0 && b[0] == '[' {
-		if err := json.Unmarshal(b, &rs); err != nil {
+		if err := json.Unmarshal(b, &items); err != nil {
 			return nil, fmt.Errorf("not a list of results: %w", err)
 		}
-	} else {
-		var r gpnb.Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("not a result: %w", err)
+		if len(items) == 0 {
+			return nil, errors.New("empty list of results")
 		}
-		rs = []gpnb.Result{r}
 	}
-	if len(rs) == 0 {
-		return nil, errors.New("empty list of results")
-	}
-	for i, r := range rs {
-		if r.Solver == "" {
-			return nil, fmt.Errorf("entry %d has no \"solver\" field, so it is not a gpnb result", i)
+	rs := make([]gpnb.Result, len(items))
+	for i, it := range items {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(it, &fields); err != nil {
+			return nil, fmt.Errorf("entry %d is not a result: %w", i, err)
+		}
+		for _, k := range resultKeys {
+			if _, ok := fields[k]; !ok {
+				return nil, fmt.Errorf("entry %d has no %q field, so it is not a gpnb result", i, k)
+			}
+		}
+		if err := json.Unmarshal(it, &rs[i]); err != nil {
+			return nil, fmt.Errorf("entry %d is not a result: %w", i, err)
 		}
 	}
 	return rs, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -175,5 +176,38 @@ func TestReportBadInput(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.msg)
 			}
 		})
+	}
+}
+
+// A `gpnb reproduce` directory keeps job.json beside each result.json. The
+// job file names a dataset and a solver too, but it is not a result: read as
+// one it would be averaged in with zero metrics (halving every mean).
+func TestReportReproduceLayout(t *testing.T) {
+	t.Setenv("GPNB_ECHARTS_NO_INSTALL", "1")
+	dir := t.TempDir()
+	for _, warm := range []bool{false, true} {
+		job := filepath.Join(dir, "jobs", fmt.Sprintf("pol-s0-cg-%v", warm))
+		if err := os.MkdirAll(job, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeJSONFile(t, filepath.Join(job, "job.json"), map[string]any{
+			"dataset": "pol", "split": 0, "solver": "cg", "warm_start": warm, "steps": 4,
+			"settings": map[string]any{"kernel": "matern32", "probes": 16},
+		})
+		writeJSONFile(t, filepath.Join(job, "result.json"), reportResult("pol", "cg", warm, 0))
+	}
+	out := filepath.Join(dir, "report.html")
+	code, stdout, stderr := runCmd(t, "report", "--in", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "from 2 run(s)") {
+		t.Errorf("stdout %q: want the 2 results and neither job.json", stdout)
+	}
+	if n := strings.Count(stderr, "job.json"); n != 2 {
+		t.Errorf("stderr mentions job.json %d times, want 2 skips:\n%s", n, stderr)
+	}
+	if _, err := parseResults([]byte(`{"dataset":"pol","solver":"cg","steps":4}`)); err == nil {
+		t.Error("a job.json-like object parsed as a result")
 	}
 }
