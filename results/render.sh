@@ -15,13 +15,13 @@ GPNB=${GPNB:-bin/gpnb}
 "$GPNB" table --in "$DIR" --table paper --out "$OUT/paper.md"
 "$GPNB" table --in "$DIR" --table 2 --unit s --format csv --out "$OUT/table2.csv"
 "$GPNB" table --in "$DIR" --table all --unit min --format html --out "$OUT/tables.html"
-# The full-size pol run (results/run-full-pol.sh), when it has finished.
-FULL="$OUT/full-pol"
+# The full-size runs (results/run-full.sh), those that have finished.
+FULL="$OUT/full"
 if [ -d "$FULL/jobs" ] && ls "$FULL"/jobs/*/result.json >/dev/null 2>&1; then
-	"$GPNB" table --in "$FULL" --table 2 --unit min --out "$OUT/full-pol.md"
-	"$GPNB" table --in "$FULL" --table paper --out "$OUT/full-pol-paper.md"
+	"$GPNB" table --in "$FULL" --table 2 --unit min --out "$OUT/full.md"
+	"$GPNB" table --in "$FULL" --table paper --out "$OUT/full-paper.md"
 else
-	rm -f "$OUT/full-pol.md" "$OUT/full-pol-paper.md"
+	rm -f "$OUT/full.md" "$OUT/full-paper.md"
 fi
 
 python3 - "$DIR" "$OUT" <<'PY'
@@ -72,11 +72,11 @@ lines += ["", "## Tables", "",
  "- [paper.md](paper.md): our values next to the paper's", "- [tables.html](tables.html): both tables, styled", ""]
 for f in ("table1.md", "paper.md"):
     lines += [open(os.path.join(out, f)).read()]
-full = os.path.join(out, "full-pol.md")
+full = os.path.join(out, "full.md")
 if os.path.exists(full):
-    lines += ["## Full-size pol, CG with warm start", "",
-      "One full-size run (split 0, all 13500 training points, the paper's settings), by [run-full-pol.sh](run-full-pol.sh) into `full-pol/`; no cold run, so no speed-up.", "",
-      open(full).read(), open(os.path.join(out, "full-pol-paper.md")).read()]
+    lines += ["## Full-size runs with warm start", "",
+      "Split 0 with all training points and the paper's settings, by [run-full.sh](run-full.sh) into `full/`: the jobs that finished in the time available; no cold runs, so no speed-ups.", "",
+      open(full).read(), open(os.path.join(out, "full-paper.md")).read()]
 open(os.path.join(out, "README.md"), "w").write("\n".join(lines) + "\n")
 PY
 echo "wrote $OUT/README.md, table1.md, table2.md, paper.md, table2.csv, tables.html"
