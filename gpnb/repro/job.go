@@ -242,51 +242,22 @@ func ApproxTrainSize(spec DatasetSpec, subset int) int {
 
 // ParseDatasets parses a comma-separated list of dataset names.
 func ParseDatasets(s string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		if _, err := ParseDataset(f); err != nil {
-			return nil, err
-		}
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no dataset given: use a comma-separated list such as pol,elevators", ErrGrid)
-	}
-	return out, nil
+	return parseList(s, false, func(f string) error {
+		_, err := ParseDataset(f)
+		return err
+	}, "no dataset given: use a comma-separated list such as pol,elevators")
 }
 
 // ParseSolvers parses a comma-separated list of solver names: cg, ap, sgd
 // (and cholesky).
 func ParseSolvers(s string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.ToLower(strings.TrimSpace(f))
-		if f == "" {
-			continue
-		}
+	return parseList(s, true, func(f string) error {
 		switch f {
 		case SolverCG, SolverAP, SolverSGD, SolverCholesky:
-		default:
-			return nil, fmt.Errorf("%w: unknown solver %q: use cg, ap, sgd or cholesky", ErrGrid, f)
+			return nil
 		}
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no solver given: use a comma-separated list such as cg,ap,sgd", ErrGrid)
-	}
-	return out, nil
+		return fmt.Errorf("%w: unknown solver %q: use cg, ap, sgd or cholesky", ErrGrid, f)
+	}, "no solver given: use a comma-separated list such as cg,ap,sgd")
 }
 
 // ParseSplits parses a split list: a range "0-9", single splits "0,3,5", or
@@ -385,15 +356,31 @@ func (g Grid) wantMode(warm bool) bool {
 
 // ParseModes parses a comma-separated list of cold and warm.
 func ParseModes(s string) ([]string, error) {
+	return parseList(s, true, func(f string) error {
+		if f != "cold" && f != "warm" {
+			return fmt.Errorf("%w: unknown mode %q: use cold, warm or cold,warm", ErrGrid, f)
+		}
+		return nil
+	}, "no mode given: use cold, warm or cold,warm")
+}
+
+// parseList splits a comma-separated list, trims each entry (and, with fold,
+// lower-cases it), checks it, and drops empty entries and repeats, keeping
+// the first occurrence's order. An empty result is ErrGrid with the message
+// none.
+func parseList(s string, fold bool, check func(string) error, none string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
-		f = strings.ToLower(strings.TrimSpace(f))
+		f = strings.TrimSpace(f)
+		if fold {
+			f = strings.ToLower(f)
+		}
 		if f == "" {
 			continue
 		}
-		if f != "cold" && f != "warm" {
-			return nil, fmt.Errorf("%w: unknown mode %q: use cold, warm or cold,warm", ErrGrid, f)
+		if err := check(f); err != nil {
+			return nil, err
 		}
 		if !seen[f] {
 			seen[f] = true
@@ -401,7 +388,7 @@ func ParseModes(s string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no mode given: use cold, warm or cold,warm", ErrGrid)
+		return nil, fmt.Errorf("%w: %s", ErrGrid, none)
 	}
 	return out, nil
 }
