@@ -439,22 +439,7 @@ func TestDeterminism(t *testing.T) {
 		op.CrossMulTo(r, mat.NewDense(len(idx), d, x.RawMatrix().Data[:len(idx)*d]), v)
 		return append(out, r.RawMatrix().Data...)
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
-		for _, f32 := range []bool{false, true} {
-			runtime.GOMAXPROCS(1)
-			ref := run(Options{Mode: mode, Float32: f32})
-			runtime.GOMAXPROCS(2)
-			for _, w := range []int{0, 1, 2, 3} {
-				got := run(Options{Mode: mode, Float32: f32, Workers: w})
-				for i := range ref {
-					if math.Float64bits(got[i]) != math.Float64bits(ref[i]) {
-						t.Fatalf("%v float32=%v workers=%d: element %d is %v, %v at GOMAXPROCS 1", mode, f32, w, i, got[i], ref[i])
-					}
-				}
-			}
-		}
-	}
+	checkSameBits(t, run)
 }
 
 // TestGemmDeterministic checks that the BLAS in use gives the same bits at
@@ -593,4 +578,27 @@ func TestEmptyDst(t *testing.T) {
 	var dst mat.Dense
 	op.MulTo(&dst, v)
 	checkProduct(t, "MulTo into empty dst", &dst, explicitH(x, k), v, 1e-13)
+}
+
+// checkSameBits runs run in both modes, with and without float32 storage, at
+// GOMAXPROCS 1 and then at GOMAXPROCS 2 with 0–3 workers, and fails unless
+// every run gives the same bits as the GOMAXPROCS 1 run.
+func checkSameBits(t *testing.T, run func(Options) []float64) {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
+		for _, f32 := range []bool{false, true} {
+			runtime.GOMAXPROCS(1)
+			ref := run(Options{Mode: mode, Float32: f32})
+			runtime.GOMAXPROCS(2)
+			for _, w := range []int{0, 1, 2, 3} {
+				got := run(Options{Mode: mode, Float32: f32, Workers: w})
+				for i := range ref {
+					if math.Float64bits(got[i]) != math.Float64bits(ref[i]) {
+						t.Fatalf("%v float32=%v workers=%d: element %d is %v, %v at GOMAXPROCS 1", mode, f32, w, i, got[i], ref[i])
+					}
+				}
+			}
+		}
+	}
 }

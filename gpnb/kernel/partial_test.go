@@ -205,22 +205,7 @@ func TestPartialDeterminism(t *testing.T) {
 		}
 		return out
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
-		for _, f32 := range []bool{false, true} {
-			runtime.GOMAXPROCS(1)
-			ref := run(Options{Mode: mode, Float32: f32})
-			runtime.GOMAXPROCS(2)
-			for _, w := range []int{0, 1, 2, 3} {
-				got := run(Options{Mode: mode, Float32: f32, Workers: w})
-				for i := range ref {
-					if math.Float64bits(got[i]) != math.Float64bits(ref[i]) {
-						t.Fatalf("%v float32=%v workers=%d: element %d is %v, %v at GOMAXPROCS 1", mode, f32, w, i, got[i], ref[i])
-					}
-				}
-			}
-		}
-	}
+	checkSameBits(t, run)
 }
 
 // TestPartialAllocs checks that the partial products reuse the operator's
