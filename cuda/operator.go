@@ -266,6 +266,16 @@ func (o *Operator) Mode() kernel.Mode { return o.mode }
 // Precision returns the device precision.
 func (o *Operator) Precision() Precision { return o.opt.Precision }
 
+// Storage describes the operator for records and logs, as the CPU
+// operator's Storage does: "gpu dense float64", "gpu matrix-free float32", ...
+func (o *Operator) Storage() string {
+	m := "dense"
+	if o.mode == kernel.ModeMatrixFree {
+		m = "matrix-free"
+	}
+	return "gpu " + m + " " + o.opt.Precision.String()
+}
+
 // Device returns the GPU's description.
 func (o *Operator) Device() DeviceInfo { return o.drv.info() }
 

@@ -62,6 +62,8 @@ type Estimator struct {
 	pcg  *rand.PCG
 	rng  *rand.Rand
 	op   kernel.GramOperator
+	// opDesc is kernel.Describe of the last operator built.
+	opDesc string
 
 	onIter func(iter int, relRes []float64)
 }
@@ -201,9 +203,14 @@ func (e *Estimator) operator(k kernel.Kernel) (kernel.GramOperator, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.op = op
+	e.op, e.opDesc = op, kernel.Describe(op)
 	return op, nil
 }
+
+// OperatorDescription returns kernel.Describe of the last kernel operator
+// the estimator built ("dense float64", "matrix-free", ...), or "" before
+// the first gradient.
+func (e *Estimator) OperatorDescription() string { return e.opDesc }
 
 // Close releases the kernel operator (for a GPU backend, its device
 // memory). The estimator stays usable: the next Gradient builds a new one.

@@ -107,7 +107,11 @@ type Result struct {
 	TestLLH       float64 `json:"test_llh"`
 	// EvalMethod says how TestRMSE/TestLLH were computed ("cholesky", or
 	// the iterative solver and its tolerance).
-	EvalMethod string  `json:"eval_method"`
-	Final      Final   `json:"final"`
-	History    History `json:"history"`
+	EvalMethod string `json:"eval_method"`
+	// Operator describes the kernel operator of the last step
+	// (kernel.Describe: "dense float64", "dense float32", "matrix-free",
+	// "gpu dense float64", ...); empty when none was built.
+	Operator string  `json:"operator,omitempty"`
+	Final    Final   `json:"final"`
+	History  History `json:"history"`
 }

@@ -28,6 +28,7 @@ func (o *Optimiser) Result(ev *Eval) Result {
 		TotalSeconds:  o.st.History.TotalSeconds(),
 		SolverSeconds: o.st.History.TotalSolverSeconds(),
 		EvalMethod:    NotEvaluated,
+		Operator:      o.est.OperatorDescription(),
 		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
 		History:       o.History(),
 	}

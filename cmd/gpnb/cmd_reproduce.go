@@ -35,8 +35,10 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		exact     = fs.String("exact", "auto", "exact Cholesky reference job per dataset and split: auto (when n ≤ --exact-max-n), always or never")
 		exactMaxN = fs.Int("exact-max-n", repro.DefaultExactMaxN, "largest n for which --exact auto adds the Cholesky reference job")
 		float32   = fs.Bool("float32", false, "store the dense kernel matrix as float32 (half the memory; products accumulate in float64)")
+		opMode    = fs.String("operator", "auto", "kernel operator storage: auto (dense when the n×n cache fits the memory budget, else matrix-free), dense or matrixfree")
+		memBudget = fs.String("memory-budget", "auto", "bytes the dense kernel cache may use, e.g. 16GiB (auto = half of physical memory)")
 		maxJobs   = fs.Int("max-jobs", 0, "stop after running this many jobs (0 = all); rerun to continue")
-		kernel    = fs.String("kernel", def.Kernel, "kernel: matern12, matern32, matern52 or rbf")
+		kernName  = fs.String("kernel", def.Kernel, "kernel: matern12, matern32, matern52 or rbf")
 		probes    = fs.Int("probes", def.Probes, "Gaussian probe vectors s")
 		lr        = fs.Float64("lr", def.LearningRate, "Adam learning rate")
 		tolMean   = fs.Float64("tol-mean", def.RelTolMean, "relative residual tolerance of the mean system H v = y")
@@ -79,13 +81,21 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	mode, err := kernel.ParseMode(*opMode)
+	if err != nil {
+		return fmt.Errorf("--operator: %w", err)
+	}
+	budget, err := kernel.ParseBytes(*memBudget)
+	if err != nil {
+		return fmt.Errorf("--memory-budget: %w", err)
+	}
 	if *subset < 0 {
 		return fmt.Errorf("--subset %d: give a positive number of training points, or 0 for all", *subset)
 	}
 	if *maxJobs < 0 {
 		return fmt.Errorf("--max-jobs %d: give a number ≥ 0 (0 = all)", *maxJobs)
 	}
-	set := repro.Settings{Kernel: *kernel, Probes: *probes, LearningRate: *lr, RelTolMean: *tolMean, RelTolProbes: *tolProbes,
+	set := repro.Settings{Kernel: *kernName, Probes: *probes, LearningRate: *lr, RelTolMean: *tolMean, RelTolProbes: *tolProbes,
 		Seed: *seed, BlockSize: *blockSize, BatchSize: *batchSize, Momentum: *momentum, SGDLearningRate: *sgdLR,
 		PrecondRank: *precond, MaxIterations: *maxIter, Float32: *float32}
 	g := repro.Grid{Datasets: ds, Splits: sp, Solvers: sv, Subset: *subset, Steps: *steps, Exact: em, ExactMaxN: *exactMaxN, Settings: set, Modes: md}
@@ -95,7 +105,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r := &repro.Runner{Dir: *out, Trainer: repro.GPTrainer{DataDir: *dataDir}, Log: stderr, TTY: reproIsTerminal(stderr),
+	r := &repro.Runner{Dir: *out, Trainer: repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}}, Log: stderr, TTY: reproIsTerminal(stderr),
 		MaxJobs: *maxJobs, KeepResiduals: *keepRes, Command: append([]string{"gpnb", "reproduce"}, args...), Environment: reproEnvironment()}
 	fmt.Fprintf(stderr, "gpnb reproduce: %d jobs into %s (progress in %s/status.json)\n", len(jobs), *out, *out)
 	sum, err := r.Run(ctx, jobs)

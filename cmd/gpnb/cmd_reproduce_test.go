@@ -37,6 +37,8 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", "--out", dir, "--steps", "0"}, "steps 0"},
 		{[]string{"reproduce", "--out", dir, "--datasets", "synthetic-10-2"}, "synthetic-N-D-SEED"},
 		{[]string{"reproduce"}, "--out DIR is required"},
+		{[]string{"reproduce", "--out", dir, "--memory-budget", "lots"}, "--memory-budget"},
+		{[]string{"reproduce", "--out", dir, "--operator", "sparse"}, "use one of auto, dense, matrixfree"},
 		{[]string{"table", "--in", dir}, "no jobs/ directory"},
 		{[]string{"table", "--in", filepath.Join(dir, "missing")}, "does not exist"},
 		{[]string{"table"}, "--in DIR is required"},
@@ -212,5 +214,34 @@ func TestTableFormats(t *testing.T) {
 	args[len(args)-5] = "3" // --steps 3
 	if code, _, stderr := reproRunCLI(args...); code == 0 || !strings.Contains(stderr, "steps=2") || !strings.Contains(stderr, "different --out") {
 		t.Errorf("changed steps: %d %q", code, stderr)
+	}
+}
+
+// TestReproduceOperatorFlags checks that --operator and --memory-budget reach
+// the kernel operator and that result.json says which storage was used.
+func TestReproduceOperatorFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "dense float64"},
+		{[]string{"--operator", "matrixfree"}, "matrix-free"},
+		{[]string{"--memory-budget", "1KiB"}, "matrix-free"}, // 60² float64 values need 28.8 kB
+		{[]string{"--memory-budget", "1KiB", "--float32"}, "matrix-free"},
+		{[]string{"--memory-budget", "16KiB", "--float32"}, "dense float32"},
+	} {
+		dir := t.TempDir()
+		args := append([]string{"reproduce", "--datasets", "synthetic-60-2-1", "--splits", "0", "--solvers", "cg",
+			"--modes", "warm", "--steps", "2", "--exact", "never", "--out", dir}, tc.flags...)
+		if code, _, stderr := reproRunCLI(args...); code != 0 {
+			t.Fatalf("gpnb %v: %s", args, stderr)
+		}
+		rs, err := repro.LoadResults(dir)
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("%v: %d results, %v", tc.flags, len(rs), err)
+		}
+		if got := rs[0].Result.Operator; got != tc.want {
+			t.Errorf("%v: result.json operator %q, want %q", tc.flags, got, tc.want)
+		}
 	}
 }

@@ -45,6 +45,7 @@ type trainFlags struct {
 	tolProbes   float64
 	float32     bool
 	mode        string
+	memBudget   string
 	trackMLL    bool
 	backend     string
 	device      int
@@ -68,6 +69,7 @@ func (t *trainFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&t.tolProbes, "tol-probes", solvers.DefaultRelTolProbes, "relative residual tolerance of the probe systems")
 	fs.BoolVar(&t.float32, "float32", false, "store the dense kernel cache in float32 (half the memory)")
 	fs.StringVar(&t.mode, "operator", "auto", "kernel operator storage: auto, dense or matrixfree")
+	fs.StringVar(&t.memBudget, "memory-budget", "auto", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)")
 	fs.StringVar(&t.backend, "backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU)")
 	fs.IntVar(&t.device, "device", 0, "CUDA device ordinal (with --backend cuda)")
 	fs.BoolVar(&t.trackMLL, "track-mll", false, "record the exact (Cholesky) log marginal likelihood at every step (O(n³) per step)")
@@ -130,7 +132,11 @@ func (t *trainFlags) config(fam kernel.Family, init kernel.Hyper) (gpnb.Config, 
 	if err != nil {
 		return cfg, fmt.Errorf("--operator: %w", err)
 	}
-	cfg.Operator = kernel.Options{Mode: mode, Float32: t.float32}
+	budget, err := kernel.ParseBytes(t.memBudget)
+	if err != nil {
+		return cfg, fmt.Errorf("--memory-budget: %w", err)
+	}
+	cfg.Operator = kernel.Options{Mode: mode, Float32: t.float32, MemoryBudget: budget}
 	switch strings.ToLower(t.backend) {
 	case "cpu", "":
 	case "cuda", "gpu":

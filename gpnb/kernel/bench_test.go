@@ -3,6 +3,7 @@ package kernel
 import (
 	"bufio"
 	"compress/gzip"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -33,6 +34,7 @@ var (
 	benchOnce sync.Once
 	benchX    *mat.Dense
 	benchSrc  string
+	benchErr  error // loading failed; every benchmark that needs X fails with it
 )
 
 func benchInputs(b *testing.B) *mat.Dense {
@@ -46,7 +48,8 @@ func benchInputs(b *testing.B) *mat.Dense {
 		if dir := os.Getenv("GPNB_DATA"); dir != "" {
 			x, err := loadPolTrain(dir)
 			if err != nil {
-				b.Fatalf("loading pol: %v", err)
+				benchErr = fmt.Errorf("loading pol from $GPNB_DATA=%s (give an absolute path: tests run in the package directory): %w", dir, err)
+				return
 			}
 			r, _ := x.Dims()
 			if n < r {
@@ -62,6 +65,9 @@ func benchInputs(b *testing.B) *mat.Dense {
 		}
 		benchSrc = "synthetic"
 	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
 	b.Logf("inputs: %s, n=%d d=26, BLAS %s, GOMAXPROCS %d", benchSrc, benchX.RawMatrix().Rows, BLASName(), gomaxprocs())
 	return benchX
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -67,4 +68,36 @@ func cgroupLimit() int64 {
 		return v
 	}
 	return 0
+}
+
+// ParseBytes parses a memory size: a number of bytes, optionally with a
+// decimal (k, M, G, T: powers of 1000) or binary (KiB, MiB, GiB, TiB:
+// powers of 1024) suffix, case-insensitive, e.g. "16GiB", "13.5G",
+// "2000000000". "0", "" and "auto" give 0, which Options.MemoryBudget reads
+// as DefaultMemoryBudget().
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "" || t == "auto" {
+		return 0, nil
+	}
+	units := []struct {
+		suffix string
+		mult   float64
+	}{
+		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+		{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"b", 1},
+	}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || v*mult >= 1<<62 || v != v {
+		return 0, fmt.Errorf("kernel: memory size %q: give a non-negative number of bytes with an optional suffix such as 16GiB, 13.5G or 500MiB (0 or auto for the default)", s)
+	}
+	return int64(v * mult), nil
 }

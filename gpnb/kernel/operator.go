@@ -289,6 +289,27 @@ func (o *Operator) Size() int { return o.n }
 // Mode returns ModeDense or ModeMatrixFree, whichever was chosen.
 func (o *Operator) Mode() Mode { return o.mode }
 
+// Storage describes how K is held, for records and logs: "dense float64",
+// "dense float32" or "matrix-free".
+func (o *Operator) Storage() string {
+	switch {
+	case o.mode == ModeMatrixFree:
+		return "matrix-free"
+	case o.k32 != nil:
+		return "dense float32"
+	}
+	return "dense float64"
+}
+
+// Describe returns op's Storage() when it has one (the CPU and GPU
+// operators do), else its Go type.
+func Describe(op GramOperator) string {
+	if s, ok := op.(interface{ Storage() string }); ok {
+		return s.Storage()
+	}
+	return fmt.Sprintf("%T", op)
+}
+
 // Kernel returns the family and hyperparameters (a copy).
 func (o *Operator) Kernel() Kernel {
 	k := o.k

@@ -254,6 +254,45 @@ func TestModeAutoAndBudget(t *testing.T) {
 	if b := DefaultMemoryBudget(); b <= 0 {
 		t.Errorf("DefaultMemoryBudget = %d", b)
 	}
+	for _, tc := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{}, "dense float64"},
+		{Options{Float32: true}, "dense float32"},
+		{Options{Mode: ModeMatrixFree}, "matrix-free"},
+		{Options{Mode: ModeMatrixFree, Float32: true}, "matrix-free"},
+		{Options{MemoryBudget: 100}, "matrix-free"},
+	} {
+		op, err := NewOperator(x, k, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Describe(op); got != tc.want || op.Storage() != tc.want {
+			t.Errorf("%+v: Describe = %q, Storage = %q, want %q", tc.opt, got, op.Storage(), tc.want)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"", 0}, {"auto", 0}, {"0", 0}, {"1234", 1234}, {"16GiB", 16 << 30}, {"16 gib", 16 << 30},
+		{"13.5G", 13_500_000_000}, {"13.5gb", 13_500_000_000}, {"500MiB", 500 << 20}, {"2k", 2000},
+		{"1TiB", 1 << 40}, {"7b", 7},
+	} {
+		got, err := ParseBytes(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"-1", "lots", "16XB", "GiB", "NaN", "1e30", "1.5.2G"} {
+		if v, err := ParseBytes(bad); err == nil || !strings.Contains(err.Error(), "16GiB") {
+			t.Errorf("ParseBytes(%q) = %d, %v; want an error with an example", bad, v, err)
+		}
+	}
 }
 
 func TestNewOperatorErrors(t *testing.T) {

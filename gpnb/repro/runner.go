@@ -220,6 +220,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 					firstStep = p.Step
 					cur.Step = p.Step
 					lastStepAt = t
+					r.logf(false, "[%d/%d] %s: resumed from its checkpoint at step %d/%d\n", i+1, len(jobs), id, p.Step, p.Steps)
 				}
 				remainingSteps -= firstStep
 			}

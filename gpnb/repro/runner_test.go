@@ -183,10 +183,14 @@ func TestRunnerInterruptResume(t *testing.T) {
 		t.Errorf("finished job keeps its checkpoint: %v", err)
 	}
 
-	ftC := &fakeTrainer{}
-	sum, err = (&Runner{Dir: dirB, Trainer: ftC}).Run(context.Background(), tinyGrid(t, steps))
+	ftC := &fakeTrainer{resumedReport: true}
+	var logC bytes.Buffer
+	sum, err = (&Runner{Dir: dirB, Trainer: ftC, Log: &logC}).Run(context.Background(), tinyGrid(t, steps))
 	if err != nil || sum.Skipped != 3 || sum.Ran != 11 {
 		t.Fatalf("resumed run: %+v, %v", sum, err)
+	}
+	if want := "[4/14] " + jobs[3].ID() + ": resumed from its checkpoint at step 3/5"; !strings.Contains(logC.String(), want) {
+		t.Errorf("the resumed run's log lacks %q:\n%s", want, logC.String())
 	}
 	if ftC.calls[0] != jobs[3].ID() || ftC.starts[jobs[3].ID()] != 3 {
 		t.Errorf("resume began with %s at step %d, want %s at step 3", ftC.calls[0], ftC.starts[ftC.calls[0]], jobs[3].ID())
