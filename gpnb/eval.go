@@ -37,9 +37,13 @@ type Eval struct {
 }
 
 // Evaluate computes test RMSE and test log-likelihood at the current
-// hyperparameters: exactly by Cholesky when n ≤ MaxExactN, otherwise with
-// batched conjugate gradients to relative tolerance EvalRelTol (Eval.Method
-// says which). It fails when the dataset has no test part.
+// hyperparameters exactly by Cholesky when n ≤ MaxExactN (with Exact), or
+// when one n×n float64 matrix fits the operator's memory budget
+// (Config.Operator.MemoryBudget, default half of physical memory; factorised
+// in place, after releasing the estimator's operator) on the CPU backend;
+// otherwise with batched conjugate gradients to relative tolerance
+// EvalRelTol. Eval.Method says which. It fails when the dataset has no test
+// part.
 func (o *Optimiser) Evaluate() (Eval, error) {
 	ds := o.ds
 	if ds.NTest() == 0 || ds.XTest == nil || ds.XTest.IsEmpty() {
@@ -56,6 +60,20 @@ func (o *Optimiser) Evaluate() (Eval, error) {
 			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
 		}
 		mll := e.MLL()
+		return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: "cholesky", MLL: &mll}, nil
+	}
+	if o.cfg.Backend == nil && inPlaceFits(o.st.N, o.cfg.Operator.MemoryBudget) {
+		// One n×n matrix, factorised in place: the estimator's operator
+		// (another n×n) is released first and rebuilt by the next step.
+		if err := o.est.Close(); err != nil {
+			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
+		}
+		freeMemory()
+		mean, variance, mll, err := predictInPlace(ds.XTrain, ds.YTrain, ds.XTest, k)
+		freeMemory()
+		if err != nil {
+			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
+		}
 		return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: "cholesky", MLL: &mll}, nil
 	}
 	mean, variance, err := predictIterative(ds.XTrain, ds.YTrain, ds.XTest, k, &o.cfg, EvalRelTol)

@@ -431,10 +431,13 @@ func TestDistances(t *testing.T) {
 	}
 }
 
-// TestEvaluateIterative compares the iterative evaluation with Cholesky.
+// TestEvaluateIterative compares the evaluation beyond MaxExactN, by an
+// in-place Cholesky factorisation (when n×n fits the memory budget) and by
+// batched CG (when it does not), with Exact's.
 func TestEvaluateIterative(t *testing.T) {
 	ds := synth(t, 200, 2, 9)
-	o, err := NewOptimiser(ds, Config{Init: kernel.Hyper{Lengthscales: []float64{0.5, 0.8}, Signal: 1, Noise: 0.3}})
+	init := kernel.Hyper{Lengthscales: []float64{0.5, 0.8}, Signal: 1, Noise: 0.3}
+	o, err := NewOptimiser(ds, Config{Init: init})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,18 +445,86 @@ func TestEvaluateIterative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A budget of 100 float64s: the optimiser's operator is matrix-free
+	// and the evaluation cannot hold H.
+	small, err := NewOptimiser(ds, Config{Init: init, Operator: kernel.Options{MemoryBudget: 800}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	old := MaxExactN
 	MaxExactN = 100
-	it, err := o.Evaluate()
+	ip, err := o.Evaluate()
+	if err != nil {
+		MaxExactN = old
+		t.Fatal(err)
+	}
+	it, err := small.Evaluate()
 	MaxExactN = old
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Method != "cholesky" || it.Method == "cholesky" || it.MLL != nil {
-		t.Errorf("methods %q, %q", ex.Method, it.Method)
+	if ex.Method != "cholesky" || ip.Method != "cholesky" || it.Method == "cholesky" || it.MLL != nil || ip.MLL == nil {
+		t.Fatalf("methods %q, %q, %q", ex.Method, ip.Method, it.Method)
 	}
 	if math.Abs(ex.TestRMSE-it.TestRMSE) > 1e-6 || math.Abs(ex.TestLLH-it.TestLLH) > 1e-6 {
 		t.Errorf("exact (%v, %v) vs iterative (%v, %v)", ex.TestRMSE, ex.TestLLH, it.TestRMSE, it.TestLLH)
+	}
+	if math.Abs(ex.TestRMSE-ip.TestRMSE) > 1e-12 || math.Abs(ex.TestLLH-ip.TestLLH) > 1e-12 || math.Abs(*ex.MLL-*ip.MLL) > 1e-9*math.Abs(*ex.MLL) {
+		t.Errorf("exact (%v, %v, MLL %v) vs in place (%v, %v, MLL %v)", ex.TestRMSE, ex.TestLLH, *ex.MLL, ip.TestRMSE, ip.TestLLH, *ip.MLL)
+	}
+	// The optimiser goes on after the in-place evaluation released its operator.
+	if err := o.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPredictInPlace checks the in-place predictor's mean, variance and
+// MLL against Exact point by point, and that its parallel chunks give the
+// same bits on one core as on several.
+func TestPredictInPlace(t *testing.T) {
+	ds := synth(t, 150, 3, 4)
+	xs := mat.NewDense(130, 3, nil) // more test points than two chunks
+	for i := 0; i < 130; i++ {
+		for j := 0; j < 3; j++ {
+			xs.Set(i, j, math.Sin(float64(7*i+3*j)))
+		}
+	}
+	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.Hyper{Lengthscales: []float64{0.7, 1.1, 0.9}, Signal: 1.3, Noise: 0.2}}
+	e, err := NewExact(ds.XTrain, ds.YTrain, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wm, wv, err := e.Predict(xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	m1, v1, mll1, err1 := predictInPlace(ds.XTrain, ds.YTrain, xs, k)
+	runtime.GOMAXPROCS(max(prev, 3))
+	m2, v2, mll2, err2 := predictInPlace(ds.XTrain, ds.YTrain, xs, k)
+	runtime.GOMAXPROCS(prev)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	for i := range wm {
+		if math.Abs(m1[i]-wm[i]) > 1e-10*(1+math.Abs(wm[i])) || math.Abs(v1[i]-wv[i]) > 1e-10*wv[i] {
+			t.Fatalf("point %d: in place (%v, %v), Exact (%v, %v)", i, m1[i], v1[i], wm[i], wv[i])
+		}
+		if math.Float64bits(m1[i]) != math.Float64bits(m2[i]) || math.Float64bits(v1[i]) != math.Float64bits(v2[i]) {
+			t.Fatalf("point %d differs between GOMAXPROCS 1 and %d", i, max(prev, 3))
+		}
+	}
+	if math.Abs(mll1-e.MLL()) > 1e-10*math.Abs(e.MLL()) || mll1 != mll2 {
+		t.Errorf("MLL in place %v (and %v), Exact %v", mll1, mll2, e.MLL())
+	}
+	// A matrix that is not positive definite is an error, not garbage.
+	bad := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.Hyper{Lengthscales: []float64{0.7, 1.1, 0.9}, Signal: 1.3, Noise: 1e-300}}
+	dup := mat.NewDense(4, 3, []float64{1, 2, 3, 1, 2, 3, 1, 2, 3, 0, 0, 0})
+	if _, _, _, err := predictInPlace(dup, []float64{1, 2, 3, 4}, xs, bad); !errors.Is(err, ErrNotPositiveDefinite) {
+		t.Errorf("duplicated points without noise: err = %v, want ErrNotPositiveDefinite", err)
+	}
+	if !inPlaceFits(100, 80000) || inPlaceFits(100, 79999) {
+		t.Error("inPlaceFits: 100² float64 values need 80000 bytes")
 	}
 }
 

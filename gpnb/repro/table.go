@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/gpnb/gpnb/gpnb"
 )
 
 // Stat is a mean and its standard error over splits.
@@ -182,6 +184,71 @@ func Summarise(recs []Record) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// RecordsOf turns results of training runs (gpnb.Result values, as `gpnb
+// train --json` prints them or a notebook collects them) into Records, so
+// that Summarise and the Report's tables can be computed for them as for a
+// reproduce results directory. Each Job is rebuilt from its Result: Dataset,
+// Split, Solver (lower-cased; "exact" is taken as SolverCholesky, the exact
+// reference, whose Mode is "exact" whatever WarmStart says), WarmStart,
+// Steps = StepsDone, and Settings.Kernel, Probes and Seed. Subset is set to
+// NTrain when the result evidently ran on a subset: NTrain is below the
+// dataset's full training size by more than ApproxTrainSize's one-point
+// slack for a UCI dataset, or below N for synthetic-N-D-SEED; otherwise (and
+// for datasets ParseDataset does not know, or NTrain 0) it is 0. The
+// Results are copied unchanged.
+//
+// It is an error, naming both results, when two results are the same job
+// (the same dataset, split, solver and mode: Summarise averages over splits,
+// so a repeat would be counted twice), and when a result has no dataset name
+// or a solver other than cg, ap, sgd or cholesky.
+func RecordsOf(results []gpnb.Result) ([]Record, error) {
+	if len(results) == 0 {
+		return nil, fmt.Errorf("%w: no results given", ErrNoResults)
+	}
+	recs := make([]Record, 0, len(results))
+	first := map[string]int{}
+	for i, r := range results {
+		if strings.TrimSpace(r.Dataset) == "" {
+			return nil, fmt.Errorf("%w: result %d (solver %q, split %d) has no dataset name: set Result.Dataset", ErrGrid, i, r.Solver, r.Split)
+		}
+		solver := strings.ToLower(strings.TrimSpace(r.Solver))
+		if solver == "exact" {
+			solver = SolverCholesky
+		}
+		switch solver {
+		case SolverCG, SolverAP, SolverSGD, SolverCholesky:
+		default:
+			return nil, fmt.Errorf("%w: result %d (dataset %s, split %d) has solver %q: the tables know cg, ap, sgd and cholesky", ErrGrid, i, r.Dataset, r.Split, r.Solver)
+		}
+		j := Job{Dataset: r.Dataset, Split: r.Split, Subset: subsetOf(r), Solver: solver, WarmStart: r.WarmStart,
+			Steps: r.StepsDone, Settings: Settings{Kernel: r.Kernel, Probes: r.Probes, Seed: r.Seed}}.Normalize()
+		if k, ok := first[j.ID()]; ok {
+			return nil, fmt.Errorf("repro: results %d and %d are both job %s (dataset %s, split %d, solver %s, %s): the tables average over splits, so each dataset, split, solver and mode may appear only once; drop the repeat or summarise the runs separately",
+				k, i, j.ID(), j.Dataset, j.Split, j.Solver, j.Mode())
+		}
+		first[j.ID()] = i
+		recs = append(recs, Record{Job: j, Result: r})
+	}
+	return recs, nil
+}
+
+// subsetOf returns r.NTrain when r evidently ran on a subset of its
+// dataset's training split, else 0 (all points, or unknown).
+func subsetOf(r gpnb.Result) int {
+	spec, err := ParseDataset(r.Dataset)
+	if err != nil || r.NTrain <= 0 {
+		return 0
+	}
+	full := ApproxTrainSize(spec, 0)
+	if spec.UCI {
+		full-- // ApproxTrainSize is within one point of a UCI split's size
+	}
+	if r.NTrain < full {
+		return r.NTrain
+	}
+	return 0
 }
 
 func datasetOrder(name string) int {
