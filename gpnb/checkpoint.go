@@ -242,9 +242,11 @@ func ReadCheckpoint(path string) (*State, error) {
 
 // ResumeOption adjusts a resumed optimiser. Only changes that keep the run
 // meaningful are possible: the learning rate, the solver's tolerances and
-// MaxIterations, the checkpoint path, the hooks and the operator Backend. Everything else (kernel,
-// solver kind and parameters, probes, warm start, seed, initialisation,
-// operator options, data) is fixed by the checkpoint.
+// MaxIterations, the checkpoint path, the hooks, the operator Backend and
+// (through WithConfig) the operator's MemoryBudget and Workers. Everything
+// else (kernel, solver kind and parameters, probes, warm start, seed,
+// initialisation, operator mode and float32 storage, data) is fixed by the
+// checkpoint.
 type ResumeOption func(*resumeOpts)
 
 type resumeOpts struct {
@@ -339,6 +341,11 @@ func Resume(path string, ds *data.Dataset, opts ...ResumeOption) (*Optimiser, er
 		}
 		cfg.LearningRate, cfg.Settings, cfg.CheckpointPath = want.LearningRate, want.Settings, want.CheckpointPath
 		cfg.OnIteration, cfg.OnStep, cfg.Backend = want.OnIteration, want.OnStep, want.Backend
+		// The memory budget and the worker count are the machine's, not the
+		// run's: the workers never change the bits; a budget that moves an
+		// automatic mode between dense and matrix-free gives a valid
+		// continuation, as another Backend does.
+		cfg.Operator.MemoryBudget, cfg.Operator.Workers = want.Operator.MemoryBudget, want.Operator.Workers
 	}
 	if ro.setBackend {
 		cfg.Backend = ro.backend
@@ -445,8 +452,8 @@ func compatible(have, want Config) error {
 		return fmt.Errorf("seed %d, requested %d", have.Seed, want.Seed)
 	case !reflect.DeepEqual(have.Init.Vector(), want.Init.Vector()):
 		return fmt.Errorf("initial θ %v, requested %v", have.Init.Vector(), want.Init.Vector())
-	case have.Operator != want.Operator:
-		return fmt.Errorf("operator options %+v, requested %+v", have.Operator, want.Operator)
+	case have.Operator.Mode != want.Operator.Mode || have.Operator.Float32 != want.Operator.Float32:
+		return fmt.Errorf("operator mode %v, float32 %v; requested %v, %v", have.Operator.Mode, have.Operator.Float32, want.Operator.Mode, want.Operator.Float32)
 	case have.TrackExactMLL != want.TrackExactMLL:
 		return fmt.Errorf("TrackExactMLL %v, requested %v", have.TrackExactMLL, want.TrackExactMLL)
 	}

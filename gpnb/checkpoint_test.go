@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"reflect"
 	"testing"
 
+	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -95,6 +97,25 @@ func TestResumeErrors(t *testing.T) {
 	if _, err := Resume(path, ds, WithConfig(Config{WarmStart: true, Probes: 4, LearningRate: 0.01}), WithSettings(solvers.Settings{MaxIterations: 5})); err != nil {
 		t.Fatalf("compatible resume: %v", err)
 	}
+	// The machine's resources may change: another memory budget and worker
+	// count, and the run goes on with them, bit for bit (still dense).
+	ro, err := Resume(path, ds, WithConfig(Config{WarmStart: true, Probes: 4, Operator: kernel.Options{MemoryBudget: 1 << 20, Workers: 1}}))
+	if err != nil {
+		t.Fatalf("resume with another memory budget and worker count: %v", err)
+	}
+	if ro.Config().Operator.MemoryBudget != 1<<20 || ro.Config().Operator.Workers != 1 {
+		t.Errorf("resumed operator options %+v, want the requested budget and workers", ro.Config().Operator)
+	}
+	ref, _ := Resume(path, ds)
+	if err := ro.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ro.Hyper(), ref.Hyper()) {
+		t.Errorf("θ after a step with other workers/budget %v, with the stored ones %v", ro.Hyper(), ref.Hyper())
+	}
 	other := synth(t, 60, 2, 2)
 	if _, err := Resume(path, other); !errors.Is(err, ErrDataMismatch) {
 		t.Errorf("other data: got %v, want ErrDataMismatch", err)
@@ -113,6 +134,8 @@ func TestResumeErrors(t *testing.T) {
 		{WarmStart: true, Probes: 4, FixedProbes: ProbesResampled},
 		{WarmStart: true, Probes: 4, Gradient: ExactGradient},
 		{WarmStart: true, Probes: 4, ProbeDist: Rademacher},
+		{WarmStart: true, Probes: 4, Operator: kernel.Options{Float32: true}},
+		{WarmStart: true, Probes: 4, Operator: kernel.Options{Mode: kernel.ModeMatrixFree}},
 	} {
 		if _, err := Resume(path, ds, WithConfig(c)); !errors.Is(err, ErrConfigMismatch) {
 			t.Errorf("config %+v: got %v, want ErrConfigMismatch", c, err)

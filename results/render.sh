@@ -20,9 +20,12 @@ FULL="$OUT/full"
 if [ -d "$FULL/jobs" ] && ls "$FULL"/jobs/*/result.json >/dev/null 2>&1; then
 	"$GPNB" table --in "$FULL" --table 2 --unit min --out "$OUT/full.md"
 	"$GPNB" table --in "$FULL" --table paper --out "$OUT/full-paper.md"
+	"$GPNB" table --in "$FULL" --table 1 --unit min --out "$OUT/full-table1.md"
 else
-	rm -f "$OUT/full.md" "$OUT/full-paper.md"
+	rm -f "$OUT/full.md" "$OUT/full-paper.md" "$OUT/full-table1.md"
 fi
+# Where every planned full-size job stands (gpnb reproduce --dry-run).
+{ GPNB="$GPNB" DRYRUN=1 sh results/run-full.sh; GPNB="$GPNB" DRYRUN=1 sh results/run-large.sh; } | grep -v ' jobs in ' > "$OUT/full-plan.txt"
 
 python3 - "$DIR" "$OUT" <<'PY'
 import json, sys, os, glob
@@ -73,10 +76,14 @@ lines += ["", "## Tables", "",
 for f in ("table1.md", "paper.md"):
     lines += [open(os.path.join(out, f)).read()]
 full = os.path.join(out, "full.md")
+plan = [l.rstrip() for l in open(os.path.join(out, "full-plan.txt")) if l.strip()]
 if os.path.exists(full):
-    lines += ["## Full-size runs with warm start", "",
-      "Split 0 with all training points and the paper's settings, by [run-full.sh](run-full.sh) into `full/`: the jobs that finished in the time available; no cold runs, so no speed-ups.", "",
-      open(full).read(), open(os.path.join(out, "full-paper.md")).read()]
+    ndone = sum(" done: " in l for l in plan)
+    lines += ["## Full-size runs", "",
+      "Split 0 with all training points and the paper's settings (AP block 2000, SGD batch 1000), by [run-full.sh](run-full.sh) (pol, elevators, bike: CG, AP and SGD, cold and warm) and [run-large.sh](run-large.sh) (protein and keggdirected: CG and AP with warm start) into `full/`. Long jobs run in stages over several sessions and resume from their step checkpoints; a job's runtime is the sum of its steps' wall times, whatever session ran them. %d of the %d planned jobs have finished; where a dataset and solver lack the cold or the warm run, the speed-up is shown as —." % (ndone, len(plan)), "",
+      open(full).read(), open(os.path.join(out, "full-table1.md")).read(), open(os.path.join(out, "full-paper.md")).read(),
+      "### State of every planned full-size job", "",
+      "From `DRYRUN=1 sh results/run-full.sh; DRYRUN=1 sh results/run-large.sh` ([full-plan.txt](full-plan.txt)); 'operator —' marks results written before result.json recorded the operator (those runs used the default dense float64 cache).", "", "```"] + plan + ["```", ""]
 open(os.path.join(out, "README.md"), "w").write("\n".join(lines) + "\n")
 PY
 echo "wrote $OUT/README.md, table1.md, table2.md, paper.md, table2.csv, tables.html"

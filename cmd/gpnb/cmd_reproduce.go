@@ -50,6 +50,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		momentum  = fs.Float64("momentum", def.Momentum, "SGD momentum")
 		sgdLR     = fs.Float64("sgd-lr", 0, "SGD learning rate in the solvers package's normalised units (0 = its documented default)")
 		precond   = fs.Int("precond-rank", 0, "CG pivoted-Cholesky preconditioner rank (0 = none, as in the paper)")
+		dryRun    = fs.Bool("dry-run", false, "run nothing: list every job of the grid as done (with its runtime and test LLH), started (the step its checkpoint holds) or not started")
 		keepRes   = fs.Bool("keep-residuals", false, "keep per-iteration residual traces in result.json (large)")
 		dataDir   = fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
 	)
@@ -102,6 +103,20 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	jobs, err := g.Jobs()
 	if err != nil {
 		return err
+	}
+	if *dryRun {
+		plan, err := (&repro.Runner{Dir: *out}).Plan(jobs)
+		if err != nil {
+			return err
+		}
+		count := map[string]int{}
+		for _, p := range plan {
+			fmt.Fprintln(stdout, p)
+			count[p.State]++
+		}
+		fmt.Fprintf(stdout, "%d jobs in %s: %d done, %d started, %d not started\n", len(plan), *out,
+			count[repro.PlanDone], count[repro.PlanStarted], count[repro.PlanNotStarted])
+		return nil
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -245,3 +245,37 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestReproduceDryRun lists a grid's jobs as done or not started, reports an
+// unreadable checkpoint, and writes nothing.
+func TestReproduceDryRun(t *testing.T) {
+	dir := t.TempDir()
+	grid := []string{"reproduce", "--datasets", "synthetic-60-2-1", "--splits", "0", "--solvers", "cg",
+		"--steps", "2", "--exact", "never", "--out", dir}
+	if code, _, stderr := reproRunCLI(append(grid, "--modes", "warm")...); code != 0 {
+		t.Fatal(stderr)
+	}
+	cold := filepath.Join(dir, "jobs", "synthetic-60-2-1-s0-cg-cold")
+	os.MkdirAll(cold, 0o755)
+	os.WriteFile(filepath.Join(cold, repro.CheckpointFile), []byte("not a checkpoint"), 0o644)
+	status, _ := os.ReadFile(filepath.Join(dir, repro.StatusFile))
+	code, out, stderr := reproRunCLI(append(grid, "--dry-run")...)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{
+		"synthetic-60-2-1-s0-cg-cold", "not started (unreadable checkpoint, will restart:",
+		"synthetic-60-2-1-s0-cg-warm", "done: 2 steps", "operator dense float64",
+		"2 jobs in " + dir + ": 1 done, 0 started, 1 not started",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, repro.StatusFile)); !bytes.Equal(now, status) {
+		t.Error("--dry-run rewrote status.json")
+	}
+	if _, err := os.Stat(filepath.Join(cold, repro.JobFile)); !os.IsNotExist(err) {
+		t.Errorf("--dry-run wrote a job.json: %v", err)
+	}
+}

@@ -37,6 +37,19 @@ type fakeCkpt struct {
 	Iters []int
 }
 
+// CheckpointStep reads the fake's JSON checkpoint, for Runner.Plan.
+func (f *fakeTrainer) CheckpointStep(path string) (int, error) {
+	var st fakeCkpt
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return 0, err
+	}
+	return st.Step, nil
+}
+
 func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
 	f.calls = append(f.calls, j.ID())
 	if f.failIDs[j.ID()] {
@@ -181,6 +194,30 @@ func TestRunnerInterruptResume(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dirB, JobsDir, jobs[2].ID(), CheckpointFile)); !os.IsNotExist(err) {
 		t.Errorf("finished job keeps its checkpoint: %v", err)
+	}
+
+	// Plan reads the same state without running or writing anything.
+	plan, err := (&Runner{Dir: dirB, Trainer: &fakeTrainer{}}).Plan(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range plan {
+		want, step := PlanNotStarted, 0
+		switch {
+		case i < 3:
+			want, step = PlanDone, steps
+		case i == 3:
+			want, step = PlanStarted, 3
+		}
+		if p.State != want || p.Step != step || (want == PlanDone) != (p.Result != nil) {
+			t.Errorf("plan of job %d (%s): %s at step %d, want %s at step %d", i, p.Job.ID(), p.State, p.Step, want, step)
+		}
+	}
+	if s := plan[3].String(); !strings.Contains(s, "started: checkpoint at step 3/5") {
+		t.Errorf("plan line %q", s)
+	}
+	if s := plan[0].String(); !strings.Contains(s, "done: 5 steps") || !strings.Contains(s, "test LLH") {
+		t.Errorf("plan line %q", s)
 	}
 
 	ftC := &fakeTrainer{resumedReport: true}

@@ -350,7 +350,8 @@ func (r *Report) Table1(unit TimeUnit) *Table {
 		t.Columns = append(t.Columns, Column{Name: fmt.Sprintf("Total runtime (%s) %s", unit, d.Label())})
 	}
 	t.Columns = append(t.Columns, Column{Name: "Average speed-up"}, Column{Name: "Average iteration ratio"})
-	add := func(solver, mode string) {
+	for _, k := range r.Table1Rows() {
+		solver, mode := k.Solver, k.Mode
 		row := Row{Text(modeLabel(solver, mode))}
 		for _, d := range r.Datasets {
 			row = append(row, statCell(r.Entry(d.Name, solver, mode), func(e *Entry) Stat { return e.LLH }, 2, false))
@@ -365,14 +366,47 @@ func (r *Report) Table1(unit TimeUnit) *Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	return t
+}
+
+// RowKey says what a row of Table1 or Table2 shows: a dataset (empty in
+// Table1), a solver and a mode (cold, warm or exact).
+type RowKey struct {
+	Dataset, Solver, Mode string
+}
+
+// Table1Rows returns what each row of Table1 shows, in order: per solver
+// cold then warm, then the exact reference when present. Renderers that
+// label rows in their own way (package viz) zip it with Table1's rows.
+func (r *Report) Table1Rows() []RowKey {
+	var keys []RowKey
 	for _, s := range r.Solvers {
-		add(s, "cold")
-		add(s, "warm")
+		keys = append(keys, RowKey{Solver: s, Mode: "cold"}, RowKey{Solver: s, Mode: "warm"})
 	}
 	if r.HasExact {
-		add(SolverCholesky, "exact")
+		keys = append(keys, RowKey{Solver: SolverCholesky, Mode: "exact"})
 	}
-	return t
+	return keys
+}
+
+// Table2Rows returns what each row of Table2 shows, in order: per dataset,
+// per solver cold then warm, then the exact reference, each only where it
+// ran.
+func (r *Report) Table2Rows() []RowKey {
+	var keys []RowKey
+	for _, d := range r.Datasets {
+		var list []RowKey
+		for _, s := range r.Solvers {
+			list = append(list, RowKey{d.Name, s, "cold"}, RowKey{d.Name, s, "warm"})
+		}
+		list = append(list, RowKey{d.Name, SolverCholesky, "exact"})
+		for _, k := range list {
+			if r.Entry(k.Dataset, k.Solver, k.Mode) != nil {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }
 
 // Table2 is the appendix table: per dataset, solver and mode the test RMSE,
@@ -388,33 +422,25 @@ func (r *Report) Table2(unit TimeUnit) *Table {
 		{Name: "Test RMSE", SE: true}, {Name: "Test LLH", SE: true},
 		{Name: fmt.Sprintf("Total runtime (%s)", unit), SE: true}, {Name: fmt.Sprintf("Solver runtime (%s)", unit), SE: true},
 		{Name: "Solver iterations", SE: true}, {Name: "Speed-up"}, {Name: "Iteration ratio"}}
+	labels := map[string]string{}
 	for _, d := range r.Datasets {
-		label := fmt.Sprintf("%s (n=%d, d=%d)", d.Name, d.N, d.D)
+		labels[d.Name] = fmt.Sprintf("%s (n=%d, d=%d)", d.Name, d.N, d.D)
 		if d.Subset {
-			label = fmt.Sprintf("%s (subset n=%d, d=%d)", d.Name, d.N, d.D)
+			labels[d.Name] = fmt.Sprintf("%s (subset n=%d, d=%d)", d.Name, d.N, d.D)
 		}
-		type sm struct{ solver, mode string }
-		var list []sm
-		for _, s := range r.Solvers {
-			list = append(list, sm{s, "cold"}, sm{s, "warm"})
+	}
+	for _, x := range r.Table2Rows() {
+		e := r.Entry(x.Dataset, x.Solver, x.Mode)
+		row := Row{Text(labels[x.Dataset]), Text(modeLabel(x.Solver, x.Mode)), Text(splitList(e.Splits)),
+			num(e.RMSE, 3, ""), num(e.LLH, 3, ""),
+			num(unit.scale(e.TotalSeconds), unit.digits(), ""), num(unit.scale(e.SolverSeconds), unit.digits(), ""),
+			num(e.Iterations, 0, "")}
+		if x.Mode == "warm" {
+			row = append(row, ratioCell(r.SpeedUp, [2]string{x.Dataset, x.Solver}), ratioCell(r.IterationRatio, [2]string{x.Dataset, x.Solver}))
+		} else {
+			row = append(row, Missing(), Missing())
 		}
-		list = append(list, sm{SolverCholesky, "exact"})
-		for _, x := range list {
-			e := r.Entry(d.Name, x.solver, x.mode)
-			if e == nil {
-				continue
-			}
-			row := Row{Text(label), Text(modeLabel(x.solver, x.mode)), Text(splitList(e.Splits)),
-				num(e.RMSE, 3, ""), num(e.LLH, 3, ""),
-				num(unit.scale(e.TotalSeconds), unit.digits(), ""), num(unit.scale(e.SolverSeconds), unit.digits(), ""),
-				num(e.Iterations, 0, "")}
-			if x.mode == "warm" {
-				row = append(row, ratioCell(r.SpeedUp, [2]string{d.Name, x.solver}), ratioCell(r.IterationRatio, [2]string{d.Name, x.solver}))
-			} else {
-				row = append(row, Missing(), Missing())
-			}
-			t.Rows = append(t.Rows, row)
-		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }

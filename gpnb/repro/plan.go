@@ -1,0 +1,125 @@
+package repro
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+// The states of a planned job.
+const (
+	PlanDone       = "done"        // result.json is complete
+	PlanStarted    = "started"     // a checkpoint holds some steps
+	PlanNotStarted = "not started" // nothing on disk yet
+)
+
+// PlannedJob says where one job of a grid stands in a results directory.
+type PlannedJob struct {
+	Job   Job
+	State string // PlanDone, PlanStarted or PlanNotStarted
+	// Step is the number of steps the checkpoint holds (PlanStarted), or
+	// the job's Steps (PlanDone).
+	Step int
+	// Result is the finished job's result (PlanDone).
+	Result *gpnb.Result
+	// Problem, when not empty, says why a checkpoint could not be read;
+	// the job then counts as not started (a run would restart it).
+	Problem string
+}
+
+// CheckpointReader is implemented by Trainers whose checkpoints Plan can
+// read: it returns the number of completed steps a checkpoint holds.
+type CheckpointReader interface {
+	CheckpointStep(path string) (int, error)
+}
+
+// checkpointStep asks t for the step a checkpoint holds; a Trainer that is
+// not a CheckpointReader (or none) is read as a GPTrainer.
+func checkpointStep(t Trainer, path string) (int, error) {
+	if cr, ok := t.(CheckpointReader); ok {
+		return cr.CheckpointStep(path)
+	}
+	return GPTrainer{}.CheckpointStep(path)
+}
+
+// CheckpointStep returns the number of steps the gpnb checkpoint at path
+// holds; a corrupt file is an error.
+func (GPTrainer) CheckpointStep(path string) (int, error) {
+	st, err := gpnb.ReadCheckpoint(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Step, nil
+}
+
+// Plan reports, without running or writing anything, the state of every job
+// of jobs in r.Dir: finished, started (with the step its checkpoint holds)
+// or not started; r.Trainer (a CheckpointReader, or nil for GPTrainer's
+// checkpoints) reads the checkpoints. As Run does, it fails with ErrConfigMismatch when a job
+// directory holds a job.json that differs from the grid's job.
+func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
+	if r.Dir == "" {
+		return nil, fmt.Errorf("%w: no output directory: give --out DIR", ErrGrid)
+	}
+	out := make([]PlannedJob, len(jobs))
+	for i := range jobs {
+		j := jobs[i].Normalize()
+		if err := j.Validate(); err != nil {
+			return nil, err
+		}
+		p := PlannedJob{Job: j, State: PlanNotStarted}
+		done, err := r.checkJob(j)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(r.Dir, JobsDir, j.ID())
+		switch {
+		case done:
+			res, err := readResult(filepath.Join(dir, ResultFile))
+			if err != nil {
+				return nil, err
+			}
+			p.State, p.Step, p.Result = PlanDone, j.Steps, res
+		default:
+			ckpt := filepath.Join(dir, CheckpointFile)
+			if _, err := os.Stat(ckpt); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			step, err := checkpointStep(r.Trainer, ckpt)
+			if err != nil {
+				p.Problem = err.Error()
+				break
+			}
+			p.State, p.Step = PlanStarted, step
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// String is one line for the job: its id and state, with the runtime and
+// test log-likelihood of a finished job.
+func (p PlannedJob) String() string {
+	switch p.State {
+	case PlanDone:
+		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations, test LLH %.3f, operator %s",
+			p.Job.ID(), p.Result.StepsDone, p.Result.TotalSeconds/60, p.Result.SolverSeconds/60,
+			p.Result.History.TotalSolverIterations(), p.Result.TestLLH, orDash(p.Result.Operator))
+	case PlanStarted:
+		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d", p.Job.ID(), p.Step, p.Job.Steps)
+	}
+	if p.Problem != "" {
+		return fmt.Sprintf("%-32s not started (unreadable checkpoint, will restart: %s)", p.Job.ID(), p.Problem)
+	}
+	return fmt.Sprintf("%-32s not started", p.Job.ID())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
