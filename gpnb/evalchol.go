@@ -39,7 +39,7 @@ func predictInPlace(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel) (
 	}
 	u, ok := lapack64.Potrf(raw) // upper triangle, in place
 	if !ok {
-		return nil, nil, 0, fmt.Errorf("H = K + σ²I (n = %d, σ = %g) is %w", n, k.Hyper.Noise, ErrNotPositiveDefinite)
+		return nil, nil, 0, fmt.Errorf("exact evaluation: H = K + σ²I (n = %d, σ = %g) is %w", n, k.Hyper.Noise, ErrNotPositiveDefinite)
 	}
 	logdet := 0.0
 	for i := 0; i < n; i++ {
@@ -53,7 +53,7 @@ func predictInPlace(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel) (
 	}
 	mll = -0.5*quad - 0.5*logdet - 0.5*float64(n)*math.Log(2*math.Pi)
 	if math.IsNaN(mll) || math.IsInf(mll, 0) {
-		return nil, nil, 0, fmt.Errorf("H = K + σ²I is ill-conditioned (log marginal likelihood %v): %w", mll, ErrNotPositiveDefinite)
+		return nil, nil, 0, fmt.Errorf("exact evaluation: H = K + σ²I is ill-conditioned (log marginal likelihood %v): %w", mll, ErrNotPositiveDefinite)
 	}
 
 	mean = make([]float64, m)

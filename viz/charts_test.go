@@ -335,8 +335,67 @@ func TestNonFiniteRecordValuesAreNotedNotDropped(t *testing.T) {
 	}
 }
 
-func TestTables(t *testing.T) {
+// byHand computes, independently of package repro, the statistics the
+// tables show for the results of one dataset, solver and warm-start
+// setting: the mean over runs and its standard error, the sample standard
+// deviation (N−1) over √N.
+func byHand(res []gpnb.Result, ds, solver string, warm bool, f func(gpnb.Result) float64) (mean, se float64) {
+	var xs []float64
+	for _, r := range res {
+		if r.Dataset == ds && r.Solver == solver && r.WarmStart == warm {
+			xs = append(xs, f(r))
+		}
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
+}
+
+func total(r gpnb.Result) float64 { return r.TotalSeconds }
+func iterations(r gpnb.Result) float64 {
+	return float64(r.History.TotalSolverIterations())
+}
+
+// speedUpByHand is mean cold total time over mean warm total time.
+func speedUpByHand(res []gpnb.Result, ds, solver string) float64 {
+	c, _ := byHand(res, ds, solver, false, total)
+	w, _ := byHand(res, ds, solver, true, total)
+	return c / w
+}
+
+func iterationRatioByHand(res []gpnb.Result, ds, solver string) float64 {
+	c, _ := byHand(res, ds, solver, false, iterations)
+	w, _ := byHand(res, ds, solver, true, iterations)
+	return c / w
+}
+
+// tableResults: pol (on a 2000-point subset) and bike (its full 15642-point
+// training split), CG and AP cold and warm, splits 0-2. bike's warm runs
+// take twice as long, so the two datasets' speed-ups differ.
+func tableResults() []gpnb.Result {
 	res := synthResults([]string{"pol", "bike"}, []string{"cg", "ap"}, 3, 2, 1)
+	for i := range res {
+		switch res[i].Dataset {
+		case "pol":
+			res[i].NTrain = 2000
+		case "bike":
+			res[i].NTrain = 15642
+			if res[i].WarmStart {
+				res[i].TotalSeconds *= 2
+			}
+		}
+	}
+	return res
+}
+
+func TestTables(t *testing.T) {
+	res := tableResults()
 	tb, err := ResultsTable(res)
 	if err != nil {
 		t.Fatal(err)
@@ -344,33 +403,62 @@ func TestTables(t *testing.T) {
 	if err := tb.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	// AP cold runs take 300 s and more, so runtimes are in minutes.
+	wantHead := []string{"Dataset", "Solver", "Splits", "Test RMSE", "Test LLH", "Total runtime (min)", "Solver runtime (min)",
+		"Solver iterations", "Speed-up", "Iteration ratio"}
+	if !equalStrings(tb.Header, wantHead) {
+		t.Fatalf("header %q, want %q", tb.Header, wantHead)
+	}
 	if len(tb.Rows) != 8 || len(tb.Rules) != 2 || tb.Rules[0] != 0 || tb.Rules[1] != 4 {
 		t.Fatalf("%d rows, rules %v; want 8 rows and 2 groups", len(tb.Rows), tb.Rules)
 	}
-	// Row 1: pol, CG + ws. Total runtime mean ± se over splits 0..2, in minutes.
+	// The dataset is named once per group, with its size and dimension.
+	if tb.Rows[0][0] != "pol (subset n=2000, d=1)" || tb.Rows[1][0] != "" || tb.Rows[4][0] != "bike (n=15642, d=1)" {
+		t.Errorf("dataset labels %q, %q, %q", tb.Rows[0][0], tb.Rows[1][0], tb.Rows[4][0])
+	}
+	for i, want := range []string{"CG", "CG + ws", "AP", "AP + ws", "CG", "CG + ws", "AP", "AP + ws"} {
+		if tb.Rows[i][1] != want || tb.Rows[i][2] != "0-2" {
+			t.Errorf("row %d: method %q, splits %q; want %q, 0-2", i, tb.Rows[i][1], tb.Rows[i][2], want)
+		}
+	}
+	// Row 1: pol, CG + ws; mean ± se over splits 0-2, runtimes in minutes.
 	row := tb.Rows[1]
-	if row[0] != "pol" || row[1] != "CG + ws" || row[2] != "3" {
-		t.Fatalf("row 1 = %v", row)
+	pm := func(ds, solver string, warm bool, f func(gpnb.Result) float64, digits int) string {
+		m, se := byHand(res, ds, solver, warm, f)
+		return fmt.Sprintf("%.*f ± %.*f", digits, m, digits, se)
 	}
-	xs := []float64{totalAt("cg", true, 0) / 60, totalAt("cg", true, 1) / 60, totalAt("cg", true, 2) / 60}
-	m := (xs[0] + xs[1] + xs[2]) / 3
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
+	for _, c := range []struct {
+		col  int
+		want string
+	}{
+		{3, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TestRMSE }, 3)},
+		{4, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TestLLH }, 3)},
+		{5, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TotalSeconds / 60 }, 3)},
+		{6, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.SolverSeconds / 60 }, 3)},
+		{7, pm("pol", "cg", true, iterations, 0)},
+		{8, fmt.Sprintf("%.1f×", speedUpByHand(res, "pol", "cg"))},
+		{9, fmt.Sprintf("%.1f×", iterationRatioByHand(res, "pol", "cg"))},
+	} {
+		if row[c.col] != c.want {
+			t.Errorf("pol CG + ws %s = %q, want %q", tb.Header[c.col], row[c.col], c.want)
+		}
 	}
-	se := math.Sqrt(ss / 2 / 3)
-	if want := fmt.Sprintf("%.3f ± %.3f", m, se); row[5] != want {
-		t.Errorf("total runtime cell %q, want %q", row[5], want)
+	// Totals 25, 26, 27 s: mean 26 s = 0.433 min, sd 1 s, se 1/√3 s = 0.010 min.
+	if row[5] != "0.433 ± 0.010" {
+		t.Errorf("total runtime %q, want 0.433 ± 0.010", row[5])
 	}
-	cold := (totalAt("cg", false, 0) + totalAt("cg", false, 1) + totalAt("cg", false, 2)) / 3
-	if want := fmt.Sprintf("%.1f×", cold/(m*60)); row[7] != want {
-		t.Errorf("speed-up %q, want %q", row[7], want)
+	// bike AP + ws: cold 301 s over warm 2·76 s.
+	if got, want := tb.Rows[7][8], fmt.Sprintf("%.1f×", 301.0/152); got != want || want != "2.0×" {
+		t.Errorf("bike AP speed-up %q, want %q", got, want)
 	}
-	if tb.Rows[0][7] != "—" {
-		t.Errorf("cold row speed-up %q, want —", tb.Rows[0][7])
+	if tb.Rows[0][8] != "—" || tb.Rows[0][9] != "—" {
+		t.Errorf("cold row speed-up %q, iteration ratio %q; want —", tb.Rows[0][8], tb.Rows[0][9])
+	}
+	if !strings.Contains(tb.Caption, "Table 2") || !strings.Contains(tb.Caption, "3 splits") || !strings.Contains(tb.Note, "Speed-up = mean total runtime cold") {
+		t.Errorf("caption %q, note %q", tb.Caption, tb.Note)
 	}
 	h := tb.HTML()
-	for _, s := range []string{"<table class=\"gpnb-table\">", "<caption>", "<th>Speed-up</th>", "<tr class=\"gpnb-rule\">", "<td>CG + ws</td>"} {
+	for _, s := range []string{"<table class=\"gpnb-table\">", "<caption>", "<th>Speed-up</th>", "<tr class=\"gpnb-rule\">", "<td>CG + ws</td>", "gpnb-table-note"} {
 		if !strings.Contains(h, s) {
 			t.Errorf("table HTML lacks %q", s)
 		}
@@ -383,14 +471,73 @@ func TestTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(t1.Rows) != 4 || t1.Header[len(t1.Header)-1] != "Average speed-up" || len(t1.Header) != 1+2+2+1 {
-		t.Fatalf("table 1 shape: header %v, %d rows", t1.Header, len(t1.Rows))
+	wantHead = []string{"Solver", "Test LLH pol (n=2000)", "Test LLH bike", "Total runtime (min) pol (n=2000)", "Total runtime (min) bike",
+		"Average speed-up", "Average iteration ratio"}
+	if !equalStrings(t1.Header, wantHead) || len(t1.Rows) != 4 {
+		t.Fatalf("table 1: header %q, %d rows; want %q, 4 rows", t1.Header, len(t1.Rows), wantHead)
 	}
-	// AP + ws: speed-up averaged over the two datasets (equal here).
-	apCold := (totalAt("ap", false, 0) + totalAt("ap", false, 1) + totalAt("ap", false, 2)) / 3
-	apWarm := (totalAt("ap", true, 0) + totalAt("ap", true, 1) + totalAt("ap", true, 2)) / 3
-	if got, want := t1.Rows[3][5], fmt.Sprintf("%.1f×", apCold/apWarm); t1.Rows[3][0] != "AP + ws" || got != want {
-		t.Errorf("row %v: speed-up %q, want %q", t1.Rows[3], got, want)
+	if len(t1.Rules) != 2 || t1.Rules[0] != 0 || t1.Rules[1] != 2 {
+		t.Errorf("table 1 rules %v, want one above each solver: [0 2]", t1.Rules)
+	}
+	// AP + ws: means without standard errors, and the speed-up averaged
+	// over the two datasets (4.0× on pol, 2.0× on bike), not the ratio of
+	// pooled means.
+	row = t1.Rows[3]
+	llh, _ := byHand(res, "pol", "ap", true, func(r gpnb.Result) float64 { return r.TestLLH })
+	rt, _ := byHand(res, "bike", "ap", true, total)
+	sp := (speedUpByHand(res, "pol", "ap") + speedUpByHand(res, "bike", "ap")) / 2
+	it := (iterationRatioByHand(res, "pol", "ap") + iterationRatioByHand(res, "bike", "ap")) / 2
+	for _, c := range []struct {
+		col  int
+		want string
+	}{
+		{0, "AP + ws"}, {1, fmt.Sprintf("%.2f", llh)}, {4, fmt.Sprintf("%.2f", rt/60)},
+		{5, fmt.Sprintf("%.1f×", sp)}, {6, fmt.Sprintf("%.1f×", it)},
+	} {
+		if row[c.col] != c.want {
+			t.Errorf("table 1 AP + ws %s = %q, want %q", t1.Header[c.col], row[c.col], c.want)
+		}
+	}
+	if row[5] != "3.0×" {
+		t.Errorf("AP average speed-up %q, want (301/76 + 301/152)/2 = 3.0×", row[5])
+	}
+	if t1.Rows[0][0] != "CG" || t1.Rows[0][5] != "—" {
+		t.Errorf("cold row %q", t1.Rows[0])
+	}
+}
+
+func TestTablesSecondsOneSplitAndRepeats(t *testing.T) {
+	// CG alone: every run under 120 s, so runtimes are in seconds; one
+	// split, so no standard errors.
+	res := synthResults([]string{"elevators"}, []string{"cg"}, 1, 3, 2)
+	tb, err := ResultsTable(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Header[5] != "Total runtime (s)" || len(tb.Rows) != 2 {
+		t.Fatalf("header %q, %d rows", tb.Header, len(tb.Rows))
+	}
+	if got, want := tb.Rows[1][5], fmt.Sprintf("%.2f", res[1].TotalSeconds); got != want {
+		t.Errorf("one split: total %q, want %q (no ±)", got, want)
+	}
+	if got, want := tb.Rows[1][8], fmt.Sprintf("%.1f×", res[0].TotalSeconds/res[1].TotalSeconds); got != want {
+		t.Errorf("speed-up %q, want %q", got, want)
+	}
+	t1, err := SpeedupTable(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t1.Header[2] != "Total runtime (s) elevators" || t1.Rows[0][2] != fmt.Sprintf("%.2f", res[0].TotalSeconds) {
+		t.Errorf("table 1 %q %q", t1.Header, t1.Rows[0])
+	}
+
+	// The same dataset, split, solver and mode twice cannot be averaged
+	// over splits.
+	dup := append(res, res[0])
+	for name, f := range map[string]func([]gpnb.Result) (*Table, error){"ResultsTable": ResultsTable, "SpeedupTable": SpeedupTable} {
+		if _, err := f(dup); !errors.Is(err, ErrChart) || !strings.Contains(err.Error(), "elevators-s0-cg-cold") {
+			t.Errorf("%s of a repeated run: err = %v", name, err)
+		}
 	}
 }
 

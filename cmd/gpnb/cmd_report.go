@@ -103,14 +103,20 @@ func addFigure(rep *viz.Report, figs *[]namedChart, name, heading string, c *viz
 func resultsReport(rep *viz.Report, results []gpnb.Result) []namedChart {
 	var figs []namedChart
 	rep.AddText(fmt.Sprintf("%d runs: %s.", len(results), describeRuns(results)))
-	if t, err := viz.SpeedupTable(results); err == nil {
-		rep.AddHeading("Table 1: test log-likelihood, runtime and average speed-up")
+	// The tables' statistics are package repro's (as in `gpnb table`); a
+	// table that cannot be computed (say, the same run twice) says why.
+	addTable := func(heading string, t *viz.Table, err error) {
+		rep.AddHeading(heading)
+		if err != nil {
+			rep.AddText("Not drawn: " + err.Error())
+			return
+		}
 		rep.AddTable(t)
 	}
-	if t, err := viz.ResultsTable(results); err == nil {
-		rep.AddHeading("Table 2: results per dataset")
-		rep.AddTable(t)
-	}
+	t1, err := viz.SpeedupTable(results)
+	addTable("Table 1: test log-likelihood, runtime and average speed-up", t1, err)
+	t2, err := viz.ResultsTable(results)
+	addTable("Table 2: results per dataset", t2, err)
 	c, err := viz.Runtimes(results)
 	addFigure(rep, &figs, "fig2-runtimes", "Figure 2: runtime, solver time inside total time", c, err)
 	c, err = viz.Iterations(results)

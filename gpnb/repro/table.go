@@ -431,7 +431,12 @@ func (r *Report) Table2(unit TimeUnit) *Table {
 	}
 	for _, x := range r.Table2Rows() {
 		e := r.Entry(x.Dataset, x.Solver, x.Mode)
-		row := Row{Text(labels[x.Dataset]), Text(modeLabel(x.Solver, x.Mode)), Text(splitList(e.Splits)),
+		label := modeLabel(x.Solver, x.Mode)
+		if x.Mode == "warm" && r.Entry(x.Dataset, x.Solver, "cold") == nil {
+			// No cold row above to name the solver.
+			label = solverLabel[x.Solver] + " " + label
+		}
+		row := Row{Text(labels[x.Dataset]), Text(label), Text(splitList(e.Splits)),
 			num(e.RMSE, 3, ""), num(e.LLH, 3, ""),
 			num(unit.scale(e.TotalSeconds), unit.digits(), ""), num(unit.scale(e.SolverSeconds), unit.digits(), ""),
 			num(e.Iterations, 0, "")}

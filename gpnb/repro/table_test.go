@@ -264,3 +264,25 @@ func TestPaperComparison(t *testing.T) {
 		t.Errorf("paper AP average over pol %v, want 22.6", v)
 	}
 }
+
+// TestTable2WarmWithoutCold names the solver on a warm row that has no cold
+// row above it (full-size grids fill in over several sessions).
+func TestTable2WarmWithoutCold(t *testing.T) {
+	recs := []Record{
+		fakeRecord("pol", 0, 0, 13500, 26, SolverCG, false, 600, 500, 0.08, 1.2, 900),
+		fakeRecord("pol", 0, 0, 13500, 26, SolverCG, true, 200, 150, 0.08, 1.2, 300),
+		fakeRecord("pol", 0, 0, 13500, 26, SolverAP, true, 100, 60, 0.08, 1.2, 800),
+	}
+	rep, err := Summarise(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows := readCSV(t, rep.Table2(Minutes))
+	var got []string
+	for _, r := range rows {
+		got = append(got, r[1])
+	}
+	if want := []string{"CG", "+ ws", "AP + ws"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("solver labels %q, want %q", got, want)
+	}
+}
