@@ -4,7 +4,8 @@
 # and one mode (cold or warm) each, so that a stage cut short by the clock
 # still leaves finished jobs; rerunning resumes the unfinished job from its
 # last step (see results/README.md). STAGES lists solver:mode pairs in order.
-# DRYRUN=1 runs nothing and lists each job as done, started or not started.
+# DRYRUN=1 runs nothing and lists each job as done, started or not started;
+# FLAGS adds flags to every gpnb reproduce (run-large.sh uses it).
 set -eu
 cd "$(dirname "$0")/.."
 GPNB=${GPNB:-bin/gpnb}
@@ -13,5 +14,5 @@ export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
 DRY=""
 [ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
 for stage in ${STAGES:-cg:warm ap:warm cg:cold sgd:warm ap:cold sgd:cold}; do
-	"$GPNB" reproduce --datasets ${DATASETS:-pol,elevators,bike} --splits 0 --solvers "${stage%%:*}" --modes "${stage##*:}" --steps 100 --exact never --out results/full $DRY
+	"$GPNB" reproduce --datasets ${DATASETS:-pol,elevators,bike} --splits 0 --solvers "${stage%%:*}" --modes "${stage##*:}" --steps 100 --exact never --out results/full ${FLAGS:-} $DRY
 done
