@@ -98,9 +98,7 @@ func writeTablesHTML(b *bytes.Buffer, title string, tables []*repro.Table) {
 	fmt.Fprintf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n</head>\n<body style=\"font-family:system-ui,sans-serif;margin:2em\">\n<h2>%s</h2>\n",
 		html.EscapeString(title), html.EscapeString(title))
 	for _, t := range tables {
-		head, rows, groups := t.Text()
-		vt := &viz.Table{Caption: t.Title + ". " + t.Caption, Header: head, Rows: rows, Rules: groups, Note: strings.Join(t.Notes, " ")}
-		b.WriteString(vt.HTML())
+		b.WriteString(viz.TableFromRepro(t).HTML())
 		b.WriteString("\n")
 	}
 	b.WriteString("</body>\n</html>\n")
