@@ -196,7 +196,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	flops := 2 * float64(n) * float64(n) * float64(*cols)
 	// gemm is timed before and after the operators, and the faster rate
 	// kept, so that a busy moment does not flatter the operator.
-	gemm := benchGemm(n, *cols)
+	var gemm float64
+	kernel.WithAllBLASThreads(func() { gemm = benchGemm(n, *cols) })
 	modes := []struct {
 		name string
 		opt  kernel.Options
@@ -223,20 +224,51 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		secs[i] = bestTime(func() { op.MulTo(dst, v) })
 		rates[i] = flops / secs[i] / 1e9
 	}
-	gemm = math.Max(gemm, benchGemm(n, *cols))
-	fmt.Fprintf(stdout, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s): %.2f GFLOP/s\n", n, n, n, *cols, kernel.BLASName(), gemm)
+	var square float64
+	kernel.WithAllBLASThreads(func() {
+		gemm = math.Max(gemm, benchGemm(n, *cols))
+		square = benchGemmSquare(squareGemmN)
+	})
+	fmt.Fprintf(stdout, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s, %d threads): %.2f GFLOP/s\n", n, n, n, *cols, kernel.BLASName(), runtime.GOMAXPROCS(0), gemm)
+	fmt.Fprintf(stdout, "  square gemm (%d³, all %d cores: the machine's flop rate): %.2f GFLOP/s\n", squareGemmN, runtime.GOMAXPROCS(0), square)
 	for i, m := range modes {
 		if errs[i] != nil {
 			fmt.Fprintf(stdout, "  %s: %v\n", m.name, errs[i])
 			continue
 		}
-		fmt.Fprintf(stdout, "  %s: %.2f GFLOP/s (%.1f ms per product), %.0f%% of gemm\n", m.name, rates[i], secs[i]*1e3, 100*rates[i]/gemm)
+		fmt.Fprintf(stdout, "  %s: %.2f GFLOP/s (%.1f ms per product), %.0f%% of gemm", m.name, rates[i], secs[i]*1e3, 100*rates[i]/gemm)
+		if m.opt.Mode == kernel.ModeMatrixFree {
+			// Matrix-free, the work is mostly kernel evaluation: count it
+			// (n² values, kernel.EvalFlops each) and rate it against the
+			// compute-bound square gemm.
+			ff := (flops + float64(n)*float64(n)*kernel.EvalFlops(d)) / secs[i] / 1e9
+			fmt.Fprintf(stdout, "; counting kernel evaluation (%.0f flops per value): %.2f GFLOP/s, %.0f%% of square gemm", kernel.EvalFlops(d), ff, 100*ff/square)
+		}
+		fmt.Fprintln(stdout)
 	}
 
 	// 3. Memory.
 	fmt.Fprintf(stdout, "\nMemory: peak resident set %s (getrusage maxrss); Go runtime memory at the end %s (runtime/metrics /memory/classes/total:bytes)\n",
 		fmtBytes(maxRSS()), fmtBytes(goTotalMemory()))
 	return nil
+}
+
+// squareGemmN is the size of the square gemm that stands for the machine's
+// flop rate.
+const squareGemmN = 1500
+
+// benchGemmSquare returns the GFLOP/s of an n×n·n×n gemm.
+func benchGemmSquare(n int) float64 {
+	g := func() blas64.General {
+		a := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
+		for i := range a.Data {
+			a.Data[i] = 1 / float64(1+i%89)
+		}
+		return a
+	}
+	a, b, c := g(), g(), g()
+	sec := bestTime(func() { blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c) })
+	return 2 * float64(n) * float64(n) * float64(n) / sec / 1e9
 }
 
 // benchGemm returns the GFLOP/s of C = A·B for A n×n and B n×m with the

@@ -26,7 +26,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s: iterations %d/%d printed ratio %v", r[1], c, w, ratio)
 		}
 	}
-	for _, want := range []string{"n=150, d=3", "gemm (blas64.Gemm, 150×150 · 150×17", "dense float64:", "dense float32:", "matrix-free:", "% of gemm",
+	for _, want := range []string{"n=150, d=3", "gemm (blas64.Gemm, 150×150 · 150×17", "dense float64:", "dense float32:", "matrix-free:", "% of gemm", "square gemm (1500³, all", "counting kernel evaluation (19 flops per value)", "% of square gemm",
 		"float32 kernel storage against float64", "Memory: peak resident set"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)

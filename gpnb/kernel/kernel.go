@@ -218,3 +218,10 @@ func (k Kernel) GradAt(dst, x, y []float64) {
 	}
 	dst[d] = 2 * s * m
 }
+
+// EvalFlops is the number of floating-point operations one kernel value
+// k(x_a, x_b) is counted as in throughput figures: 2d for the distance dot
+// product, 3 to form r², and 10 for the square root, exponential and scaling.
+// It is a convention (a transcendental function counts as a few flops), used
+// to rate matrix-free products against a gemm measured on the same machine.
+func EvalFlops(d int) float64 { return float64(2*d + 13) }

@@ -101,3 +101,13 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return int64(v * mult), nil
 }
+
+// WithAllBLASThreads runs f with the BLAS using every core (GOMAXPROCS
+// OpenBLAS threads with -tags openblas; gonum's gemm always does), then
+// restores the pinned thread count. It is for reference measurements such
+// as a machine's gemm rate: OpenBLAS does not give the same bits for
+// different thread counts, so nothing whose result matters runs inside f.
+func WithAllBLASThreads(f func()) {
+	defer setBLASThreads(setBLASThreads(gomaxprocs()))
+	f()
+}

@@ -641,3 +641,25 @@ func checkSameBits(t *testing.T, run func(Options) []float64) {
 		}
 	}
 }
+
+// TestWithAllBLASThreads runs its function once and leaves products as they
+// were: the same bits before and after (the BLAS is pinned again).
+func TestWithAllBLASThreads(t *testing.T) {
+	x := testX(300, 3, 2)
+	op, err := NewOperator(x, testKernel(Matern32, 3), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := randDense(300, 17, 3)
+	before, after := mat.NewDense(300, 17, nil), mat.NewDense(300, 17, nil)
+	op.MulTo(before, v)
+	calls := 0
+	WithAllBLASThreads(func() { calls++ })
+	op.MulTo(after, v)
+	if calls != 1 {
+		t.Errorf("f called %d times", calls)
+	}
+	if !mat.Equal(before, after) {
+		t.Error("a product differs after WithAllBLASThreads")
+	}
+}
