@@ -81,7 +81,7 @@ $(ECHARTS_JS):
 # --- build and run ----------------------------------------------------------
 
 build:
-	$(GO) build $(TAGFLAGS) -o bin/gpnb ./cmd/gpnb
+	$(GO) build -buildvcs=auto $(TAGFLAGS) -o bin/gpnb ./cmd/gpnb
 
 demo: build
 	bin/gpnb demo

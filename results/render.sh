@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 DIR=${1:-results/run}
 OUT=$(dirname "$DIR")
 GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -tags openblas -o "$GPNB" ./cmd/gpnb
+[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
 
 "$GPNB" table --in "$DIR" --table 1 --unit min --out "$OUT/table1.md"
 "$GPNB" table --in "$DIR" --table 2 --unit min --out "$OUT/table2.md"

@@ -9,7 +9,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -tags openblas -o "$GPNB" ./cmd/gpnb
+[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
 export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
 DRY=""
 [ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run

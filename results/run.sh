@@ -11,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -tags openblas -o "$GPNB" ./cmd/gpnb
+[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
 export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
 OUT=results/run
 COMMON="--datasets pol,elevators,bike --splits 0 --subset 2000 --steps 100 --block-size 300 --batch-size 150 --out $OUT"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
 )
@@ -25,6 +26,9 @@ type PlannedJob struct {
 	Step int
 	// Result is the finished job's result (PlanDone).
 	Result *gpnb.Result
+	// Segments are the job's runs.json: which builds ran which steps, and
+	// under what load (empty for jobs run before runs.json existed).
+	Segments []Segment
 	// Problem, when not empty, says why a checkpoint could not be read;
 	// the job then counts as not started (a run would restart it).
 	Problem string
@@ -76,6 +80,7 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 			return nil, err
 		}
 		dir := filepath.Join(r.Dir, JobsDir, j.ID())
+		p.Segments, _ = ReadSegments(dir) // provenance only; unreadable = none
 		switch {
 		case done:
 			res, err := readResult(filepath.Join(dir, ResultFile))
@@ -105,11 +110,11 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 func (p PlannedJob) String() string {
 	switch p.State {
 	case PlanDone:
-		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations, test LLH %.3f, operator %s",
+		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations, test LLH %.3f, operator %s%s",
 			p.Job.ID(), p.Result.StepsDone, p.Result.TotalSeconds/60, p.Result.SolverSeconds/60,
-			p.Result.History.TotalSolverIterations(), p.Result.TestLLH, orDash(p.Result.Operator))
+			p.Result.History.TotalSolverIterations(), p.Result.TestLLH, orDash(p.Result.Operator), p.provenance())
 	case PlanStarted:
-		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d", p.Job.ID(), p.Step, p.Job.Steps)
+		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d%s", p.Job.ID(), p.Step, p.Job.Steps, p.provenance())
 	}
 	if p.Problem != "" {
 		return fmt.Sprintf("%-32s not started (unreadable checkpoint, will restart: %s)", p.Job.ID(), p.Problem)
@@ -122,4 +127,26 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// provenance summarises the segments: "; steps 0-36 by 4860afc (load 5.1),
+// 36-100 by 6cb8f0c (load 2.3)".
+func (p PlannedJob) provenance() string {
+	if len(p.Segments) == 0 {
+		return ""
+	}
+	parts := make([]string, len(p.Segments))
+	for i, g := range p.Segments {
+		rev := g.Environment["vcs.revision"]
+		if len(rev) > 7 {
+			rev = rev[:7]
+		}
+		if rev == "" {
+			rev = "an unrecorded build"
+		} else if g.Environment["vcs.modified"] == "true" {
+			rev += "+changes"
+		}
+		parts[i] = fmt.Sprintf("%d-%d by %s (load %.1f)", g.FromStep, g.ToStep, rev, g.LoadMean)
+	}
+	return "; steps " + strings.Join(parts, ", ")
 }

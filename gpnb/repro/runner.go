@@ -69,6 +69,10 @@ type Runner struct {
 	Command     []string
 	Environment map[string]string
 
+	// LoadAverage is sampled after every step into the job's runs.json;
+	// nil means SystemLoadAverage.
+	LoadAverage func() float64
+
 	now func() time.Time // time source; time.Now unless a test sets it
 }
 
@@ -210,8 +214,30 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		lastStepAt := jobStart
 		firstStep := -1
 		r.logf(false, "[%d/%d] %s: starting (%s)\n", i+1, len(jobs), id, describe(j))
+		segs, err := ReadSegments(dir)
+		if err != nil {
+			segs = nil // provenance only: start the record afresh
+		}
+		seg := &Segment{FromStep: -1, Started: now(), Environment: r.Environment}
+		load := r.LoadAverage
+		if load == nil {
+			load = SystemLoadAverage
+		}
 		progress := func(p Progress) {
 			t := now()
+			if seg.FromStep < 0 {
+				seg.FromStep = p.Step
+				if !p.Resumed {
+					seg.FromStep = max(p.Step-1, 0)
+				}
+			}
+			seg.ToStep, seg.Updated = p.Step, t
+			if !p.Resumed {
+				seg.sample(load())
+			}
+			if err := writeJSONAtomic(filepath.Join(dir, SegmentsFile), append(segs[:len(segs):len(segs)], *seg), true); err != nil {
+				r.logf(false, "%srepro: cannot write %s: %v\n", r.nl(), SegmentsFile, err)
+			}
 			if firstStep < 0 {
 				// Steps before this report (before and including it, for a
 				// Resumed report) were restored from the checkpoint.

@@ -178,7 +178,7 @@ func TestRunnerInterruptResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	jobs := tinyGrid(t, steps)
 	ftB := &fakeTrainer{cancel: cancel, stopAt: func(j Job, step int) bool { return j.ID() == jobs[3].ID() && step == 3 }}
-	sum, err = (&Runner{Dir: dirB, Trainer: ftB}).Run(ctx, jobs)
+	sum, err = (&Runner{Dir: dirB, Trainer: ftB, Environment: map[string]string{"vcs.revision": "aaa"}, LoadAverage: func() float64 { return 1.5 }}).Run(ctx, jobs)
 	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "Rerun the same command") {
 		t.Fatalf("interrupted run: error %v", err)
 	}
@@ -213,7 +213,7 @@ func TestRunnerInterruptResume(t *testing.T) {
 			t.Errorf("plan of job %d (%s): %s at step %d, want %s at step %d", i, p.Job.ID(), p.State, p.Step, want, step)
 		}
 	}
-	if s := plan[3].String(); !strings.Contains(s, "started: checkpoint at step 3/5") {
+	if s := plan[3].String(); !strings.Contains(s, "started: checkpoint at step 3/5; steps 0-3 by aaa (load 1.5)") {
 		t.Errorf("plan line %q", s)
 	}
 	if s := plan[0].String(); !strings.Contains(s, "done: 5 steps") || !strings.Contains(s, "test LLH") {
@@ -222,12 +222,30 @@ func TestRunnerInterruptResume(t *testing.T) {
 
 	ftC := &fakeTrainer{resumedReport: true}
 	var logC bytes.Buffer
-	sum, err = (&Runner{Dir: dirB, Trainer: ftC, Log: &logC}).Run(context.Background(), tinyGrid(t, steps))
+	sum, err = (&Runner{Dir: dirB, Trainer: ftC, Log: &logC, Environment: map[string]string{"vcs.revision": "bbb"}, LoadAverage: func() float64 { return 3 }}).Run(context.Background(), tinyGrid(t, steps))
 	if err != nil || sum.Skipped != 3 || sum.Ran != 11 {
 		t.Fatalf("resumed run: %+v, %v", sum, err)
 	}
 	if want := "[4/14] " + jobs[3].ID() + ": resumed from its checkpoint at step 3/5"; !strings.Contains(logC.String(), want) {
 		t.Errorf("the resumed run's log lacks %q:\n%s", want, logC.String())
+	}
+	// runs.json: the interrupted job was run in two segments, steps 0-3 by
+	// build aaa at load 1.5 and 3-5 by build bbb at load 3.
+	segs, err := ReadSegments(filepath.Join(dirB, JobsDir, jobs[3].ID()))
+	if err != nil || len(segs) != 2 {
+		t.Fatalf("segments of the resumed job: %+v, %v", segs, err)
+	}
+	for k, want := range []Segment{{FromStep: 0, ToStep: 3, LoadMean: 1.5, LoadMax: 1.5, LoadSamples: 3}, {FromStep: 3, ToStep: 5, LoadMean: 3, LoadMax: 3, LoadSamples: 2}} {
+		g := segs[k]
+		if g.FromStep != want.FromStep || g.ToStep != want.ToStep || g.LoadMean != want.LoadMean || g.LoadMax != want.LoadMax || g.LoadSamples != want.LoadSamples {
+			t.Errorf("segment %d: %+v, want steps %d-%d, load %v (%d samples)", k, g, want.FromStep, want.ToStep, want.LoadMean, want.LoadSamples)
+		}
+	}
+	if segs[0].Environment["vcs.revision"] != "aaa" || segs[1].Environment["vcs.revision"] != "bbb" || segs[1].Started.IsZero() {
+		t.Errorf("segment environments %v, %v", segs[0].Environment, segs[1].Environment)
+	}
+	if other, _ := ReadSegments(filepath.Join(dirB, JobsDir, jobs[0].ID())); len(other) != 1 || other[0].FromStep != 0 || other[0].ToStep != steps {
+		t.Errorf("an uninterrupted job's segments: %+v", other)
 	}
 	if ftC.calls[0] != jobs[3].ID() || ftC.starts[jobs[3].ID()] != 3 {
 		t.Errorf("resume began with %s at step %d, want %s at step 3", ftC.calls[0], ftC.starts[ftC.calls[0]], jobs[3].ID())
