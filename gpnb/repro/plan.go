@@ -142,9 +142,9 @@ func (p PlannedJob) provenance() string {
 			rev = rev[:7]
 		}
 		if rev == "" {
+			// vcs.modified is left to runs.json: it is true whenever any
+			// tracked file differs, results being written included.
 			rev = "an unrecorded build"
-		} else if g.Environment["vcs.modified"] == "true" {
-			rev += "+changes"
 		}
 		parts[i] = fmt.Sprintf("%d-%d by %s (load %.1f)", g.FromStep, g.ToStep, rev, g.LoadMean)
 	}
