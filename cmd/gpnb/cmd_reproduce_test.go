@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
 )
 
@@ -277,5 +279,26 @@ func TestReproduceDryRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cold, repro.JobFile)); !os.IsNotExist(err) {
 		t.Errorf("--dry-run wrote a job.json: %v", err)
+	}
+}
+
+// TestSetMemoryLimit: without GOMEMLIMIT the Go heap is held under 90% of
+// physical memory (so garbage cannot grow beside a 15 GB kernel matrix);
+// with it, the user's limit stands.
+func TestSetMemoryLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
+	setMemoryLimit()
+	pm := kernel.PhysicalMemory()
+	if got, want := debug.SetMemoryLimit(-1), int64(memoryLimitFraction*float64(pm)); pm > 0 && got != want {
+		t.Errorf("memory limit %d, want %d (90%% of %d)", got, want, pm)
+	}
+	debug.SetMemoryLimit(12345 << 20)
+	t.Setenv("GOMEMLIMIT", "12345MiB")
+	setMemoryLimit()
+	if got := debug.SetMemoryLimit(-1); got != 12345<<20 {
+		t.Errorf("with GOMEMLIMIT set, the limit was changed to %d", got)
 	}
 }

@@ -16,8 +16,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
 // command is one gpnb subcommand. Each lives in its own file and registers
@@ -58,7 +61,26 @@ func usage(w io.Writer) {
 }
 
 func main() {
+	setMemoryLimit()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// memoryLimitFraction is the share of physical memory the Go heap is held
+// under when GOMEMLIMIT is not set.
+const memoryLimitFraction = 0.9
+
+// setMemoryLimit gives the Go runtime a soft memory limit of 90% of physical
+// memory unless GOMEMLIMIT says otherwise. Without one the collector lets
+// garbage grow to the size of the live heap before it runs; with a dense
+// kernel matrix of 13-16 GB (protein, keggdirected at --memory-budget 16GiB)
+// that would exceed the machine's memory.
+func setMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if total := kernel.PhysicalMemory(); total > 0 {
+		debug.SetMemoryLimit(int64(memoryLimitFraction * float64(total)))
+	}
 }
 
 // run dispatches args and returns the process exit code.

@@ -17,14 +17,22 @@ const fallbackBudget int64 = 2 << 30
 // /proc/meminfo, or half of the container's cgroup memory limit when that
 // is smaller, or 2 GiB when neither can be read.
 func DefaultMemoryBudget() int64 {
-	total := memTotal()
-	if lim := cgroupLimit(); lim > 0 && (total <= 0 || lim < total) {
-		total = lim
-	}
+	total := PhysicalMemory()
 	if total <= 0 {
 		return fallbackBudget
 	}
 	return total / 2
+}
+
+// PhysicalMemory returns the memory this process may use: MemTotal from
+// /proc/meminfo, or the container's cgroup limit when that is smaller; 0
+// when neither can be read.
+func PhysicalMemory() int64 {
+	total := memTotal()
+	if lim := cgroupLimit(); lim > 0 && (total <= 0 || lim < total) {
+		total = lim
+	}
+	return max(total, 0)
 }
 
 // memTotal returns MemTotal from /proc/meminfo in bytes, or 0.

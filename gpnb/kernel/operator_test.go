@@ -254,6 +254,11 @@ func TestModeAutoAndBudget(t *testing.T) {
 	if b := DefaultMemoryBudget(); b <= 0 {
 		t.Errorf("DefaultMemoryBudget = %d", b)
 	}
+	if pm := PhysicalMemory(); pm > 0 && DefaultMemoryBudget() != pm/2 {
+		t.Errorf("DefaultMemoryBudget %d is not half of PhysicalMemory %d", DefaultMemoryBudget(), pm)
+	} else if pm == 0 && runtime.GOOS == "linux" {
+		t.Error("PhysicalMemory is 0 on Linux: /proc/meminfo was not read")
+	}
 	for _, tc := range []struct {
 		opt  Options
 		want string
