@@ -5,8 +5,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -15,11 +13,6 @@ import (
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 )
-
-// predictChunk is the number of test points whose triangular solves form
-// one unit of parallel work in predictInPlace. It is fixed, so the work
-// (and so every bit of the result) does not depend on GOMAXPROCS.
-const predictChunk = 64
 
 // predictInPlace computes the exact predictive mean and variance (with the
 // noise σ²) at xs, and the exact log marginal likelihood, from a single
@@ -59,52 +52,38 @@ func predictInPlace(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel) (
 	mean = make([]float64, m)
 	variance = make([]float64, m)
 	s2 := k.Hyper.Signal * k.Hyper.Signal
-	chunks := (m + predictChunk - 1) / predictChunk
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), chunks); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			kst := make([]float64, n*predictChunk)
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				lo, hi := c*predictChunk, min((c+1)*predictChunk, m)
-				cols := hi - lo
-				g := blas64.General{Rows: n, Cols: cols, Stride: cols, Data: kst[:n*cols]}
-				for i := 0; i < n; i++ {
-					xi := x.RawRowView(i)
-					row := g.Data[i*cols : (i+1)*cols]
-					for j := range row {
-						row[j] = k.At(xi, xs.RawRowView(lo+j))
-					}
-				}
-				for j := 0; j < cols; j++ {
-					var s float64
-					for i := 0; i < n; i++ {
-						s += g.Data[i*cols+j] * alpha[i]
-					}
-					mean[lo+j] = s
-				}
-				// W = U⁻ᵀ K(X, x*): ‖W_j‖² = k*ᵀ H⁻¹ k*.
-				blas64.Trsm(blas.Left, blas.Trans, 1, u, g)
-				q := make([]float64, cols)
-				for i := 0; i < n; i++ {
-					for j, v := range g.Data[i*cols : (i+1)*cols] {
-						q[j] += v * v
-					}
-				}
-				for j := range q {
-					// Round-off can push the latent variance a hair below zero.
-					variance[lo+j] = math.Max(s2-q[j], 0) + s2n
-				}
+	// Test points go by parallelTiles' fixed tiles (their triangular
+	// solves are independent), so the bits do not depend on GOMAXPROCS.
+	parallelTiles(m, func(_, lo, hi int) {
+		cols := hi - lo
+		g := blas64.General{Rows: n, Cols: cols, Stride: cols, Data: make([]float64, n*cols)}
+		for i := 0; i < n; i++ {
+			xi := x.RawRowView(i)
+			row := g.Data[i*cols : (i+1)*cols]
+			for j := range row {
+				row[j] = k.At(xi, xs.RawRowView(lo+j))
 			}
-		}()
-	}
-	wg.Wait()
+		}
+		for j := 0; j < cols; j++ {
+			var s float64
+			for i := 0; i < n; i++ {
+				s += g.Data[i*cols+j] * alpha[i]
+			}
+			mean[lo+j] = s
+		}
+		// W = U⁻ᵀ K(X, x*): ‖W_j‖² = k*ᵀ H⁻¹ k*.
+		blas64.Trsm(blas.Left, blas.Trans, 1, u, g)
+		q := make([]float64, cols)
+		for i := 0; i < n; i++ {
+			for j, v := range g.Data[i*cols : (i+1)*cols] {
+				q[j] += v * v
+			}
+		}
+		for j := range q {
+			// Round-off can push the latent variance a hair below zero.
+			variance[lo+j] = math.Max(s2-q[j], 0) + s2n
+		}
+	})
 	return mean, variance, mll, nil
 }
 

@@ -227,7 +227,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	var square float64
 	kernel.WithAllBLASThreads(func() {
 		gemm = math.Max(gemm, benchGemm(n, *cols))
-		square = benchGemmSquare(squareGemmN)
+		square = benchGemm(squareGemmN, squareGemmN)
 	})
 	fmt.Fprintf(stdout, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s, %d threads): %.2f GFLOP/s\n", n, n, n, *cols, kernel.BLASName(), runtime.GOMAXPROCS(0), gemm)
 	fmt.Fprintf(stdout, "  square gemm (%d³, all %d cores: the machine's flop rate): %.2f GFLOP/s\n", squareGemmN, runtime.GOMAXPROCS(0), square)
@@ -253,23 +253,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// squareGemmN is the size of the square gemm that stands for the machine's
-// flop rate.
+// squareGemmN is the size of the square gemm (benchGemm(n, n)) that stands
+// for the machine's flop rate.
 const squareGemmN = 1500
-
-// benchGemmSquare returns the GFLOP/s of an n×n·n×n gemm.
-func benchGemmSquare(n int) float64 {
-	g := func() blas64.General {
-		a := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
-		for i := range a.Data {
-			a.Data[i] = 1 / float64(1+i%89)
-		}
-		return a
-	}
-	a, b, c := g(), g(), g()
-	sec := bestTime(func() { blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, b, 0, c) })
-	return 2 * float64(n) * float64(n) * float64(n) / sec / 1e9
-}
 
 // benchGemm returns the GFLOP/s of C = A·B for A n×n and B n×m with the
 // registered blas64 implementation.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ type Segment struct {
 // ReadSegments returns the segments stored in a job directory (none when
 // the file does not exist).
 func ReadSegments(jobDir string) ([]Segment, error) {
-	b, err := os.ReadFile(jobDir + string(os.PathSeparator) + SegmentsFile)
+	b, err := os.ReadFile(filepath.Join(jobDir, SegmentsFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
