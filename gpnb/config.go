@@ -251,9 +251,11 @@ type MethodSpec struct {
 	PrecondNoise float64 // CG
 	BlockSize    int     // AP
 	BatchSize    int     // SGD
-	LearningRate float64 // SGD
-	Momentum     float64 // SGD
-	Seed         uint64  // SGD
+	LearningRate float64 // SGD, normalised
+	// RawLearningRate is SGD's unnormalised (paper) learning rate.
+	RawLearningRate float64
+	Momentum        float64 // SGD
+	Seed            uint64  // SGD
 }
 
 // encodeMethod turns a solvers.Method into a MethodSpec.
@@ -268,9 +270,9 @@ func encodeMethod(m solvers.Method) (MethodSpec, error) {
 	case *solvers.AP:
 		return MethodSpec{Name: "ap", BlockSize: v.BlockSize}, nil
 	case solvers.SGD:
-		return MethodSpec{Name: "sgd", BatchSize: v.BatchSize, LearningRate: v.LearningRate, Momentum: v.Momentum, Seed: v.Seed}, nil
+		return MethodSpec{Name: "sgd", BatchSize: v.BatchSize, LearningRate: v.LearningRate, RawLearningRate: v.RawLearningRate, Momentum: v.Momentum, Seed: v.Seed}, nil
 	case *solvers.SGD:
-		return MethodSpec{Name: "sgd", BatchSize: v.BatchSize, LearningRate: v.LearningRate, Momentum: v.Momentum, Seed: v.Seed}, nil
+		return MethodSpec{Name: "sgd", BatchSize: v.BatchSize, LearningRate: v.LearningRate, RawLearningRate: v.RawLearningRate, Momentum: v.Momentum, Seed: v.Seed}, nil
 	case solvers.Cholesky:
 		return MethodSpec{Name: "cholesky"}, nil
 	case *solvers.Cholesky:
@@ -287,7 +289,7 @@ func (s MethodSpec) Method() (solvers.Method, error) {
 	case "ap":
 		return solvers.AP{BlockSize: s.BlockSize}, nil
 	case "sgd":
-		return solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.LearningRate, Momentum: s.Momentum, Seed: s.Seed}, nil
+		return solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.LearningRate, RawLearningRate: s.RawLearningRate, Momentum: s.Momentum, Seed: s.Seed}, nil
 	case "cholesky":
 		return solvers.Cholesky{}, nil
 	}

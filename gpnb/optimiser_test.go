@@ -295,6 +295,9 @@ func TestResumeBitIdentical(t *testing.T) {
 		{"cg-cold", Config{Seed: 3}},
 		{"ap-warm", Config{Solver: solvers.AP{BlockSize: 40}, WarmStart: true, Seed: 3}},
 		{"sgd-warm", Config{Solver: solvers.SGD{BatchSize: 50, Seed: 2}, WarmStart: true, Seed: 3, Settings: solvers.Settings{MaxIterations: 20000}}},
+		// The checkpoint keeps the raw (paper) rate: with the normalised
+		// default in its place the resumed run would differ.
+		{"sgd-raw-cold", Config{Solver: solvers.SGD{BatchSize: 50, RawLearningRate: 3, Seed: 2}, Seed: 3, Settings: solvers.Settings{MaxIterations: 20000}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

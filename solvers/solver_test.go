@@ -852,3 +852,90 @@ func TestWorkCounts(t *testing.T) {
 		t.Fatalf("SGD work %+v after %d iterations, %d verifications", st.Work, st.Iteration, st.SGD.Verifications)
 	}
 }
+
+// RawLearningRate is the paper's parameterisation: from V = 0 (g = −B, no
+// velocity yet) one iteration moves exactly the batch's rows to
+// (raw/|I|)·B[I,:] and leaves the others at 0; every later iteration is
+// heavy-ball with the fixed step raw/|I|, checked here against the update
+// recomputed from the previous iterate, and no H[I,I] block is read.
+func TestSGDRawLearningRate(t *testing.T) {
+	x := synthX(150, 3, 21)
+	sys := newKernelSystem(t, x, hyper(3, 1, 1, 0.5), rhs(x, 2, 22))
+	const bs, raw, rho = 30, 3.0, 0.9
+	sv, err := SGD{BatchSize: bs, RawLearningRate: raw, Seed: 4}.Start(sys.op, sys.b, nil, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sv.(*sgdSolver)
+	eta := raw / bs
+	n, m := sys.b.Dims()
+	vel := mat.NewDense(n, m, nil)
+	for it := 0; it < 25; it++ {
+		vBefore := mat.DenseCopyOf(sv.Solution())
+		if err := sv.Iterate(); err != nil {
+			t.Fatal(err)
+		}
+		if s.st.SGD.Verifications > 0 || s.st.Iteration != it+1 {
+			break
+		}
+		// vel ← ρ·vel; vel[I] += η·(B − H·V_before)[I]; V = V_before + vel.
+		var hv mat.Dense
+		hv.Mul(sys.h, vBefore)
+		vel.Scale(rho, vel)
+		for _, i := range s.idx {
+			for j := 0; j < m; j++ {
+				vel.Set(i, j, vel.At(i, j)+eta*(sys.b.At(i, j)-hv.At(i, j)))
+			}
+		}
+		var want mat.Dense
+		want.Add(vBefore, vel)
+		if it == 0 {
+			for i := 0; i < n; i++ {
+				for j := 0; j < m; j++ {
+					if w := want.At(i, j); w != 0 && math.Abs(w-eta*sys.b.At(i, j)) > 1e-15*math.Abs(w) {
+						t.Fatalf("first iteration: V[%d,%d] = %g, want (raw/|I|)·B = %g", i, j, w, eta*sys.b.At(i, j))
+					}
+				}
+			}
+		}
+		if !mat.EqualApprox(sv.Solution(), &want, 1e-10) {
+			t.Fatalf("iteration %d: V differs from the heavy-ball update with step raw/|I| = %g", it+1, eta)
+		}
+	}
+	if got := s.st.Work.BlockEntries; got != 0 {
+		t.Errorf("raw learning rate read %d entries of H[I,I]; it needs none", got)
+	}
+	if err := Run(context.Background(), sv); err != nil {
+		t.Fatal(err)
+	}
+	if !sv.Converged() {
+		t.Fatal("SGD with a raw learning rate did not converge")
+	}
+	// Converged means true residuals under the tolerances (0.01, 0.1).
+	for j, r := range trueRel(sys.h, sv.Solution(), sys.b) {
+		if r >= sv.State().Settings.tol(j) {
+			t.Errorf("column %d: true relative residual %g above its tolerance", j, r)
+		}
+	}
+}
+
+// A raw rate far past the heavy-ball bound diverges with ErrDiverged naming
+// RawLearningRate; bad or conflicting settings are ErrSettings.
+func TestSGDRawLearningRateErrors(t *testing.T) {
+	x := synthX(120, 2, 31)
+	sys := newKernelSystem(t, x, hyper(2, 1, 1, 0.5), rhs(x, 1, 32))
+	_, err := Solve(context.Background(), sys.op, SGD{BatchSize: 40, RawLearningRate: 4000, Seed: 1}, sys.b, nil, Settings{MaxIterations: 5000})
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "RawLearningRate") {
+		t.Errorf("raw rate 4000: err = %v, want ErrDiverged naming RawLearningRate", err)
+	}
+	for _, m := range []SGD{
+		{RawLearningRate: -1},
+		{RawLearningRate: math.NaN()},
+		{RawLearningRate: math.Inf(1)},
+		{RawLearningRate: 90, LearningRate: 2},
+	} {
+		if _, err := m.Start(sys.op, sys.b, nil, Settings{}); !errors.Is(err, ErrSettings) {
+			t.Errorf("%+v: err = %v, want ErrSettings", m, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -48,7 +49,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		blockSize = fs.Int("block-size", def.BlockSize, "AP block size")
 		batchSize = fs.Int("batch-size", def.BatchSize, "SGD mini-batch size")
 		momentum  = fs.Float64("momentum", def.Momentum, "SGD momentum")
-		sgdLR     = fs.Float64("sgd-lr", 0, "SGD learning rate in the solvers package's normalised units (0 = its documented default)")
+		sgdLR     = fs.String("sgd-lr", "paper", "SGD learning rate: paper (the paper's rates in its units: pol 90, elevators 20, bike 100, protein 20, keggdirected 30; the normalised default for other datasets), a number in the solvers package's normalised units for every dataset (0 = its default 1.0), or raw:N (N in the paper's units for every dataset)")
 		precond   = fs.Int("precond-rank", 0, "CG pivoted-Cholesky preconditioner rank (0 = none, as in the paper)")
 		dryRun    = fs.Bool("dry-run", false, "run nothing: list every job of the grid as done (with its runtime and test LLH), started (the step its checkpoint holds) or not started")
 		keepRes   = fs.Bool("keep-residuals", false, "keep per-iteration residual traces in result.json (large)")
@@ -97,9 +98,12 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--max-jobs %d: give a number ≥ 0 (0 = all)", *maxJobs)
 	}
 	set := repro.Settings{Kernel: *kernName, Probes: *probes, LearningRate: *lr, RelTolMean: *tolMean, RelTolProbes: *tolProbes,
-		Seed: *seed, BlockSize: *blockSize, BatchSize: *batchSize, Momentum: *momentum, SGDLearningRate: *sgdLR,
+		Seed: *seed, BlockSize: *blockSize, BatchSize: *batchSize, Momentum: *momentum,
 		PrecondRank: *precond, MaxIterations: *maxIter, Float32: *float32}
 	g := repro.Grid{Datasets: ds, Splits: sp, Solvers: sv, Subset: *subset, Steps: *steps, Exact: em, ExactMaxN: *exactMaxN, Settings: set, Modes: md}
+	if err := parseSGDRate(*sgdLR, &g); err != nil {
+		return err
+	}
 	jobs, err := g.Jobs()
 	if err != nil {
 		return err
@@ -179,4 +183,31 @@ func reproEnvironment() map[string]string {
 		env["host"] = h
 	}
 	return env
+}
+
+// parseSGDRate applies gpnb reproduce's --sgd-lr to g: "paper" sets the
+// paper's per-dataset raw rates, a number the normalised rate for every
+// dataset, raw:N the raw rate N for every dataset.
+func parseSGDRate(v string, g *repro.Grid) error {
+	v = strings.ToLower(strings.TrimSpace(v))
+	bad := func() error {
+		return fmt.Errorf("--sgd-lr %q: use paper, a number ≥ 0 (normalised units; 0 = the default 1.0) or raw:N with N > 0 (the paper's units, e.g. raw:90)", v)
+	}
+	switch {
+	case v == "paper":
+		g.SGDRawLearningRates = repro.PaperSGDLearningRates()
+	case strings.HasPrefix(v, "raw:"):
+		x, err := strconv.ParseFloat(strings.TrimPrefix(v, "raw:"), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return bad()
+		}
+		g.Settings.SGDRawLearningRate = x
+	default:
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x >= 0) || math.IsInf(x, 0) {
+			return bad()
+		}
+		g.Settings.SGDLearningRate = x
+	}
+	return nil
 }

@@ -41,6 +41,10 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce"}, "--out DIR is required"},
 		{[]string{"reproduce", "--out", dir, "--memory-budget", "lots"}, "--memory-budget"},
 		{[]string{"reproduce", "--out", dir, "--operator", "sparse"}, "use one of auto, dense, matrixfree"},
+		{[]string{"reproduce", "--out", dir, "--sgd-lr", "fast"}, `--sgd-lr "fast": use paper`},
+		{[]string{"reproduce", "--out", dir, "--sgd-lr", "-1"}, `--sgd-lr "-1"`},
+		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:0"}, `--sgd-lr "raw:0"`},
+		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:NaN"}, `--sgd-lr "raw:nan"`},
 		{[]string{"table", "--in", dir}, "no jobs/ directory"},
 		{[]string{"table", "--in", filepath.Join(dir, "missing")}, "does not exist"},
 		{[]string{"table"}, "--in DIR is required"},
@@ -300,5 +304,34 @@ func TestSetMemoryLimit(t *testing.T) {
 	setMemoryLimit()
 	if got := debug.SetMemoryLimit(-1); got != 12345<<20 {
 		t.Errorf("with GOMEMLIMIT set, the limit was changed to %d", got)
+	}
+}
+
+// --sgd-lr: paper (the default) gives the paper's datasets their raw rates,
+// a number is the normalised rate for all, raw:N the raw rate N for all.
+func TestParseSGDRate(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		paper     bool
+		norm, raw float64
+	}{
+		{"paper", true, 0, 0},
+		{" Paper ", true, 0, 0},
+		{"0", false, 0, 0},
+		{"2.5", false, 2.5, 0},
+		{"raw:45", false, 0, 45},
+	} {
+		var g repro.Grid
+		if err := parseSGDRate(tc.in, &g); err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if (g.SGDRawLearningRates != nil) != tc.paper || g.Settings.SGDLearningRate != tc.norm || g.Settings.SGDRawLearningRate != tc.raw {
+			t.Errorf("%q: paper rates %v, normalised %v, raw %v; want paper %v, %v, %v", tc.in,
+				g.SGDRawLearningRates, g.Settings.SGDLearningRate, g.Settings.SGDRawLearningRate, tc.paper, tc.norm, tc.raw)
+		}
+		if tc.paper && g.SGDRawLearningRates["pol"] != 90 {
+			t.Errorf("%q: pol's rate %v, want the paper's 90", tc.in, g.SGDRawLearningRates["pol"])
+		}
 	}
 }

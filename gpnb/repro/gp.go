@@ -76,7 +76,7 @@ func (g GPTrainer) Config(j Job) (gpnb.Config, error) {
 		cfg.Solver = solvers.AP{BlockSize: s.BlockSize}
 	case SolverSGD:
 		// The SGD seed follows the job seed so one number fixes a run.
-		cfg.Solver = solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.SGDLearningRate, Momentum: s.Momentum, Seed: s.Seed}
+		cfg.Solver = solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.SGDLearningRate, RawLearningRate: s.SGDRawLearningRate, Momentum: s.Momentum, Seed: s.Seed}
 	case SolverCholesky:
 		cfg.Gradient = gpnb.ExactGradient
 		cfg.Solver = solvers.Cholesky{}

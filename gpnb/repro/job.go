@@ -58,15 +58,22 @@ type Settings struct {
 	BatchSize       int     `json:"batch_size,omitempty"`        // SGD mini-batch size (1000)
 	Momentum        float64 `json:"momentum,omitempty"`          // SGD momentum (0.9)
 	SGDLearningRate float64 `json:"sgd_learning_rate,omitempty"` // SGD step size; 0 = the solver's documented default
-	PrecondRank     int     `json:"precond_rank,omitempty"`      // CG pivoted-Cholesky preconditioner rank; 0 = none (the paper)
-	MaxIterations   int     `json:"max_iterations,omitempty"`    // cap on solver iterations per step; 0 = solver default
+
+	// SGDRawLearningRate is SGD's learning rate in the paper's units
+	// (solvers.SGD.RawLearningRate, e.g. 90 for pol); 0 = the normalised
+	// SGDLearningRate. At most one of the two may be set.
+	SGDRawLearningRate float64 `json:"sgd_raw_learning_rate,omitempty"`
+
+	PrecondRank   int `json:"precond_rank,omitempty"`   // CG pivoted-Cholesky preconditioner rank; 0 = none (the paper)
+	MaxIterations int `json:"max_iterations,omitempty"` // cap on solver iterations per step; 0 = solver default
 
 	Float32 bool `json:"float32,omitempty"` // float32 kernel storage
 }
 
 // DefaultSettings returns the paper's settings: Matérn-3/2 ARD kernel, 16
 // probes, Adam learning rate 0.1, tolerances 0.01 (mean) and 0.1 (probes),
-// AP block size 2000, SGD batch size 1000 and momentum 0.9.
+// AP block size 2000, SGD batch size 1000 and momentum 0.9. The paper's SGD
+// learning rates depend on the dataset: see PaperSGDLearningRates.
 func DefaultSettings() Settings {
 	return Settings{
 		Kernel:       "matern32",
@@ -78,6 +85,14 @@ func DefaultSettings() Settings {
 		BatchSize:    1000,
 		Momentum:     0.9,
 	}
+}
+
+// PaperSGDLearningRates returns the SGD learning rates of the paper's
+// appendix B, found there by grid search, by dataset name. They are in the
+// paper's units (solvers.SGD.RawLearningRate): Grid.SGDRawLearningRates
+// takes this map, as gpnb reproduce does by default.
+func PaperSGDLearningRates() map[string]float64 {
+	return map[string]float64{"pol": 90, "elevators": 20, "bike": 100, "protein": 20, "keggdirected": 30}
 }
 
 // Job is one training run of the grid. It is stored as DIR/jobs/<ID>/job.json;
@@ -116,7 +131,7 @@ func (j Job) Normalize() Job {
 		s.BlockSize = 0
 	}
 	if j.Solver != SolverSGD {
-		s.BatchSize, s.Momentum, s.SGDLearningRate = 0, 0, 0
+		s.BatchSize, s.Momentum, s.SGDLearningRate, s.SGDRawLearningRate = 0, 0, 0, 0
 	}
 	if j.Solver != SolverCG {
 		s.PrecondRank = 0
@@ -185,6 +200,12 @@ func (s Settings) validate(solver string) error {
 		}
 		if s.SGDLearningRate < 0 || math.IsNaN(s.SGDLearningRate) || math.IsInf(s.SGDLearningRate, 0) {
 			return bad("SGD learning rate", s.SGDLearningRate, "must be a positive finite number, or 0 for the solver's default")
+		}
+		if s.SGDRawLearningRate < 0 || math.IsNaN(s.SGDRawLearningRate) || math.IsInf(s.SGDRawLearningRate, 0) {
+			return bad("SGD raw learning rate", s.SGDRawLearningRate, "must be a positive finite number in the paper's units (pol 90), or 0 for the normalised rate")
+		}
+		if s.SGDRawLearningRate > 0 && s.SGDLearningRate > 0 {
+			return bad("SGD raw learning rate", s.SGDRawLearningRate, fmt.Sprintf("is set together with the normalised SGD learning rate %v: set only one", s.SGDLearningRate))
 		}
 	case SolverCG:
 		if s.PrecondRank < 0 {
@@ -336,6 +357,11 @@ type Grid struct {
 	Settings  Settings
 	// SGDLearningRates overrides Settings.SGDLearningRate per dataset name.
 	SGDLearningRates map[string]float64
+	// SGDRawLearningRates sets Settings.SGDRawLearningRate per dataset name
+	// (clearing the normalised rate for that dataset);
+	// PaperSGDLearningRates gives the paper's. A dataset in both maps is an
+	// error.
+	SGDRawLearningRates map[string]float64
 	// Modes selects "cold", "warm" or both (nil: both) for the iterative
 	// solvers.
 	Modes []string
@@ -421,6 +447,12 @@ func (g Grid) Jobs() ([]Job, error) {
 			base := Job{Dataset: ds, Split: split, Subset: g.Subset, Steps: g.Steps, Settings: g.Settings}
 			if lr, ok := g.SGDLearningRates[ds]; ok {
 				base.Settings.SGDLearningRate = lr
+			}
+			if raw, ok := g.SGDRawLearningRates[ds]; ok {
+				if _, both := g.SGDLearningRates[ds]; both {
+					return nil, fmt.Errorf("%w: dataset %s has both a normalised and a raw SGD learning rate: give one", ErrGrid, ds)
+				}
+				base.Settings.SGDLearningRate, base.Settings.SGDRawLearningRate = 0, raw
 			}
 			for _, solver := range g.Solvers {
 				if solver == SolverCholesky {

@@ -2,6 +2,7 @@ package repro
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -161,6 +162,10 @@ func TestSettingsValidate(t *testing.T) {
 		{"split", func(j *Job) { j.Split = 10 }, "split 10"},
 		{"subset", func(j *Job) { j.Subset = -3 }, "subset"},
 		{"ap block", func(j *Job) { j.Solver = "ap"; j.Settings.BlockSize = 0 }, "block size"},
+		{"raw lr", func(j *Job) { j.Settings.SGDRawLearningRate = 90 }, ""},
+		{"raw lr negative", func(j *Job) { j.Settings.SGDRawLearningRate = -1 }, "SGD raw learning rate"},
+		{"raw lr NaN", func(j *Job) { j.Settings.SGDRawLearningRate = math.NaN() }, "SGD raw learning rate"},
+		{"raw and normalised", func(j *Job) { j.Settings.SGDRawLearningRate, j.Settings.SGDLearningRate = 90, 2 }, "set only one"},
 	} {
 		j := base
 		tc.mod(&j)
@@ -172,5 +177,33 @@ func TestSettingsValidate(t *testing.T) {
 		} else if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: error = %v, want %q", tc.name, err, tc.err)
 		}
+	}
+}
+
+// The paper's SGD learning rates reach SGD jobs of the paper's datasets in
+// its units; other datasets and other solvers carry none, and a dataset may
+// not have both kinds of rate.
+func TestGridPaperSGDRates(t *testing.T) {
+	g := Grid{Datasets: []string{"pol", "bike", "synthetic-50-2-1"}, Splits: []int{0}, Solvers: []string{"cg", "sgd"},
+		Steps: 5, Exact: ExactNever, Settings: DefaultSettings(), SGDRawLearningRates: PaperSGDLearningRates()}
+	jobs, err := g.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"pol-s0-sgd-cold": 90, "pol-s0-sgd-warm": 90, "bike-s0-sgd-cold": 100, "bike-s0-sgd-warm": 100}
+	for _, j := range jobs {
+		if got := j.Settings.SGDRawLearningRate; got != want[j.ID()] {
+			t.Errorf("%s: raw SGD learning rate %v, want %v", j.ID(), got, want[j.ID()])
+		}
+		if j.Settings.SGDLearningRate != 0 {
+			t.Errorf("%s: normalised rate %v set beside the raw one", j.ID(), j.Settings.SGDLearningRate)
+		}
+	}
+	if p := PaperSGDLearningRates(); len(p) != 5 || p["elevators"] != 20 || p["protein"] != 20 || p["keggdirected"] != 30 {
+		t.Errorf("paper rates %v, want pol 90, elevators 20, bike 100, protein 20, keggdirected 30 (appendix B)", p)
+	}
+	g.SGDLearningRates = map[string]float64{"bike": 2}
+	if _, err := g.Jobs(); err == nil || !strings.Contains(err.Error(), "both a normalised and a raw") {
+		t.Errorf("bike with both rates: error = %v", err)
 	}
 }
