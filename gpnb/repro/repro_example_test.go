@@ -61,3 +61,25 @@ func ExampleReport_Table1() {
 	// | CG | 1.27 | 7.86 | — | — |
 	// | + ws | 1.27 | 2.00 | 3.9× | 3.6× |
 }
+
+// The paper tuned SGD's learning rate per dataset (appendix B); a grid takes
+// those rates, in the paper's units, through SGDRawLearningRates, as gpnb
+// reproduce does by default.
+func ExamplePaperSGDLearningRates() {
+	g := repro.Grid{Datasets: []string{"pol", "elevators"}, Splits: []int{0}, Solvers: []string{"sgd"},
+		Steps: 100, Exact: repro.ExactNever, Settings: repro.DefaultSettings(),
+		SGDRawLearningRates: repro.PaperSGDLearningRates()}
+	jobs, err := g.Jobs()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, j := range jobs {
+		fmt.Println(j.ID(), j.Settings.SGDRawLearningRate)
+	}
+	// Output:
+	// pol-s0-sgd-cold 90
+	// pol-s0-sgd-warm 90
+	// elevators-s0-sgd-cold 20
+	// elevators-s0-sgd-warm 20
+}
