@@ -83,7 +83,8 @@ type SGD struct {
 	// BatchSize is |I|; 0 means DefaultBatchSize (1000). Capped at n.
 	BatchSize int
 	// LearningRate is the normalised step (see above); 0 means
-	// DefaultLearningRate (1.0). Ignored when RawLearningRate is set.
+	// DefaultLearningRate (1.0). Leave it 0 when RawLearningRate is set:
+	// setting both is ErrSettings.
 	LearningRate float64
 	// RawLearningRate, when > 0, is the paper's unnormalised learning rate:
 	// each iteration moves the batch's coordinates by RawLearningRate/|I|
@@ -214,8 +215,8 @@ type sgdSolver struct {
 	rng      *rand.Rand
 	act, idx []int
 	va, g    []float64
-	sym      *mat.SymDense
-	rowsum   []float64
+	sym      *mat.SymDense // H[I,I] and its row sums: normalised step only,
+	rowsum   []float64     // allocated by the first curvature call
 }
 
 func newSGDSolver(op Operator, b *mat.Dense, st *State, m SGD) (*sgdSolver, error) {
@@ -228,18 +229,16 @@ func newSGDSolver(op Operator, b *mat.Dense, st *State, m SGD) (*sgdSolver, erro
 		return nil, fmt.Errorf("%w: state's SGD generator state is invalid: %v", ErrShape, err)
 	}
 	return &sgdSolver{
-		core:   newCore(op, b, st),
-		bs:     bs,
-		lr:     lr,
-		raw:    m.RawLearningRate,
-		mom:    mom,
-		pcg:    pcg,
-		rng:    rand.New(pcg),
-		idx:    make([]int, 0, bs),
-		va:     make([]float64, st.N*st.M),
-		g:      make([]float64, bs*st.M),
-		sym:    mat.NewSymDense(bs, nil),
-		rowsum: make([]float64, bs),
+		core: newCore(op, b, st),
+		bs:   bs,
+		lr:   lr,
+		raw:  m.RawLearningRate,
+		mom:  mom,
+		pcg:  pcg,
+		rng:  rand.New(pcg),
+		idx:  make([]int, 0, bs),
+		va:   make([]float64, st.N*st.M),
+		g:    make([]float64, bs*st.M),
 	}, nil
 }
 
@@ -257,6 +256,9 @@ func (s *sgdSolver) sample() {
 // curvature returns the Gershgorin bound max_i Σ_j |H[I,I]_ij| and the
 // largest diagonal entry of H[I,I].
 func (s *sgdSolver) curvature() (lam, dmax float64) {
+	if s.sym == nil { // only the normalised step reads H[I,I]
+		s.sym, s.rowsum = mat.NewSymDense(s.bs, nil), make([]float64, s.bs)
+	}
 	s.op.BlockTo(s.sym, s.idx)
 	s.st.Work.BlockEntries += s.bs * s.bs
 	raw := s.sym.RawSymmetric()
