@@ -51,7 +51,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		momentum  = fs.Float64("momentum", def.Momentum, "SGD momentum")
 		sgdLR     = fs.String("sgd-lr", "paper", "SGD learning rate: paper (the paper's rates in its units: pol 90, elevators 20, bike 100, protein 20, keggdirected 30; the normalised default for other datasets), a number in the solvers package's normalised units for every dataset (0 = its default 1.0), or raw:N (N in the paper's units for every dataset)")
 		precond   = fs.Int("precond-rank", 0, "CG pivoted-Cholesky preconditioner rank (0 = none, as in the paper)")
-		dryRun    = fs.Bool("dry-run", false, "run nothing: list every job of the grid as done (with its runtime and test LLH), started (the step its checkpoint holds) or not started")
+		dryRun    = fs.Bool("dry-run", false, "run nothing: list every job of the grid as done (with its runtime and test LLH), started (the step its checkpoint holds) or not started, and whether another gpnb reproduce is running it now")
 		keepRes   = fs.Bool("keep-residuals", false, "keep per-iteration residual traces in result.json (large)")
 		dataDir   = fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
 	)
@@ -117,16 +117,23 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		for _, p := range plan {
 			fmt.Fprintln(stdout, p)
 			count[p.State]++
+			if p.RunningBy != "" {
+				count["running"]++
+			}
 		}
-		fmt.Fprintf(stdout, "%d jobs in %s: %d done, %d started, %d not started\n", len(plan), *out,
+		fmt.Fprintf(stdout, "%d jobs in %s: %d done, %d started, %d not started", len(plan), *out,
 			count[repro.PlanDone], count[repro.PlanStarted], count[repro.PlanNotStarted])
+		if count["running"] > 0 {
+			fmt.Fprintf(stdout, "; %d running now in another process", count["running"])
+		}
+		fmt.Fprintln(stdout)
 		return nil
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := &repro.Runner{Dir: *out, Trainer: repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}}, Log: stderr, TTY: reproIsTerminal(stderr),
 		MaxJobs: *maxJobs, KeepResiduals: *keepRes, Command: append([]string{"gpnb", "reproduce"}, args...), Environment: reproEnvironment()}
-	fmt.Fprintf(stderr, "gpnb reproduce: %d jobs into %s (progress in %s/status.json)\n", len(jobs), *out, *out)
+	fmt.Fprintf(stderr, "gpnb reproduce: %d jobs into %s; ", len(jobs), *out)
 	sum, err := r.Run(ctx, jobs)
 	if errors.Is(err, repro.ErrInterrupted) {
 		return fmt.Errorf("%w\n(gpnb reproduce: rerun with the same flags and --out %s to resume)", err, *out)
@@ -137,6 +144,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d of %d jobs finished (%d run now, %d already done)", sum.Total-sum.Pending, sum.Total, sum.Ran, sum.Skipped)
 	if sum.Pending > 0 {
 		fmt.Fprintf(stdout, "; %d remain: rerun the same command to continue", sum.Pending)
+	}
+	if len(sum.Elsewhere) > 0 {
+		fmt.Fprintf(stdout, " (%d of them being run by another gpnb reproduce now: %s)", len(sum.Elsewhere), strings.Join(sum.Elsewhere, ", "))
 	}
 	fmt.Fprintf(stdout, ".\nRender the tables with: gpnb table --in %s\n", *out)
 	return nil

@@ -107,7 +107,8 @@ func reproCSVTable(t *testing.T, dir string) [][]string {
 // with SIGKILL at growing intervals until a rerun completes. Both tables
 // must agree in every column that is not a wall-clock time (test RMSE, test
 // LLH, solver iterations and their ratios), exactly; the runtimes differ
-// between any two runs.
+// between any two runs. Last, two processes run the grid at once into a
+// third directory, and must finish each job once and give the same table.
 func TestReproduceSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs the grid repeatedly; skipped with -short")
@@ -170,6 +171,42 @@ func TestReproduceSIGKILL(t *testing.T) {
 	ck, _ := filepath.Glob(filepath.Join(dirB, "jobs", "*", repro.CheckpointFile))
 	if len(ck) != 0 {
 		t.Errorf("checkpoints left behind: %v", ck)
+	}
+
+	// Two processes at once on one directory: each job is finished by
+	// exactly one of them (the job locks are flocks between processes), and
+	// the table is the same as the uninterrupted run's.
+	dirC := filepath.Join(tmp, "c")
+	var logs [2]bytes.Buffer
+	var cmds [2]*exec.Cmd
+	for k := range cmds {
+		cmds[k] = exec.Command(bin, reproTinyArgs(dirC)...)
+		cmds[k].Stderr = &logs[k]
+		if err := cmds[k].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range cmds {
+		if err := cmds[k].Wait(); err != nil {
+			t.Fatalf("concurrent run %d: %v\n%s", k, err, logs[k].String())
+		}
+	}
+	both := logs[0].String() + logs[1].String()
+	jobs, _ := filepath.Glob(filepath.Join(dirC, "jobs", "*"))
+	if len(jobs) != 14 {
+		t.Fatalf("%d job directories after the concurrent runs, want 14", len(jobs))
+	}
+	for _, j := range jobs {
+		if n := strings.Count(both, filepath.Base(j)+": done in"); n != 1 {
+			t.Errorf("%s finished %d times in the two concurrent runs:\n%s", filepath.Base(j), n, both)
+		}
+	}
+	t.Logf("concurrent runs: %d jobs skipped as held by the other process", strings.Count(both, ": skipped: another gpnb reproduce"))
+	c := reproCSVTable(t, dirC)
+	for i := range a {
+		if i >= len(c) || strings.Join(a[i], ",") != strings.Join(c[i], ",") {
+			t.Fatalf("row %d differs after two concurrent runs:\n%v\n%v", i, a[i], c)
+		}
 	}
 }
 

@@ -17,6 +17,13 @@
 // any moment, SIGKILL included, and rerun with the same arguments: finished
 // jobs are skipped and the unfinished one resumes from its last step.
 //
+// Several runs may share DIR at once (say, two gpnb reproduce over
+// overlapping grids on a machine with cores to spare): the run that works on
+// a job holds DIR/jobs/<id>/lock (LockFile, a flock the kernel drops when
+// the process ends), the other runs skip that job, and each run beyond the
+// first writes its progress to DIR/status-2.json, -3, ... instead of
+// status.json.
+//
 // The work of one job is behind the Trainer interface; GPTrainer is the real
 // one (package gpnb), and tests inject fakes.
 //

@@ -29,6 +29,9 @@ type PlannedJob struct {
 	// Segments are the job's runs.json: which builds ran which steps, and
 	// under what load (empty for jobs run before runs.json existed).
 	Segments []Segment
+	// RunningBy, when not empty, names the process that is running the job
+	// now (it holds the job's LockFile): another gpnb reproduce.
+	RunningBy string
 	// Problem, when not empty, says why a checkpoint could not be read;
 	// the job then counts as not started (a run would restart it).
 	Problem string
@@ -61,7 +64,8 @@ func (GPTrainer) CheckpointStep(path string) (int, error) {
 
 // Plan reports, without running or writing anything, the state of every job
 // of jobs in r.Dir: finished, started (with the step its checkpoint holds)
-// or not started; r.Trainer (a CheckpointReader, or nil for GPTrainer's
+// or not started, and whether another process is running it now (its
+// LockFile is held); r.Trainer (a CheckpointReader, or nil for GPTrainer's
 // checkpoints) reads the checkpoints. As Run does, it fails with ErrConfigMismatch when a job
 // directory holds a job.json that differs from the grid's job.
 func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
@@ -81,6 +85,9 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 		}
 		dir := filepath.Join(r.Dir, JobsDir, j.ID())
 		p.Segments, _ = ReadSegments(dir) // provenance only; unreadable = none
+		if busy, who := heldElsewhere(filepath.Join(dir, LockFile)); busy {
+			p.RunningBy = who
+		}
 		switch {
 		case done:
 			res, err := readResult(filepath.Join(dir, ResultFile))
@@ -114,12 +121,23 @@ func (p PlannedJob) String() string {
 			p.Job.ID(), p.Result.StepsDone, p.Result.TotalSeconds/60, p.Result.SolverSeconds/60,
 			p.Result.History.TotalSolverIterations(), p.Result.TestLLH, orDash(p.Result.Operator), p.provenance())
 	case PlanStarted:
-		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d%s", p.Job.ID(), p.Step, p.Job.Steps, p.provenance())
+		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d%s%s", p.Job.ID(), p.Step, p.Job.Steps, p.provenance(), p.running())
+	}
+	if p.RunningBy != "" {
+		return fmt.Sprintf("%-32s not started%s", p.Job.ID(), p.running())
 	}
 	if p.Problem != "" {
 		return fmt.Sprintf("%-32s not started (unreadable checkpoint, will restart: %s)", p.Job.ID(), p.Problem)
 	}
 	return fmt.Sprintf("%-32s not started", p.Job.ID())
+}
+
+// running is " — running now in <process>" for a job another runner holds.
+func (p PlannedJob) running() string {
+	if p.RunningBy == "" {
+		return ""
+	}
+	return "; running now in " + p.RunningBy
 }
 
 func orDash(s string) string {

@@ -46,6 +46,13 @@ type Trainer interface {
 }
 
 // Runner runs a grid's jobs one after another in Dir.
+//
+// Several runners may share one Dir (two gpnb reproduce over parts of a
+// grid, say, on a machine with cores to spare): each job is run by the
+// runner that holds its LockFile, and a runner that finds a job held by
+// another skips it (Summary.Elsewhere); the second runner writes its
+// progress to status-2.json. Each job still runs in one process at a time,
+// so its checkpoint and result are never written by two.
 type Runner struct {
 	Dir     string  // output directory; created if missing
 	Trainer Trainer // does the work of one job
@@ -79,7 +86,7 @@ type Runner struct {
 // JobState is one job's line in status.json.
 type JobState struct {
 	ID    string `json:"id"`
-	State string `json:"state"` // pending, running, done, failed
+	State string `json:"state"` // pending, running, done, failed, elsewhere (another runner has it)
 	Error string `json:"error,omitempty"`
 }
 
@@ -93,7 +100,9 @@ type CurrentJob struct {
 	ElapsedSeconds   float64 `json:"elapsed_seconds"` // in this job, this run
 }
 
-// Status is DIR/status.json, rewritten atomically after every step.
+// Status is DIR/status.json, rewritten atomically after every step. While
+// another runner writes that file (two gpnb reproduce on one directory), a
+// run writes DIR/status-2.json (or -3, ...) instead and says so in Log.
 type Status struct {
 	State          string      `json:"state"` // running, finished, interrupted, failed, stopped (MaxJobs)
 	Started        time.Time   `json:"started"`
@@ -116,13 +125,19 @@ type Summary struct {
 	Skipped int      // already finished before this run
 	Ran     int      // finished in this run
 	Failed  []string // ids of failed jobs
-	Pending int      // not yet run (MaxJobs or interruption)
+	Pending int      // not yet run (MaxJobs, interruption, or running elsewhere)
+	// Elsewhere lists the jobs skipped because another process (another
+	// gpnb reproduce on the same directory) holds their LockFile; they are
+	// counted in Pending.
+	Elsewhere []string
 }
 
 // Run runs every unfinished job of jobs. Before anything runs it checks every
 // job directory that exists: a stored job.json that differs from the job is
 // ErrConfigMismatch. A job that fails is recorded in status.json and the run
-// goes on with the next; the returned error then lists the failures. When ctx
+// goes on with the next; the returned error then lists the failures. A job
+// that another process is running (its LockFile is held) is skipped and
+// listed in Summary.Elsewhere. When ctx
 // is cancelled the running job checkpoints and Run returns an error wrapping
 // ErrInterrupted that says how to resume.
 func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
@@ -151,6 +166,19 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		return Summary{}, fmt.Errorf("repro: cannot create the output directory: %w", err)
 	}
 
+	host, _ := os.Hostname()
+	owner := lockOwner{PID: os.Getpid(), Host: host, Since: now()}
+	statusPath, statusLock, err := claimStatus(r.Dir, owner)
+	if err != nil {
+		r.logf(false, "repro: cannot lock the status file (%v); going on without: another gpnb reproduce on %s would not be noticed\n", err, r.Dir)
+	}
+	defer statusLock.release(false)
+	if statusPath == filepath.Join(r.Dir, StatusFile) {
+		r.logf(false, "progress in %s\n", statusPath)
+	} else {
+		r.logf(false, "progress in %s (another gpnb reproduce is writing %s)\n", statusPath, StatusFile)
+	}
+
 	st := Status{State: "running", Started: now(), Total: len(jobs), ETASeconds: -1, Command: r.Command, Environment: r.Environment}
 	done := make([]bool, len(jobs))
 	for i, j := range jobs {
@@ -163,6 +191,9 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		if d {
 			s = "done"
 			st.Done++
+			// A run killed between writing result.json and deleting the
+			// checkpoint leaves one behind: it is of no further use.
+			os.Remove(filepath.Join(r.Dir, JobsDir, j.ID(), CheckpointFile))
 		}
 		st.Jobs = append(st.Jobs, JobState{ID: j.ID(), State: s})
 	}
@@ -182,8 +213,8 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	write := func() {
 		st.Updated = now()
 		st.ElapsedSeconds = st.Updated.Sub(runStart).Seconds()
-		if err := writeJSONAtomic(filepath.Join(r.Dir, StatusFile), st, false); err != nil && r.Log != nil {
-			fmt.Fprintf(r.Log, "\nrepro: cannot write status.json: %v\n", err)
+		if err := writeJSONAtomic(statusPath, st, false); err != nil && r.Log != nil {
+			fmt.Fprintf(r.Log, "\nrepro: cannot write %s: %v\n", statusPath, err)
 		}
 	}
 	write()
@@ -198,13 +229,39 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		ran++
 		id := j.ID()
 		dir := filepath.Join(r.Dir, JobsDir, id)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return sum, err
 		}
+		lock, other, err := acquire(filepath.Join(dir, LockFile), owner)
+		if err != nil {
+			r.logf(false, "%s[%d/%d] %s: cannot lock the job (%v); running it unlocked\n", r.nl(), i+1, len(jobs), id, err)
+		}
+		if other != "" {
+			st.Jobs[i].State = "elsewhere"
+			sum.Elsewhere = append(sum.Elsewhere, id)
+			remainingSteps -= j.Steps
+			r.logf(false, "%s[%d/%d] %s: skipped: %s is running it (rerun this command once that one has stopped, to pick up the job)\n", r.nl(), i+1, len(jobs), id, other)
+			write()
+			continue
+		}
+		// Another runner may have finished the job since checkJob looked.
+		if d, err := r.checkJob(j); err != nil || d {
+			lock.release(false)
+			if err != nil {
+				return sum, err
+			}
+			st.Jobs[i].State = "done"
+			st.Done++
+			sum.Skipped++
+			remainingSteps -= j.Steps
+			write()
+			continue
+		}
+		ran++
 		if err := writeJSONAtomic(filepath.Join(dir, JobFile), j, true); err != nil {
+			lock.release(false)
 			return sum, err
 		}
 		st.Jobs[i].State = "running"
@@ -288,6 +345,10 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			err = writeJSON(filepath.Join(dir, ResultFile), res, true, false)
 		}
 		st.Current = nil
+		if err == nil {
+			os.Remove(ckpt) // the result is safely on disk; checkpoints are not kept
+		}
+		lock.release(err == nil) // a finished job needs no lock file
 		if err != nil && ctx.Err() != nil {
 			st.Jobs[i].State = "pending"
 			st.State = "interrupted"
@@ -310,7 +371,6 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			write()
 			continue
 		}
-		os.Remove(ckpt) // the result is safely on disk; checkpoints are not kept
 		st.Jobs[i].State = "done"
 		st.Done++
 		write()
@@ -344,7 +404,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 func countPending(js []JobState) int {
 	n := 0
 	for _, j := range js {
-		if j.State == "pending" || j.State == "running" {
+		if j.State == "pending" || j.State == "running" || j.State == "elsewhere" {
 			n++
 		}
 	}
