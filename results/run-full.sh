@@ -13,6 +13,14 @@ GPNB=${GPNB:-bin/gpnb}
 export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
 DRY=""
 [ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
+# The runtimes are the results: a job that shares this 2-core machine with
+# another gpnb reproduce runs each step ~2× slower (measured: AP 27 → 47-54
+# ms and SGD 15 → 31-38 ms per iteration), which would skew every speed-up.
+# So one run at a time; CONCURRENT=1 overrides (runs.json records the load).
+if [ -z "$DRY" ] && [ "${CONCURRENT:-0}" != 1 ] && others=$(pgrep -f 'gpnb reproduce' | xargs) && [ -n "$others" ]; then
+	echo "run-full.sh: another gpnb reproduce is running (pid $others); full-size timings need the machine to themselves. Wait for it, or set CONCURRENT=1." >&2
+	exit 1
+fi
 for stage in ${STAGES:-cg:warm ap:warm cg:cold sgd:warm ap:cold sgd:cold}; do
 	"$GPNB" reproduce --datasets ${DATASETS:-pol,elevators,bike} --splits 0 --solvers "${stage%%:*}" --modes "${stage##*:}" --steps 100 --exact never --out results/full ${FLAGS:-} $DRY
 done
