@@ -113,18 +113,18 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		count := map[string]int{}
+		count, running := map[string]int{}, 0
 		for _, p := range plan {
 			fmt.Fprintln(stdout, p)
 			count[p.State]++
 			if p.RunningBy != "" {
-				count["running"]++
+				running++
 			}
 		}
 		fmt.Fprintf(stdout, "%d jobs in %s: %d done, %d started, %d not started", len(plan), *out,
 			count[repro.PlanDone], count[repro.PlanStarted], count[repro.PlanNotStarted])
-		if count["running"] > 0 {
-			fmt.Fprintf(stdout, "; %d running now in another process", count["running"])
+		if running > 0 {
+			fmt.Fprintf(stdout, "; %d running now in another process", running)
 		}
 		fmt.Fprintln(stdout)
 		return nil

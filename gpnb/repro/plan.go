@@ -132,7 +132,8 @@ func (p PlannedJob) String() string {
 	return fmt.Sprintf("%-32s not started", p.Job.ID())
 }
 
-// running is " — running now in <process>" for a job another runner holds.
+// running is "; running now in <process>" for a job another runner holds,
+// and empty otherwise.
 func (p PlannedJob) running() string {
 	if p.RunningBy == "" {
 		return ""

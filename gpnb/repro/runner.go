@@ -137,9 +137,9 @@ type Summary struct {
 // ErrConfigMismatch. A job that fails is recorded in status.json and the run
 // goes on with the next; the returned error then lists the failures. A job
 // that another process is running (its LockFile is held) is skipped and
-// listed in Summary.Elsewhere. When ctx
-// is cancelled the running job checkpoints and Run returns an error wrapping
-// ErrInterrupted that says how to resume.
+// listed in Summary.Elsewhere. When ctx is cancelled the running job
+// checkpoints and Run returns an error wrapping ErrInterrupted that says how
+// to resume.
 func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	if r.Trainer == nil {
 		return Summary{}, errors.New("repro: Runner.Trainer is nil")
