@@ -35,9 +35,10 @@ struct entry {
 };
 
 #define SCALE(T, S) {"gpnb_scale_" #S, {[](A a) { gpnb_scale_##S(P<const double>(a, 0), I(a, 1), I(a, 2), P<const double>(a, 3), P<const double>(a, 4), P<T>(a, 5)); }, false}}
-#define MULFREE_E(T, S, DD, C) {"gpnb_mulfree_" #S "_d" #DD "_c" #C, {[](A a) { gpnb_mulfree_##S##_d##DD##_c##C(P<const T>(a, 0), P<const i64>(a, 1), I(a, 2), P<const T>(a, 3), P<const i64>(a, 4), I(a, 5), I(a, 6), I(a, 7), D(a, 8), P<const T>(a, 9), I(a, 10), P<const T>(a, 11), D(a, 12), P<T>(a, 13), I(a, 14)); }, true}}
+#define MULFREE_E(T, S, DD, C) {"gpnb_mulfree_" #S "_d" #DD "_c" #C, {[](A a) { gpnb_mulfree_##S##_d##DD##_c##C(P<const T>(a, 0), P<const i64>(a, 1), I(a, 2), P<const T>(a, 3), P<const i64>(a, 4), I(a, 5), I(a, 6), I(a, 7), D(a, 8), P<const T>(a, 9), I(a, 10), P<const T>(a, 11), D(a, 12), P<T>(a, 13), I(a, 14), I(a, 15), I(a, 16), P<T>(a, 17)); }, true}}
 #define BUILD(T, S) {"gpnb_build_" #S, {[](A a) { gpnb_build_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), D(a, 4), P<T>(a, 5)); }, false}}
-#define MULDENSE_E(T, S, C) {"gpnb_muldense_" #S "_c" #C, {[](A a) { gpnb_muldense_##S##_c##C(P<const T>(a, 0), I(a, 1), P<const i64>(a, 2), I(a, 3), P<const i64>(a, 4), I(a, 5), P<const T>(a, 6), I(a, 7), P<const T>(a, 8), D(a, 9), P<T>(a, 10), I(a, 11)); }, true}}
+#define MULDENSE_E(T, S, C) {"gpnb_muldense_" #S "_c" #C, {[](A a) { gpnb_muldense_##S##_c##C(P<const T>(a, 0), I(a, 1), P<const i64>(a, 2), I(a, 3), P<const i64>(a, 4), I(a, 5), P<const T>(a, 6), I(a, 7), P<const T>(a, 8), D(a, 9), P<T>(a, 10), I(a, 11), I(a, 12), I(a, 13), P<T>(a, 14)); }, true}}
+#define SUMPARTS(T, S) {"gpnb_sumparts_" #S, {[](A a) { gpnb_sumparts_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const i64>(a, 4), P<const T>(a, 5), D(a, 6), P<T>(a, 7)); }, false}}
 #define BLOCK(T, S) {"gpnb_block_" #S, {[](A a) { gpnb_block_##S(P<const T>(a, 0), P<const T>(a, 1), I(a, 2), I(a, 3), I(a, 4), D(a, 5), D(a, 6), P<const i64>(a, 7), I(a, 8), P<double>(a, 9)); }, false}}
 #define REDUCE_E(T, S, DD) {"gpnb_reduce_" #S "_d" #DD, {[](A a) { gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const T>(a, 4), P<const T>(a, 5), I(a, 6), P<const T>(a, 7), P<double>(a, 8), I(a, 9)); }, true}}
 
@@ -49,7 +50,7 @@ static const std::map<std::string, entry> table = {
     MULFREE_E(float, f32, 8, 32), MULFREE_E(float, f32, 32, 32), MULFREE_E(float, f32, 0, 32),
     BUILD(double, f64), BUILD(float, f32),
     MULDENSE_E(double, f64, 16), MULDENSE_E(float, f32, 16), MULDENSE_E(double, f64, 32), MULDENSE_E(float, f32, 32),
-    BLOCK(double, f64), BLOCK(float, f32),
+    BLOCK(double, f64), BLOCK(float, f32), SUMPARTS(double, f64), SUMPARTS(float, f32),
     REDUCE_E(double, f64, 8), REDUCE_E(double, f64, 32), REDUCE_E(double, f64, 0),
     REDUCE_E(float, f32, 8), REDUCE_E(float, f32, 32), REDUCE_E(float, f32, 0),
 };

@@ -33,6 +33,27 @@ const (
 	reduceMaxC = 512      // Reduce processes A·Bᵀ in chunks of this many columns
 )
 
+// Split sums of the row products (see storeacc in kernels/gpnb.cu): a launch
+// with fewer than splitBlocksPerSM blocks per multiprocessor splits its sum
+// over the columns into chunks of at least splitMinChunk, to fill the GPU.
+// Variables so that tests can force splits on small problems.
+var (
+	splitBlocksPerSM = 16
+	splitMinChunk    = 256
+)
+
+// splitSum returns how many chunks the sum over nc columns of a launch with
+// blocks blocks is split into, and the chunk length.
+func splitSum(blocks, nc, sms int) (nz, chunk int) {
+	if nc <= 0 || blocks <= 0 {
+		return 1, max(nc, 1)
+	}
+	want := (splitBlocksPerSM*max(sms, 1) + blocks - 1) / blocks
+	nz = max(1, min(want, nc/max(splitMinChunk, 1)))
+	chunk = (nc + nz - 1) / nz
+	return (nc + chunk - 1) / chunk, chunk
+}
+
 // Operator is the kernel operator H_θ = K_θ(X,X) + σ²I on a GPU. It keeps X,
 // the scaled inputs Z = (X − x̄)/ℓ and, in ModeDense, K on the device; the
 // right-hand sides are uploaded per call into device buffers that are
@@ -51,7 +72,7 @@ type Operator struct {
 	dX, dMean, dEll, dZ, dK dbuf
 	dV, dOut, dRows, dCols  dbuf
 	dXs, dZs, dA, dB        dbuf
-	dPart, dBlock           dbuf
+	dPart, dBlock, dSplit   dbuf
 
 	h64  []float64 // staging for uploads and downloads
 	h32  []float32
@@ -244,7 +265,7 @@ func (o *Operator) Close() error {
 	}
 	o.closed = true
 	var first error
-	for _, b := range []*dbuf{&o.dX, &o.dMean, &o.dEll, &o.dZ, &o.dK, &o.dV, &o.dOut, &o.dRows, &o.dCols, &o.dXs, &o.dZs, &o.dA, &o.dB, &o.dPart, &o.dBlock} {
+	for _, b := range []*dbuf{&o.dX, &o.dMean, &o.dEll, &o.dZ, &o.dK, &o.dV, &o.dOut, &o.dRows, &o.dCols, &o.dXs, &o.dZs, &o.dA, &o.dB, &o.dPart, &o.dBlock, &o.dSplit} {
 		if err := b.release(o.drv); err != nil && first == nil {
 			first = err
 		}
@@ -508,27 +529,43 @@ func (o *Operator) run(p product) error {
 	if p.noise {
 		vn, noise2 = p.v, o.NoiseVariance()
 	}
-	gy, nc := groups(p.mp)
+	ng, nc := groups(p.mp)
 	cs := fmt.Sprintf("_c%d", nc)
 	gx := (p.nr + threads - 1) / threads
+	nz, chunk := splitSum(gx*ng, p.nc, o.drv.info().SMs)
+	part := uintptr(0)
+	if nz > 1 {
+		if err := o.dSplit.ensure(o.drv, int64(nz)*int64(p.nr)*int64(p.mp)*o.elem); err != nil {
+			return err
+		}
+		part = o.dSplit.p
+	}
+	split := []arg{intArg(ng), intArg(chunk), ptrArg(part)}
+	var err error
 	if p.useCache {
 		tc := min(maxTile, smemLimit/(nc*int(o.elem)+8))
 		smem := tc*nc*int(o.elem) + tc*8
-		return o.drv.launch("gpnb_muldense_"+o.sfx+cs, gx, gy, threads, 1, smem,
-			[]arg{ptrArg(o.dK.p), intArg(o.n), ptrArg(p.rows), intArg(p.nr), ptrArg(p.cols), intArg(p.nc),
-				ptrArg(p.v), intArg(p.mp), ptrArg(vn), f64Arg(noise2), ptrArg(p.out), intArg(tc)})
+		err = o.drv.launch("gpnb_muldense_"+o.sfx+cs, gx, ng*nz, threads, 1, smem,
+			append([]arg{ptrArg(o.dK.p), intArg(o.n), ptrArg(p.rows), intArg(p.nr), ptrArg(p.cols), intArg(p.nc),
+				ptrArg(p.v), intArg(p.mp), ptrArg(vn), f64Arg(noise2), ptrArg(p.out), intArg(tc)}, split...))
+	} else {
+		tc := min(maxTile, smemLimit/(int(o.elem)*(o.d+nc)))
+		smem := tc * (o.d + nc) * int(o.elem)
+		s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
+		err = o.drv.launch("gpnb_mulfree_"+o.sfx+o.variant()+cs, gx, ng*nz, threads, 1, smem,
+			append([]arg{ptrArg(p.zr), ptrArg(p.rows), intArg(p.nr), ptrArg(o.dZ.p), ptrArg(p.cols), intArg(p.nc),
+				intArg(o.d), intArg(int(o.k.Family)), f64Arg(s2),
+				ptrArg(p.v), intArg(p.mp), ptrArg(vn), f64Arg(noise2), ptrArg(p.out), intArg(tc)}, split...))
+		if err == nil {
+			o.evals += int64(p.nr) * int64(p.nc) * int64(ng)
+		}
 	}
-	tc := min(maxTile, smemLimit/(int(o.elem)*(o.d+nc)))
-	smem := tc * (o.d + nc) * int(o.elem)
-	s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
-	err := o.drv.launch("gpnb_mulfree_"+o.sfx+o.variant()+cs, gx, gy, threads, 1, smem,
-		[]arg{ptrArg(p.zr), ptrArg(p.rows), intArg(p.nr), ptrArg(o.dZ.p), ptrArg(p.cols), intArg(p.nc),
-			intArg(o.d), intArg(int(o.k.Family)), f64Arg(s2),
-			ptrArg(p.v), intArg(p.mp), ptrArg(vn), f64Arg(noise2), ptrArg(p.out), intArg(tc)})
-	if err == nil {
-		o.evals += int64(p.nr) * int64(p.nc) * int64(gy)
+	if err != nil || nz == 1 {
+		return err
 	}
-	return err
+	total := p.nr * p.mp
+	return o.drv.launch("gpnb_sumparts_"+o.sfx, (total+threads-1)/threads, 1, threads, 1, 0,
+		[]arg{ptrArg(part), intArg(nz), intArg(p.nr), intArg(p.mp), ptrArg(p.rows), ptrArg(vn), f64Arg(noise2), ptrArg(p.out)})
 }
 
 // MulTo sets dst = H·V = K·V + σ²V, where V and dst are n×m. dst must be

@@ -145,6 +145,39 @@ func pair(t *testing.T, c opCase, seed uint64) (*Operator, *kernel.Operator, *ma
 // against the explicit matrix.
 func TestProductsMatchCPU(t *testing.T) {
 	needGPU(t)
+	testProductsMatchCPU(t)
+}
+
+// The same with the sums over columns split into chunks of at least 8
+// (the split that fills a large GPU, forced here on small problems), so
+// that the partial sums and gpnb_sumparts are checked too.
+func TestProductsMatchCPUSplit(t *testing.T) {
+	needGPU(t)
+	defer func(b, c int) { splitBlocksPerSM, splitMinChunk = b, c }(splitBlocksPerSM, splitMinChunk)
+	splitBlocksPerSM, splitMinChunk = 4096, 8
+	if nz, chunk := splitSum(2, 150, 1); nz < 2 || chunk < 8 {
+		t.Fatalf("splitSum(2, 150, 1) = %d chunks of %d: the test must force a split", nz, chunk)
+	}
+	testProductsMatchCPU(t)
+}
+
+// splitSum covers the columns exactly and respects its limits.
+func TestSplitSum(t *testing.T) {
+	for _, c := range []struct{ blocks, nc, sms int }{{106, 13500, 132}, {2, 150, 1}, {8, 13500, 132}, {1000, 50000, 132}, {1, 0, 4}, {3, 5, 132}} {
+		nz, chunk := splitSum(c.blocks, c.nc, c.sms)
+		if nz < 1 || chunk < 1 || (nz-1)*chunk >= max(c.nc, 1) || nz*chunk < c.nc {
+			t.Errorf("splitSum(%d, %d, %d) = %d chunks of %d: must cover %d columns with no empty chunk", c.blocks, c.nc, c.sms, nz, chunk, c.nc)
+		}
+		if nz > 1 && chunk < splitMinChunk {
+			t.Errorf("splitSum(%d, %d, %d): chunk %d < %d", c.blocks, c.nc, c.sms, chunk, splitMinChunk)
+		}
+	}
+	if nz, _ := splitSum(106, 13500, 132); nz < 10 {
+		t.Errorf("pol-sized product (106 blocks, 132 SMs): %d chunks; want enough to fill the GPU", nz)
+	}
+}
+
+func testProductsMatchCPU(t *testing.T) {
 	for _, c := range cases() {
 		t.Run(c.name, func(t *testing.T) {
 			g, cpu, x, rng := pair(t, c, 1)

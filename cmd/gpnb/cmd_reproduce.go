@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gpnb/gpnb/cuda"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
 )
@@ -54,6 +55,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		dryRun    = fs.Bool("dry-run", false, "run nothing: list every job of the grid as done (with its runtime and test LLH), started (the step its checkpoint holds) or not started, and whether another gpnb reproduce is running it now")
 		keepRes   = fs.Bool("keep-residuals", false, "keep per-iteration residual traces in result.json (large)")
 		dataDir   = fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
+		backend   = fs.String("backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU); keep one backend per --out directory")
+		device    = fs.Int("device", 0, "CUDA device ordinal (with --backend cuda)")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -129,10 +132,37 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 		return nil
 	}
+	trainer := repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}}
+	env := reproEnvironment()
+	env["backend"] = "cpu"
+	switch strings.ToLower(*backend) {
+	case "cpu", "":
+	case "cuda", "gpu":
+		if err := cuda.Available(); err != nil {
+			return fmt.Errorf("--backend cuda: %w", err)
+		}
+		devs, err := cuda.Devices()
+		if err != nil {
+			return fmt.Errorf("--backend cuda: %w", err)
+		}
+		if *device < 0 || *device >= len(devs) {
+			return fmt.Errorf("--device %d: this machine has %d CUDA device(s), numbered from 0", *device, len(devs))
+		}
+		copt := cuda.Options{Device: *device, Mode: mode}
+		if *float32 {
+			copt.Precision = cuda.Float32
+		}
+		trainer.Backend = cuda.Backend(copt)
+		d := devs[*device]
+		env["backend"] = "cuda"
+		env["gpu"] = fmt.Sprintf("%s (compute capability %d.%d, %d SMs, %.0f GiB, driver API %d)", d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMemory)/(1<<30), d.Driver)
+	default:
+		return fmt.Errorf("--backend %q: use cpu or cuda", *backend)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r := &repro.Runner{Dir: *out, Trainer: repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}}, Log: stderr, TTY: reproIsTerminal(stderr),
-		MaxJobs: *maxJobs, KeepResiduals: *keepRes, Command: append([]string{"gpnb", "reproduce"}, args...), Environment: reproEnvironment()}
+	r := &repro.Runner{Dir: *out, Trainer: trainer, Log: stderr, TTY: reproIsTerminal(stderr),
+		MaxJobs: *maxJobs, KeepResiduals: *keepRes, Command: append([]string{"gpnb", "reproduce"}, args...), Environment: env}
 	fmt.Fprintf(stderr, "gpnb reproduce: %d jobs into %s; ", len(jobs), *out)
 	sum, err := r.Run(ctx, jobs)
 	if errors.Is(err, repro.ErrInterrupted) {

@@ -45,6 +45,8 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "-1"}, `--sgd-lr "-1"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:0"}, `--sgd-lr "raw:0"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:NaN"}, `--sgd-lr "raw:nan"`},
+		{[]string{"reproduce", "--out", dir, "--backend", "tpu"}, `--backend "tpu": use cpu or cuda`},
+		{[]string{"reproduce", "--out", dir, "--backend", "cuda"}, "--backend cuda: "},
 		{[]string{"table", "--in", dir}, "no jobs/ directory"},
 		{[]string{"table", "--in", filepath.Join(dir, "missing")}, "does not exist"},
 		{[]string{"table"}, "--in DIR is required"},

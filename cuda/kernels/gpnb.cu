@@ -109,25 +109,87 @@ extern "C" __global__ void gpnb_scale_f32(const double *X, i64 n, i64 d, const d
     scale<float>(X, n, d, mean, ell, Z);
 }
 
+// Split sums. The row-product kernels below give one thread one output row,
+// which is too few threads to fill a large GPU when nr is small next to the
+// number of resident threads (pol: 13500 rows against 132 SMs × 2048). So
+// the sum over j is also split into gridDim.y / ng contiguous chunks of
+// `chunk` columns: blockIdx.y = z·ng + g, where g is the column group and z
+// the chunk. With one chunk a thread writes its row of out directly (noise
+// term included); with several it writes its partial sums to
+// part[z][t][·] (nr×mp each) and sumparts adds them in the order z =
+// 0, 1, ... and then the noise term, so results stay bitwise reproducible.
+template <typename T, int NC>
+__device__ void storeacc(const T *acc, bool active, i64 t, i64 a, i64 g, i64 ng, i64 nr, i64 mp,
+                         const T *__restrict__ Vn, double noise2d, T *__restrict__ out,
+                         T *__restrict__ part) {
+    if (!active)
+        return;
+    if (gridDim.y == ng) {
+        T *o = out + t * mp + g * NC;
+        const T noise2 = (T)noise2d;
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            T v = acc[c];
+            if (Vn)
+                v += noise2 * Vn[a * mp + g * NC + c];
+            o[c] = v;
+        }
+        return;
+    }
+    T *o = part + (i64)(blockIdx.y / ng) * nr * mp + t * mp + g * NC;
+#pragma unroll
+    for (int c = 0; c < NC; c++)
+        o[c] = acc[c];
+}
+
+// sumparts: out[t, c] = Σ_z part[z][t][c] (+ noise2·Vn[a, c]), one thread per
+// element of the nr×mp output; see storeacc.
+template <typename T>
+__device__ void sumparts(const T *__restrict__ part, i64 nz, i64 nr, i64 mp, const i64 *__restrict__ rows,
+                         const T *__restrict__ Vn, double noise2d, T *__restrict__ out) {
+    i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= nr * mp)
+        return;
+    T v = part[e];
+    for (i64 z = 1; z < nz; z++)
+        v += part[z * nr * mp + e];
+    if (Vn) {
+        i64 t = e / mp, c = e - t * mp;
+        i64 a = rows ? rows[t] : t;
+        v += (T)noise2d * Vn[a * mp + c];
+    }
+    out[e] = v;
+}
+
+extern "C" __global__ void gpnb_sumparts_f64(const double *part, i64 nz, i64 nr, i64 mp, const i64 *rows,
+                                             const double *Vn, double noise2, double *out) {
+    sumparts<double>(part, nz, nr, mp, rows, Vn, noise2, out);
+}
+extern "C" __global__ void gpnb_sumparts_f32(const float *part, i64 nz, i64 nr, i64 mp, const i64 *rows,
+                                             const float *Vn, double noise2, float *out) {
+    sumparts<float>(part, nz, nr, mp, rows, Vn, noise2, out);
+}
+
 // mulfree: out[t, g·NC : (g+1)·NC] = Σ_j s2·m(r(Zr[a], Zc[b_j]))·V[j, g·NC…]
 // (+ noise2·Vn[a, …] when Vn is not null), where a = rows[t] (or t when rows
 // is null) and b_j = cols[j] (or j). Thread t owns one output row and NC
-// accumulators; blockIdx.y is the column group g. Column tiles of tc inputs
-// and their V rows are staged in shared memory; the row's z lives in
-// registers (MAXD ≥ d). Matrix-free: every kernel value is computed on the
-// fly; the sum over j runs in ascending order.
+// accumulators; blockIdx.y is the column group g and the chunk of j (see
+// storeacc). Column tiles of tc inputs and their V rows are staged in
+// shared memory; the row's z lives in registers (MAXD ≥ d). Matrix-free:
+// every kernel value is computed on the fly; the sum over j runs in
+// ascending order within a chunk.
 template <typename T, int MAXD, int NC>
 __device__ void mulfree(const T *__restrict__ Zr, const i64 *__restrict__ rows, i64 nr,
                         const T *__restrict__ Zc, const i64 *__restrict__ cols, i64 nc,
                         i64 d, i64 fam, double s2d,
                         const T *__restrict__ V, i64 mp, const T *__restrict__ Vn, double noise2d,
-                        T *__restrict__ out, i64 tc) {
+                        T *__restrict__ out, i64 tc, i64 ng, i64 chunk, T *__restrict__ part) {
     extern __shared__ __align__(16) unsigned char smem[];
     T *zs = (T *)smem;  // tc × d
     T *vs = zs + tc * d; // tc × NC
     const T s2 = (T)s2d;
     i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    i64 g = blockIdx.y;
+    i64 g = blockIdx.y % ng, jlo = (blockIdx.y / ng) * chunk, jhi = min(nc, jlo + chunk);
     bool active = t < nr;
     i64 a = active ? (rows ? rows[t] : t) : 0;
     T za[MAXD > 0 ? MAXD : 1];
@@ -139,8 +201,8 @@ __device__ void mulfree(const T *__restrict__ Zr, const i64 *__restrict__ rows, 
 #pragma unroll
     for (int c = 0; c < NC; c++)
         acc[c] = 0;
-    for (i64 j0 = 0; j0 < nc; j0 += tc) {
-        i64 jn = min(tc, nc - j0);
+    for (i64 j0 = jlo; j0 < jhi; j0 += tc) {
+        i64 jn = min(tc, jhi - j0);
         __syncthreads();
         for (i64 e = threadIdx.x; e < jn * d; e += blockDim.x) {
             i64 j = e / d, k = e - j * d;
@@ -170,24 +232,15 @@ __device__ void mulfree(const T *__restrict__ Zr, const i64 *__restrict__ rows, 
             }
         }
     }
-    if (active) {
-        T *o = out + t * mp + g * NC;
-        const T noise2 = (T)noise2d;
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            T v = acc[c];
-            if (Vn)
-                v += noise2 * Vn[a * mp + g * NC + c];
-            o[c] = v;
-        }
-    }
+    storeacc<T, NC>(acc, active, t, a, g, ng, nr, mp, Vn, noise2d, out, part);
 }
 
 #define MULFREE(T, SUF, D, C)                                                                               \
     extern "C" __global__ void gpnb_mulfree_##SUF##_d##D##_c##C(                                            \
         const T *Zr, const i64 *rows, i64 nr, const T *Zc, const i64 *cols, i64 nc, i64 d, i64 fam,         \
-        double s2, const T *V, i64 mp, const T *Vn, double noise2, T *out, i64 tc) {                        \
-        mulfree<T, D, C>(Zr, rows, nr, Zc, cols, nc, d, fam, s2, V, mp, Vn, noise2, out, tc);              \
+        double s2, const T *V, i64 mp, const T *Vn, double noise2, T *out, i64 tc, i64 ng, i64 chunk,       \
+        T *part) {                                                                                          \
+        mulfree<T, D, C>(Zr, rows, nr, Zc, cols, nc, d, fam, s2, V, mp, Vn, noise2, out, tc, ng, chunk, part); \
     }
 MULFREE(double, f64, 8, 16)
 MULFREE(double, f64, 32, 16)
@@ -232,20 +285,20 @@ template <typename T, int NC>
 __device__ void muldense(const T *__restrict__ K, i64 n, const i64 *__restrict__ rows, i64 nr,
                          const i64 *__restrict__ cols, i64 nc,
                          const T *__restrict__ V, i64 mp, const T *__restrict__ Vn, double noise2d,
-                         T *__restrict__ out, i64 tc) {
+                         T *__restrict__ out, i64 tc, i64 ng, i64 chunk, T *__restrict__ part) {
     extern __shared__ __align__(16) unsigned char smem[];
     T *vs = (T *)smem;        // tc × NC
     i64 *bs = (i64 *)(vs + tc * NC); // tc column indices
     i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    i64 g = blockIdx.y;
+    i64 g = blockIdx.y % ng, jlo = (blockIdx.y / ng) * chunk, jhi = min(nc, jlo + chunk);
     bool active = t < nr;
     i64 a = active ? (rows ? rows[t] : t) : 0;
     T acc[NC];
 #pragma unroll
     for (int c = 0; c < NC; c++)
         acc[c] = 0;
-    for (i64 j0 = 0; j0 < nc; j0 += tc) {
-        i64 jn = min(tc, nc - j0);
+    for (i64 j0 = jlo; j0 < jhi; j0 += tc) {
+        i64 jn = min(tc, jhi - j0);
         __syncthreads();
         for (i64 e = threadIdx.x; e < jn * NC; e += blockDim.x) {
             i64 j = e / NC, c = e - j * NC;
@@ -264,24 +317,15 @@ __device__ void muldense(const T *__restrict__ K, i64 n, const i64 *__restrict__
             }
         }
     }
-    if (active) {
-        T *o = out + t * mp + g * NC;
-        const T noise2 = (T)noise2d;
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            T v = acc[c];
-            if (Vn)
-                v += noise2 * Vn[a * mp + g * NC + c];
-            o[c] = v;
-        }
-    }
+    storeacc<T, NC>(acc, active, t, a, g, ng, nr, mp, Vn, noise2d, out, part);
 }
 
 #define MULDENSE(T, SUF, C)                                                                                  \
     extern "C" __global__ void gpnb_muldense_##SUF##_c##C(const T *K, i64 n, const i64 *rows, i64 nr,          \
                                                           const i64 *cols, i64 nc, const T *V, i64 mp,        \
-                                                          const T *Vn, double noise2, T *out, i64 tc) {       \
-        muldense<T, C>(K, n, rows, nr, cols, nc, V, mp, Vn, noise2, out, tc);                                 \
+                                                          const T *Vn, double noise2, T *out, i64 tc,         \
+                                                          i64 ng, i64 chunk, T *part) {                       \
+        muldense<T, C>(K, n, rows, nr, cols, nc, V, mp, Vn, noise2, out, tc, ng, chunk, part);               \
     }
 MULDENSE(double, f64, 16)
 MULDENSE(float, f32, 16)

@@ -9,6 +9,7 @@ import (
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
+	"gonum.org/v1/gonum/mat"
 )
 
 // GPTrainer is the real Trainer: it loads a job's dataset with package data
@@ -21,6 +22,10 @@ type GPTrainer struct {
 	// Operator configures the kernel operator (memory budget, workers);
 	// Job.Settings.Float32 sets its Float32 field.
 	Operator kernel.Options
+	// Backend, when set, builds the kernel operator instead of the CPU one
+	// (gpnb.Config.Backend): the GPU operator of package cuda, say. It is
+	// not part of a job's identity: keep one backend per output directory.
+	Backend func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error)
 }
 
 // Dataset loads a job's data: UCI split Split of the named set, or
@@ -67,6 +72,7 @@ func (g GPTrainer) Config(j Job) (gpnb.Config, error) {
 		LearningRate: s.LearningRate,
 		Seed:         s.Seed,
 		Operator:     g.Operator,
+		Backend:      g.Backend,
 	}
 	cfg.Operator.Float32 = s.Float32
 	switch j.Solver {
