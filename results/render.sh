@@ -84,6 +84,9 @@ if os.path.exists(full):
       open(full).read(), open(os.path.join(out, "full-table1.md")).read(), open(os.path.join(out, "full-paper.md")).read(),
       "### State of every planned full-size job", "",
       "From `DRYRUN=1 sh results/run-full.sh; DRYRUN=1 sh results/run-large.sh` ([full-plan.txt](full-plan.txt)); 'operator —' marks results written before result.json recorded the operator (those runs used the default dense float64 cache).", "", "```"] + plan + ["```", ""]
+if os.path.exists(os.path.join(out, "gpu", "tables.md")):
+    lines += ["## GPU runs", "",
+      "100-step runs with the GPU backend on an NVIDIA H100 (pol and keggdirected, CG), the kernels' tests and benchmarks on it, and GPyTorch on the same GPU: [gpu/README.md](gpu/README.md), tables in [gpu/tables.md](gpu/tables.md) (rendered by `python3 results/gpu/render.py`).", ""]
 open(os.path.join(out, "README.md"), "w").write("\n".join(lines) + "\n")
 PY
 echo "wrote $OUT/README.md, table1.md, table2.md, paper.md, table2.csv, tables.html"
