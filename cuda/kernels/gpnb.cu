@@ -308,7 +308,26 @@ __device__ void muldense(const T *__restrict__ K, i64 n, const i64 *__restrict__
             bs[j] = cols ? cols[j0 + j] : j0 + j;
         __syncthreads();
         if (active) {
-            for (i64 j = 0; j < jn; j++) {
+            // Four loads of K issued before their multiply-adds: more bytes
+            // in flight per thread, for a product bound by the latency of
+            // memory rather than its bandwidth. Each accumulator still adds
+            // its terms in ascending j, as the one-at-a-time loop does.
+            i64 j = 0;
+            for (; j + 4 <= jn; j += 4) {
+                T k0 = K[bs[j] * n + a], k1 = K[bs[j + 1] * n + a];
+                T k2 = K[bs[j + 2] * n + a], k3 = K[bs[j + 3] * n + a];
+                const T *vb = vs + j * NC;
+#pragma unroll
+                for (int c = 0; c < NC; c++) {
+                    T s = acc[c];
+                    s += k0 * vb[c];
+                    s += k1 * vb[NC + c];
+                    s += k2 * vb[2 * NC + c];
+                    s += k3 * vb[3 * NC + c];
+                    acc[c] = s;
+                }
+            }
+            for (; j < jn; j++) {
                 T kv = K[bs[j] * n + a];
                 const T *vb = vs + j * NC;
 #pragma unroll

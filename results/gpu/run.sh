@@ -30,7 +30,7 @@
 #
 # Binaries, built beforehand where Go is (the GPU machine has none):
 #
-#	go build -tags cuda -o .cuda/gpnb ./cmd/gpnb
+#	go build -tags cuda -o .cuda/gpnb ./cmd/gpnb    (or -tags cuda,openblas, see below)
 #	go test -c -tags cuda -o .cuda/cuda.test ./cuda
 #
 # Data: $GPNB_DATA (default .cuda/uci, a copy of the five UCI folders).
@@ -44,6 +44,14 @@ mkdir -p "$OUT" results/gpu
 export GPNB_DATA=${GPNB_DATA:-$root/.cuda/uci}
 GPNB=${GPNB:-.cuda/gpnb}
 [ -f .cuda/ckpt.tar ] && tar -xf .cuda/ckpt.tar
+# A gpnb built with -tags cuda,openblas needs libopenblas.so.0, libgfortran.so.5
+# and libquadmath.so.0, which the GPU machine lacks: they travel packed in
+# .cuda/lib.tar.gz (OpenBLAS factorises AP's blocks and the evaluation's
+# Cholesky on the host; pure-Go BLAS is several times slower there).
+if [ -f .cuda/lib.tar.gz ]; then
+	mkdir -p /tmp/gpnb-lib && tar -xzf .cuda/lib.tar.gz -C /tmp/gpnb-lib
+	export LD_LIBRARY_PATH=/tmp/gpnb-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 status=0
 for stage in "$@"; do
 	IFS=: read -r what a b c d <<<"$stage"
