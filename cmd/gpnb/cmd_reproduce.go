@@ -133,14 +133,12 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	trainer := repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}}
+	if trainer.Backend, err = parseBackend(*backend, *device, mode, *float32); err != nil {
+		return err
+	}
 	env := reproEnvironment()
 	env["backend"] = "cpu"
-	switch strings.ToLower(*backend) {
-	case "cpu", "":
-	case "cuda", "gpu":
-		if err := cuda.Available(); err != nil {
-			return fmt.Errorf("--backend cuda: %w", err)
-		}
+	if trainer.Backend != nil {
 		devs, err := cuda.Devices()
 		if err != nil {
 			return fmt.Errorf("--backend cuda: %w", err)
@@ -148,16 +146,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		if *device < 0 || *device >= len(devs) {
 			return fmt.Errorf("--device %d: this machine has %d CUDA device(s), numbered from 0", *device, len(devs))
 		}
-		copt := cuda.Options{Device: *device, Mode: mode}
-		if *float32 {
-			copt.Precision = cuda.Float32
-		}
-		trainer.Backend = cuda.Backend(copt)
 		d := devs[*device]
 		env["backend"] = "cuda"
 		env["gpu"] = fmt.Sprintf("%s (compute capability %d.%d, %d SMs, %.0f GiB, driver API %d)", d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMemory)/(1<<30), d.Driver)
-	default:
-		return fmt.Errorf("--backend %q: use cpu or cuda", *backend)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -137,21 +137,30 @@ func (t *trainFlags) config(fam kernel.Family, init kernel.Hyper) (gpnb.Config, 
 		return cfg, fmt.Errorf("--memory-budget: %w", err)
 	}
 	cfg.Operator = kernel.Options{Mode: mode, Float32: t.float32, MemoryBudget: budget}
-	switch strings.ToLower(t.backend) {
+	cfg.Backend, err = parseBackend(t.backend, t.device, mode, t.float32)
+	return cfg, err
+}
+
+// parseBackend turns the --backend and --device flags (of train and
+// reproduce) into a gpnb.Config.Backend: nil for the CPU operator, the GPU
+// operator of package cuda for "cuda", with mode and float32 storage as for
+// the CPU. A cuda backend in a build without the cuda tag is an error that
+// says how to rebuild.
+func parseBackend(name string, device int, mode kernel.Mode, float32 bool) (func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error), error) {
+	switch strings.ToLower(name) {
 	case "cpu", "":
+		return nil, nil
 	case "cuda", "gpu":
 		if err := cuda.Available(); err != nil {
-			return cfg, fmt.Errorf("--backend cuda: %w", err)
+			return nil, fmt.Errorf("--backend cuda: %w", err)
 		}
-		copt := cuda.Options{Device: t.device, Mode: mode}
-		if t.float32 {
+		copt := cuda.Options{Device: device, Mode: mode}
+		if float32 {
 			copt.Precision = cuda.Float32
 		}
-		cfg.Backend = func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) { return cuda.New(x, k, copt) }
-	default:
-		return cfg, fmt.Errorf("--backend %q: use cpu or cuda", t.backend)
+		return cuda.Backend(copt), nil
 	}
-	return cfg, nil
+	return nil, fmt.Errorf("--backend %q: use cpu or cuda", name)
 }
 
 // ttyWriter reports whether w is a character device (a terminal).

@@ -47,7 +47,7 @@ def main():
     if os.path.exists(env):
         with open(env) as f:
             for line in f:
-                if line.startswith("NVIDIA") or "H100" in line and "," in line:
+                if line.startswith("NVIDIA"):  # nvidia-smi's CSV query line
                     lines += [f"Device (nvidia-smi): {line.strip()}", ""]
                     break
     rows = []
