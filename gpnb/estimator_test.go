@@ -157,3 +157,74 @@ func TestBackend(t *testing.T) {
 		t.Errorf("operator Err: got %v", err)
 	}
 }
+
+// TestEvaluateWithBackend: beyond MaxExactN, a Backend's optimiser is
+// evaluated exactly by the in-place host Cholesky when the matrix fits (the
+// backend's operator released first and rebuilt by the next step), and by
+// batched CG on the backend's operator when the budget is too small.
+func TestEvaluateWithBackend(t *testing.T) {
+	ds := synth(t, 90, 2, 6)
+	init := kernel.Hyper{Lengthscales: []float64{0.5, 0.8}, Signal: 1, Noise: 0.3}
+	ref, err := NewOptimiser(ds, Config{Init: init})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := ref.Evaluate()
+	if err != nil || ex.Method != "cholesky" {
+		t.Fatalf("reference: %v, method %q", err, ex.Method)
+	}
+	calls, closed := 0, 0
+	backend := func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+		calls++
+		op, err := kernel.NewOperator(x, k, kernel.Options{})
+		return plainOp{GramOperator: op, closed: &closed}, err
+	}
+	o, err := NewOptimiser(ds, Config{Init: init, Backend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := NewOptimiser(ds, Config{Init: init, Backend: backend, Operator: kernel.Options{MemoryBudget: 800}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One step each, so that each holds a backend operator (the same
+	// hyperparameters as ref's: TestBackend checks the bits).
+	if err := o.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := small.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	old := MaxExactN
+	MaxExactN = 50
+	defer func() { MaxExactN = old }()
+	before := calls
+	ip, err := o.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip.Method != "cholesky" || ip.MLL == nil || calls != before || closed != 1 {
+		t.Fatalf("in place: method %q, backend called %d more times, closed %d: want the host Cholesky, no new operator, the old one closed", ip.Method, calls-before, closed)
+	}
+	if math.Abs(ex.TestRMSE-ip.TestRMSE) > 1e-12 || math.Abs(ex.TestLLH-ip.TestLLH) > 1e-12 || math.Abs(*ex.MLL-*ip.MLL) > 1e-9*math.Abs(*ex.MLL) {
+		t.Errorf("exact (%v, %v, MLL %v) vs in place (%v, %v, MLL %v)", ex.TestRMSE, ex.TestLLH, *ex.MLL, ip.TestRMSE, ip.TestLLH, *ip.MLL)
+	}
+	before = calls
+	it, err := small.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Method == "cholesky" || calls != before+1 {
+		t.Fatalf("small budget: method %q, backend called %d more times: want CG on one new backend operator", it.Method, calls-before)
+	}
+	if math.Abs(ex.TestRMSE-it.TestRMSE) > 1e-6 || math.Abs(ex.TestLLH-it.TestLLH) > 1e-6 {
+		t.Errorf("exact (%v, %v) vs iterative on the backend (%v, %v)", ex.TestRMSE, ex.TestLLH, it.TestRMSE, it.TestLLH)
+	}
+	before = calls
+	if err := o.Step(context.Background()); err != nil || calls != before+1 {
+		t.Fatalf("step after the evaluation: %v, backend called %d more times (want 1)", err, calls-before)
+	}
+}

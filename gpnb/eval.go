@@ -40,10 +40,12 @@ type Eval struct {
 // hyperparameters exactly by Cholesky when n ≤ MaxExactN (with Exact), or
 // when one n×n float64 matrix fits the operator's memory budget
 // (Config.Operator.MemoryBudget, default half of physical memory; factorised
-// in place, after releasing the estimator's operator) on the CPU backend;
-// otherwise with batched conjugate gradients to relative tolerance
-// EvalRelTol. Eval.Method says which. It fails when the dataset has no test
-// part.
+// in place on the host, after releasing the estimator's operator). With a
+// Backend (a GPU, say) the host matrix must also fit half of the host's
+// physical memory, since the budget may describe the device. Otherwise it
+// uses batched conjugate gradients to relative tolerance EvalRelTol, on the
+// Backend's operator when there is one. Eval.Method says which. It fails
+// when the dataset has no test part.
 func (o *Optimiser) Evaluate() (Eval, error) {
 	ds := o.ds
 	if ds.NTest() == 0 || ds.XTest == nil || ds.XTest.IsEmpty() {
@@ -62,7 +64,7 @@ func (o *Optimiser) Evaluate() (Eval, error) {
 		mll := e.MLL()
 		return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: "cholesky", MLL: &mll}, nil
 	}
-	if o.cfg.Backend == nil && inPlaceFits(o.st.N, o.cfg.Operator.MemoryBudget) {
+	if inPlaceFits(o.st.N, o.cfg.Operator.MemoryBudget) && (o.cfg.Backend == nil || inPlaceFits(o.st.N, kernel.DefaultMemoryBudget())) {
 		// One n×n matrix, factorised in place: the estimator's operator
 		// (another n×n) is released first and rebuilt by the next step.
 		if err := o.est.Close(); err != nil {
