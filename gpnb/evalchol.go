@@ -30,7 +30,7 @@ func predictInPlace(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel) (
 	for i := 0; i < n; i++ {
 		raw.Data[i*raw.Stride+i] += s2n
 	}
-	u, ok := lapack64.Potrf(raw) // upper triangle, in place
+	u, ok := choleskyUpper(raw) // upper triangle, in place, on every core
 	if !ok {
 		return nil, nil, 0, fmt.Errorf("exact evaluation: H = K + σ²I (n = %d, σ = %g) is %w", n, k.Hyper.Noise, ErrNotPositiveDefinite)
 	}
