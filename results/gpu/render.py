@@ -70,6 +70,67 @@ def main():
             ms = m.get("ms/product") or m.get("ms/reduce")
             lines.append(f"| {n} | {name} | {ms} | {m.get('GFLOP/s', '—')} | {m.get('%fp64peak', '—')} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} |")
         lines += ["", "Matrix-free GFLOP/s count the kernel-value flops and the products' multiply-adds, as the benchmark defines them (cuda/bench_test.go); dense mode is memory-bound and is measured against the memory bandwidth.", ""]
+    # The kernels of a2fe6b9 (muldense issues four loads of K before their
+    # multiply-adds), tested and measured again in call 6.
+    summ6 = os.path.join(HERE, "logs", "call6-summary.log")
+    if os.path.exists(summ6):
+        with open(summ6) as f:
+            s = f.read()
+        m = re.search(r"tests: exit (\d+), (\d+) passed, (\d+) skipped, (\d+) failed", s)
+        lines += ["## The current kernels (call 6, built from 9587bcb)", ""]
+        if m:
+            lines += [f"`cuda/run-on-gpu.sh` (logs/call6-test.log): exit {m[1]}, {m[2]} tests passed, {m[3]} skipped, {m[4]} failed.", ""]
+        old = {name: mm for n, name, mm in rows if n == "50000"}
+        new = []
+        with open(os.path.join(HERE, "logs", "call6-bench-n50000.log")) as f:
+            for line in f:
+                if line.startswith("Benchmark"):
+                    name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
+                    new.append((name, dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))))
+        if new:
+            lines += ["H·V at n = 50000 (logs/call6-bench-n50000.log, 5 products each), next to call 2's kernels:", "",
+                      "| benchmark | ms per product | call 2 ms | call 2 / call 6 | GB/s | % of bandwidth |", "|---|--:|--:|--:|--:|--:|"]
+            for name, mm in new:
+                ms = mm.get("ms/product") or mm.get("ms/reduce")
+                o = old.get(name, {})
+                oms = o.get("ms/product") or o.get("ms/reduce")
+                r = f"{float(oms) / float(ms):.2f}×" if oms else "—"
+                lines.append(f"| {name} | {ms} | {oms or '—'} | {r} | {mm.get('GB/s', '—')} | {mm.get('%bandwidth', '—')} |")
+            lines.append("")
+    # gpnb reproduce --backend cuda (run.sh's repro stages): the jobs'
+    # segments (runs.json) and, for unfinished ones, the last progress line
+    # of the repro logs.
+    jdir = os.path.join(HERE, "jobs")
+    jobs = sorted(os.listdir(jdir)) if os.path.isdir(jdir) else []
+    if jobs:
+        lines += ["## gpnb reproduce --backend cuda (full size, split 0, paper settings; results/gpu/jobs)", "",
+                  "| job | state | steps | solver iterations | training s (runs.json) | test LLH (paper) |", "|---|---|--:|--:|--:|--:|"]
+        for id in jobs:
+            res = os.path.join(jdir, id, "result.json")
+            ds = id.split("-s")[0]
+            if os.path.exists(res):
+                with open(res) as f:
+                    r = json.load(f)
+                it = sum(h["solver_iterations"] for h in r["history"])
+                lines.append(f"| {id} | done | {len(r['history'])} | {it} | {r['total_seconds']:.1f} | {r['test_llh']:.3f} ({PAPER_LLH.get(ds)}) |")
+                continue
+            with open(os.path.join(jdir, id, "runs.json")) as f:
+                segs = json.load(f)
+            from datetime import datetime
+            def t(x):
+                return datetime.fromisoformat(x.replace("Z", "+00:00")[:26] + "+00:00")
+            secs = sum((t(g["updated"]) - t(g["started"])).total_seconds() for g in segs if g["to_step"] > g["from_step"])
+            last = None
+            for log in sorted(os.listdir(os.path.join(HERE, "logs"))):
+                if log.endswith("-repro.log"):
+                    with open(os.path.join(HERE, "logs", log)) as f:
+                        for line in f:
+                            m = re.search(rf"{id}\s+step (\d+)/(\d+)\s+solver iterations (\d+)", line)
+                            if m:
+                                last = m
+            steps = max(g["to_step"] for g in segs)
+            lines.append(f"| {id} | trained, not evaluated | {steps} | {last[3] if last else '—'} | {secs:.1f} | — |")
+        lines += ["", "A job \"trained, not evaluated\" holds its checkpoint at its last step (results/gpu/jobs/ID/checkpoint, not committed): its final evaluation, an in-place Cholesky on the host that was then lapack64.Potrf on one core, outlasted the calls. 76c4a86 factorises by blocks on every core.", ""]
     # Training runs.
     exact = {e.get("file"): e for e in jsonl(os.path.join(HERE, "exact.jsonl"))}
     tdir = os.path.join(HERE, "train")

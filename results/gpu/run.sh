@@ -35,7 +35,9 @@
 #
 # Data: $GPNB_DATA (default .cuda/uci, a copy of the five UCI folders).
 # Checkpoints of unfinished runs are restored from .cuda/ckpt.tar when it
-# exists (make it with: tar -cf .cuda/ckpt.tar results/gpu/*/*/checkpoint), and everything under results/gpu is packed into
+# exists (a repro stage leaves the one it stopped in $OUT/ckpt.tar; a train
+# stage's: tar -cf .cuda/ckpt.tar results/gpu/*/*/checkpoint), and everything
+# under results/gpu but the checkpoints is packed into
 # $OUT/results-gpu.tar.gz at the end.
 set -u
 root=$(pwd)
@@ -63,6 +65,11 @@ for stage in "$@"; do
 	repro)
 		timeout -s INT -k 30 "${d:-540}" "$GPNB" reproduce --backend cuda --datasets "$a" --solvers "$b" \
 			--modes "$c" --splits 0 --exact never --out results/gpu 2>&1 | tee -a "$OUT/repro.log" | grep -v '^\[.*step [0-9]*[1-9]/' || true
+		# The checkpoint of a job the time limit stopped (one at most:
+		# the runner runs its jobs one after another) comes back in
+		# $OUT/ckpt.tar; copied to .cuda/ckpt.tar, the next call resumes it.
+		ck=$(ls results/gpu/jobs/*/checkpoint 2>/dev/null)
+		[ -z "$ck" ] || tar -cf "$OUT/ckpt.tar" $ck
 		;;
 	train)
 		id=$a-$b-$c
