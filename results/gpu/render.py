@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+from datetime import datetime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -104,7 +105,9 @@ def main():
     jobs = sorted(os.listdir(jdir)) if os.path.isdir(jdir) else []
     if jobs:
         lines += ["## gpnb reproduce --backend cuda (full size, split 0, paper settings; results/gpu/jobs)", "",
-                  "| job | state | steps | solver iterations | training s (runs.json) | test LLH (paper) |", "|---|---|--:|--:|--:|--:|"]
+                  "| job | state | steps | solver iterations | total s | solver s | test RMSE | test LLH (paper) | evaluated on | CPU total s | CPU / GPU |",
+                  "|---|---|--:|--:|--:|--:|--:|--:|---|--:|--:|"]
+        unevaluated = False
         for id in jobs:
             res = os.path.join(jdir, id, "result.json")
             ds = id.split("-s")[0]
@@ -112,11 +115,20 @@ def main():
                 with open(res) as f:
                     r = json.load(f)
                 it = sum(h["solver_iterations"] for h in r["history"])
-                lines.append(f"| {id} | done | {len(r['history'])} | {it} | {r['total_seconds']:.1f} | {r['test_llh']:.3f} ({PAPER_LLH.get(ds)}) |")
+                with open(os.path.join(jdir, id, "runs.json")) as f:
+                    last = json.load(f)[-1]["environment"]
+                where = f"{last.get('backend')} backend, {last.get('numcpu')} cores, {last.get('vcs.revision', '')[:7]}"
+                cpu = os.path.join(ROOT, "results", "full", "jobs", id, "result.json")
+                cpu_s = ratio = None
+                if os.path.exists(cpu):
+                    with open(cpu) as f:
+                        cpu_s = json.load(f)["total_seconds"]
+                    ratio = cpu_s / r["total_seconds"]
+                lines.append(f"| {id} | done | {len(r['history'])} | {it} | {r['total_seconds']:.1f} | {r['solver_seconds']:.1f} | {r['test_rmse']:.4f} | {r['test_llh']:.3f} ({PAPER_LLH.get(ds)}) | "
+                             f"{r['eval_method']}: {where} | {fmt(cpu_s, 1)} | {fmt(ratio, 1)}{'×' if ratio else ''} |")
                 continue
             with open(os.path.join(jdir, id, "runs.json")) as f:
                 segs = json.load(f)
-            from datetime import datetime
             def t(x):
                 return datetime.fromisoformat(x.replace("Z", "+00:00")[:26] + "+00:00")
             secs = sum((t(g["updated"]) - t(g["started"])).total_seconds() for g in segs if g["to_step"] > g["from_step"])
@@ -129,8 +141,12 @@ def main():
                             if m:
                                 last = m
             steps = max(g["to_step"] for g in segs)
-            lines.append(f"| {id} | trained, not evaluated | {steps} | {last[3] if last else '—'} | {secs:.1f} | — |")
-        lines += ["", "A job \"trained, not evaluated\" holds its checkpoint at its last step (results/gpu/jobs/ID/checkpoint, not committed): its final evaluation, an in-place Cholesky on the host that was then lapack64.Potrf on one core, outlasted the calls. 76c4a86 factorises by blocks on every core.", ""]
+            lines.append(f"| {id} | trained, not evaluated | {steps} | {last[3] if last else '—'} | {secs:.1f} (runs.json) | — | — | — | — | — | — |")
+            unevaluated = True
+        lines += ["", "Total and solver s: the sums of the steps' wall times on the GPU, as result.json defines them (data loading and the final evaluation excluded). "
+                  "The evaluation is the exact in-place Cholesky on a host (its segment in runs.json says which). CPU total: the same job in results/full (2-core CPU, OpenBLAS).", ""]
+        if unevaluated:
+            lines += ["A job \"trained, not evaluated\" holds its checkpoint at its last step (results/gpu/jobs/ID/checkpoint, not committed): its final evaluation, an in-place Cholesky on the host that was then lapack64.Potrf on one core, outlasted the calls. 76c4a86 factorises by blocks on every core.", ""]
     # Training runs.
     exact = {e.get("file"): e for e in jsonl(os.path.join(HERE, "exact.jsonl"))}
     tdir = os.path.join(HERE, "train")
