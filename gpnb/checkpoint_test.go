@@ -215,3 +215,37 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+// TestOperatorRecorded: every step records its operator, and a run resumed
+// at its final step (which builds none) still reports the operator its
+// steps used.
+func TestOperatorRecorded(t *testing.T) {
+	ds := synth(t, 40, 2, 5)
+	o, err := NewOptimiser(ds, Config{WarmStart: true, Probes: 2, Operator: kernel.Options{Mode: kernel.ModeMatrixFree}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	want := o.Result(nil).Operator
+	if want == "" {
+		t.Fatal("no operator in the result of a run that stepped")
+	}
+	for _, r := range o.History() {
+		if r.Operator != want {
+			t.Errorf("step %d records operator %q, want %q", r.Step, r.Operator, want)
+		}
+	}
+	path := t.TempDir() + "/op.ckpt"
+	if err := o.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Resume(path, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Result(nil).Operator; got != want {
+		t.Errorf("resumed at its final step: operator %q, want %q", got, want)
+	}
+}

@@ -335,6 +335,7 @@ func (o *Optimiser) Step(ctx context.Context) error {
 		}
 		return fmt.Errorf("gpnb: step %d: %w", step, err)
 	}
+	rec.Operator = o.est.OperatorDescription()
 	o.adam(grad)
 	h := o.Hyper()
 	rec.Noise, rec.Signal, rec.Lengthscales = h.Noise, h.Signal, clone(h.Lengthscales)

@@ -47,6 +47,11 @@ type StepRecord struct {
 	// hyperparameters this step started from, when Config asked for it;
 	// nil otherwise.
 	ExactMLL *float64 `json:"exact_mll,omitempty"`
+
+	// Operator describes the kernel operator this step used
+	// (kernel.Describe); empty in records of checkpoints written before
+	// steps recorded it.
+	Operator string `json:"operator,omitempty"`
 }
 
 // History is the record of every step so far, in order.
@@ -110,7 +115,9 @@ type Result struct {
 	EvalMethod string `json:"eval_method"`
 	// Operator describes the kernel operator of the last step
 	// (kernel.Describe: "dense float64", "dense float32", "matrix-free",
-	// "gpu dense float64", ...); empty when none was built.
+	// "gpu dense float64", ...): the one this process built, or else the
+	// last step record's (a run resumed at its final step builds none);
+	// empty when neither says.
 	Operator string  `json:"operator,omitempty"`
 	Final    Final   `json:"final"`
 	History  History `json:"history"`

@@ -32,6 +32,9 @@ func (o *Optimiser) Result(ev *Eval) Result {
 		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
 		History:       o.History(),
 	}
+	if r.Operator == "" && len(r.History) > 0 {
+		r.Operator = r.History[len(r.History)-1].Operator
+	}
 	if ev != nil {
 		r.TestRMSE, r.TestLLH, r.EvalMethod = ev.TestRMSE, ev.TestLLH, ev.Method
 	}
