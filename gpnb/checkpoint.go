@@ -178,16 +178,35 @@ func (st *State) check() error {
 
 // Save writes a checkpoint of the whole state to path atomically: a
 // temporary file in the same directory is written, synced and renamed over
-// path, so a crash mid-write leaves the previous checkpoint intact.
+// path, so a crash mid-write leaves the previous checkpoint intact. It
+// leaves out the vectors the run will never read again (see savedState),
+// so a cold-start run's checkpoint holds O(d + steps) numbers, not O(n·s).
 func (o *Optimiser) Save(path string) error {
 	if path == "" {
 		return errors.New("gpnb: Save: empty path: give a file name such as \"run.ckpt\"")
 	}
-	b, err := EncodeCheckpoint(o.State(), o.ds.String())
+	b, err := EncodeCheckpoint(o.savedState(), o.ds.String())
 	if err != nil {
 		return err
 	}
 	return writeAtomic(path, b)
+}
+
+// savedState is State less the n-sized matrices that no later step reads:
+// without warm start the previous solution (each solve starts at zero), and
+// with resampled probes the probes, unless a solve is pending (its right-hand
+// side is built from them). The resumed run is the same bit for bit; only
+// inspection of a resumed cold run finds PrevV (and, between steps, Probes)
+// empty until its next step.
+func (o *Optimiser) savedState() State {
+	st := o.State()
+	if !o.cfg.WarmStart {
+		st.PrevV = Matrix{}
+	}
+	if !o.cfg.fixedProbes() && st.Pending == nil {
+		st.Probes = Matrix{}
+	}
+	return st
 }
 
 func writeAtomic(path string, b []byte) (err error) {

@@ -33,7 +33,9 @@
 // atomically) holds θ, Adam's moments, the probes, the previous solutions,
 // the pending solve, the generator state, the configuration, the data's
 // fingerprint and the history, so a resumed run is bit-for-bit the run that
-// was never interrupted. Resume refuses other data (ErrDataMismatch), an
+// was never interrupted. (A cold-start run's checkpoint leaves out what its
+// later steps never read: the previous solutions, and between steps its
+// resampled probes; it stays small at any n.) Resume refuses other data (ErrDataMismatch), an
 // incompatible configuration (ErrConfigMismatch), damaged files
 // (ErrCheckpointCorrupt) and other format versions (ErrCheckpointVersion).
 //

@@ -318,6 +318,7 @@ func TestResumeBitIdentical(t *testing.T) {
 			if err := a.Save(path); err != nil {
 				t.Fatal(err)
 			}
+			checkSaved(t, path, tc.cfg, false)
 			b, err := Resume(path, ds)
 			if err != nil {
 				t.Fatal(err)
@@ -345,6 +346,7 @@ func TestResumeBitIdentical(t *testing.T) {
 			if err := c.Save(path); err != nil {
 				t.Fatal(err)
 			}
+			checkSaved(t, path, tc.cfg, true)
 			d, err := Resume(path, ds)
 			if err != nil {
 				t.Fatal(err)
@@ -354,6 +356,35 @@ func TestResumeBitIdentical(t *testing.T) {
 			}
 			compareStates(t, ref.State(), d.State())
 		})
+	}
+}
+
+// checkSaved: a checkpoint keeps the previous solution only with warm
+// start, and the probes only when they are fixed or a solve is pending (its
+// right-hand side needs them); TestResumeBitIdentical shows that what is
+// left out is never read.
+func checkSaved(t *testing.T, path string, cfg Config, pending bool) {
+	t.Helper()
+	st, err := ReadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, s := st.N, st.Config.Probes
+	wantV, wantZ := 0, 0
+	if cfg.WarmStart {
+		wantV = n
+	}
+	if cfg.fixedProbes() || pending {
+		wantZ = n
+	}
+	if st.PrevV.Rows != wantV || len(st.PrevV.Data) != wantV*(s+1) {
+		t.Errorf("saved previous solution has %d rows (%d values), want %d", st.PrevV.Rows, len(st.PrevV.Data), wantV)
+	}
+	if st.Probes.Rows != wantZ || len(st.Probes.Data) != wantZ*s {
+		t.Errorf("saved probes have %d rows (%d values), want %d", st.Probes.Rows, len(st.Probes.Data), wantZ)
+	}
+	if (st.Pending != nil) != pending {
+		t.Errorf("saved pending solve: %v, want %v", st.Pending != nil, pending)
 	}
 }
 

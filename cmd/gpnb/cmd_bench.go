@@ -216,13 +216,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	secs := make([]float64, len(modes))
 	errs := make([]error, len(modes))
 	for i, m := range modes {
-		op, err := kernel.NewOperator(ds.XTrain, k, m.opt)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		secs[i] = bestTime(func() { op.MulTo(dst, v) })
-		rates[i] = flops / secs[i] / 1e9
+		rates[i], secs[i], errs[i] = operatorRate(ds.XTrain, k, m.opt, v, dst)
 	}
 	var square float64
 	kernel.WithAllBLASThreads(func() {
@@ -252,6 +246,46 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmtBytes(maxRSS()), fmtBytes(goTotalMemory()))
 	return nil
 }
+
+// operatorRate times H·V (dst = H·v) with the operator of k on x built with
+// opt, and returns its effective rate (2·n²·columns flops per product) in
+// GFLOP/s and its best time in seconds.
+func operatorRate(x *mat.Dense, k kernel.Kernel, opt kernel.Options, v, dst *mat.Dense) (gflops, sec float64, err error) {
+	op, err := kernel.NewOperator(x, k, opt)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, cols := x.RawMatrix().Rows, v.RawMatrix().Cols
+	sec = bestTime(func() { op.MulTo(dst, v) })
+	return 2 * float64(n) * float64(n) * float64(cols) / sec / 1e9, sec, nil
+}
+
+// machineRate is gpnb reproduce's Runner.MachineRate: the dense float64 H·V
+// rate of gpnb bench's operator section (Matérn-3/2, 17 columns) on
+// synthetic data of n = machineRateN, d = 8, measured in about half a
+// second. Recorded with every job segment, it says how fast the machine
+// that ran those steps was.
+func machineRate() float64 {
+	ds, err := data.Synthetic(machineRateN, 8, 1)
+	if err != nil {
+		return math.NaN()
+	}
+	n, d := ds.XTrain.RawMatrix().Rows, ds.XTrain.RawMatrix().Cols
+	v := mat.NewDense(n, 17, nil)
+	for i := range v.RawMatrix().Data {
+		v.RawMatrix().Data[i] = math.Sin(float64(i))
+	}
+	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
+	g, _, err := operatorRate(ds.XTrain, k, kernel.Options{Mode: kernel.ModeDense}, v, mat.NewDense(n, 17, nil))
+	if err != nil {
+		return math.NaN()
+	}
+	return g
+}
+
+// machineRateN is the problem size of machineRate: a 3000×3000 float64 kernel
+// matrix (72 MB), past every cache, as the full-size runs' are.
+const machineRateN = 3000
 
 // squareGemmN is the size of the square gemm (benchGemm(n, n)) that stands
 // for the machine's flop rate.

@@ -153,7 +153,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := &repro.Runner{Dir: *out, Trainer: trainer, Log: stderr, TTY: reproIsTerminal(stderr),
-		MaxJobs: *maxJobs, KeepResiduals: *keepRes, Command: append([]string{"gpnb", "reproduce"}, args...), Environment: env}
+		MaxJobs: *maxJobs, KeepResiduals: *keepRes, Command: append([]string{"gpnb", "reproduce"}, args...), Environment: env,
+		MachineRate: machineRate}
 	fmt.Fprintf(stderr, "gpnb reproduce: %d jobs into %s; ", len(jobs), *out)
 	sum, err := r.Run(ctx, jobs)
 	if errors.Is(err, repro.ErrInterrupted) {

@@ -149,7 +149,8 @@ func orDash(s string) string {
 }
 
 // provenance summarises the segments: "; steps 0-36 by 4860afc (load 5.1),
-// 36-100 by 6cb8f0c (load 2.3)".
+// 36-100 by 6cb8f0c (load 2.3, H·V 48 GFLOP/s)", the rate where the segment
+// measured one.
 func (p PlannedJob) provenance() string {
 	if len(p.Segments) == 0 {
 		return ""
@@ -165,7 +166,11 @@ func (p PlannedJob) provenance() string {
 			// tracked file differs, results being written included.
 			rev = "an unrecorded build"
 		}
-		parts[i] = fmt.Sprintf("%d-%d by %s (load %.1f)", g.FromStep, g.ToStep, rev, g.LoadMean)
+		machine := ""
+		if g.MachineGFLOPS > 0 {
+			machine = fmt.Sprintf(", H·V %.0f GFLOP/s", g.MachineGFLOPS)
+		}
+		parts[i] = fmt.Sprintf("%d-%d by %s (load %.1f%s)", g.FromStep, g.ToStep, rev, g.LoadMean, machine)
 	}
 	return "; steps " + strings.Join(parts, ", ")
 }

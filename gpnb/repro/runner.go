@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -79,6 +80,13 @@ type Runner struct {
 	// LoadAverage is sampled after every step into the job's runs.json;
 	// nil means SystemLoadAverage.
 	LoadAverage func() float64
+	// MachineRate, when set, is called once as each job begins running and
+	// its result, a throughput in GFLOP/s, is recorded in the job's
+	// runs.json as Segment.MachineGFLOPS (NaN or ≤ 0: not recorded). A job
+	// that spans sessions may run on machines of different speeds; this
+	// says how fast each segment's was. gpnb reproduce measures the dense
+	// kernel operator's H·V.
+	MachineRate func() float64
 
 	now func() time.Time // time source; time.Now unless a test sets it
 }
@@ -276,6 +284,11 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			segs = nil // provenance only: start the record afresh
 		}
 		seg := &Segment{FromStep: -1, Started: now(), Environment: r.Environment}
+		if r.MachineRate != nil {
+			if g := r.MachineRate(); g > 0 && !math.IsInf(g, 0) {
+				seg.MachineGFLOPS = g
+			}
+		}
 		load := r.LoadAverage
 		if load == nil {
 			load = SystemLoadAverage

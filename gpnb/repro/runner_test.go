@@ -222,7 +222,18 @@ func TestRunnerInterruptResume(t *testing.T) {
 
 	ftC := &fakeTrainer{resumedReport: true}
 	var logC bytes.Buffer
-	sum, err = (&Runner{Dir: dirB, Trainer: ftC, Log: &logC, Environment: map[string]string{"vcs.revision": "bbb"}, LoadAverage: func() float64 { return 3 }}).Run(context.Background(), tinyGrid(t, steps))
+	// The machine's rate is measured as each job begins: 47.5 GFLOP/s for
+	// the first (the resumed job 3), then NaN (not recorded).
+	rates := []float64{47.5}
+	rate := func() float64 {
+		if len(rates) == 0 {
+			return math.NaN()
+		}
+		g := rates[0]
+		rates = rates[1:]
+		return g
+	}
+	sum, err = (&Runner{Dir: dirB, Trainer: ftC, Log: &logC, Environment: map[string]string{"vcs.revision": "bbb"}, LoadAverage: func() float64 { return 3 }, MachineRate: rate}).Run(context.Background(), tinyGrid(t, steps))
 	if err != nil || sum.Skipped != 3 || sum.Ran != 11 {
 		t.Fatalf("resumed run: %+v, %v", sum, err)
 	}
@@ -243,6 +254,15 @@ func TestRunnerInterruptResume(t *testing.T) {
 	}
 	if segs[0].Environment["vcs.revision"] != "aaa" || segs[1].Environment["vcs.revision"] != "bbb" || segs[1].Started.IsZero() {
 		t.Errorf("segment environments %v, %v", segs[0].Environment, segs[1].Environment)
+	}
+	if segs[0].MachineGFLOPS != 0 || segs[1].MachineGFLOPS != 47.5 {
+		t.Errorf("segment machine rates %v, %v, want 0 (no MachineRate) and 47.5", segs[0].MachineGFLOPS, segs[1].MachineGFLOPS)
+	}
+	if next, _ := ReadSegments(filepath.Join(dirB, JobsDir, jobs[4].ID())); len(next) != 1 || next[0].MachineGFLOPS != 0 {
+		t.Errorf("a job whose rate was NaN: segments %+v, want one with no rate", next)
+	}
+	if plan, err := (&Runner{Dir: dirB, Trainer: &fakeTrainer{}}).Plan(jobs); err != nil || !strings.Contains(plan[3].String(), "steps 0-3 by aaa (load 1.5), 3-5 by bbb (load 3.0, H·V 48 GFLOP/s)") {
+		t.Errorf("plan line of the resumed job %q, %v", plan[3].String(), err)
 	}
 	if other, _ := ReadSegments(filepath.Join(dirB, JobsDir, jobs[0].ID())); len(other) != 1 || other[0].FromStep != 0 || other[0].ToStep != steps {
 		t.Errorf("an uninterrupted job's segments: %+v", other)

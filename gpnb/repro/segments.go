@@ -33,6 +33,10 @@ type Segment struct {
 	LoadMean    float64 `json:"load_mean"`
 	LoadMax     float64 `json:"load_max"`
 	LoadSamples int     `json:"load_samples"`
+	// MachineGFLOPS is Runner.MachineRate measured when the segment began
+	// (0: not measured): wall times of segments with different rates came
+	// from machines of different speeds.
+	MachineGFLOPS float64 `json:"machine_gflops,omitempty"`
 }
 
 // ReadSegments returns the segments stored in a job directory (none when
