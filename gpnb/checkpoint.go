@@ -311,7 +311,7 @@ func WithHooks(onIteration func(step, iter int, relRes []float64), onStep func(S
 // WithConfig checks that cfg (after defaults) agrees with the checkpoint in
 // every field that cannot change mid-run, failing with ErrConfigMismatch
 // otherwise, and takes the changeable fields from it (LearningRate,
-// Settings, CheckpointPath, hooks, Backend). The CLI uses it so that resuming with
+// Settings, CheckpointPath, hooks, Backend, DropResidualTraces). The CLI uses it so that resuming with
 // other flags is refused instead of silently ignored.
 func WithConfig(cfg Config) ResumeOption { return func(r *resumeOpts) { c := cfg; r.expect = &c } }
 
@@ -360,6 +360,7 @@ func Resume(path string, ds *data.Dataset, opts ...ResumeOption) (*Optimiser, er
 		}
 		cfg.LearningRate, cfg.Settings, cfg.CheckpointPath = want.LearningRate, want.Settings, want.CheckpointPath
 		cfg.OnIteration, cfg.OnStep, cfg.Backend = want.OnIteration, want.OnStep, want.Backend
+		cfg.DropResidualTraces = want.DropResidualTraces
 		// The memory budget and the worker count are the machine's, not the
 		// run's: the workers never change the bits; a budget that moves an
 		// automatic mode between dense and matrix-free gives a valid
@@ -439,6 +440,8 @@ func configFromSpec(s ConfigSpec) (Config, error) {
 		Operator:       s.Operator,
 		TrackExactMLL:  s.TrackExactMLL,
 		CheckpointPath: s.CheckpointPath,
+
+		DropResidualTraces: s.DropResidualTraces,
 	}, nil
 }
 

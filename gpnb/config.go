@@ -159,6 +159,14 @@ type Config struct {
 	// start of every step in StepRecord.ExactMLL (O(n³) per step).
 	TrackExactMLL bool
 
+	// DropResidualTraces leaves StepRecord.Residuals empty: the history
+	// (and so every checkpoint and Result) then holds O(steps) numbers
+	// instead of one row of s+1 residuals per solver iteration, which for
+	// a cold SGD run of 100 steps is millions of numbers. Iteration counts,
+	// convergence, timings and the OnIteration hook are unaffected, and so
+	// are the bits of θ. It may change on resume (WithConfig).
+	DropResidualTraces bool
+
 	// CheckpointPath, when set, makes Step save a checkpoint after every
 	// completed step and Run save one when interrupted.
 	CheckpointPath string

@@ -350,7 +350,9 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 	rec.SolverIterations = st.Iteration
 	rec.SolverConverged = sol.Converged()
 	rec.SolverSeconds = solverSec
-	rec.Residuals = st.Clone().Trace
+	if !e.cfg.DropResidualTraces {
+		rec.Residuals = st.Clone().Trace
+	}
 	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries = st.Work.OperatorProducts, st.Work.RowEvaluations, st.Work.BlockEntries
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil

@@ -61,6 +61,8 @@ type ConfigSpec struct {
 	Operator       kernel.Options
 	TrackExactMLL  bool
 	CheckpointPath string
+	// DropResidualTraces mirrors Config.DropResidualTraces.
+	DropResidualTraces bool
 }
 
 // State is everything an Optimiser holds, as plain exported data: what a
@@ -173,6 +175,8 @@ func specOf(c Config) (ConfigSpec, error) {
 		Operator:       c.Operator,
 		TrackExactMLL:  c.TrackExactMLL,
 		CheckpointPath: c.CheckpointPath,
+
+		DropResidualTraces: c.DropResidualTraces,
 	}, nil
 }
 

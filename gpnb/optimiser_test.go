@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"runtime"
 	"testing"
 
@@ -394,6 +395,100 @@ func compareStates(t *testing.T, want, got State) {
 		t.Fatalf("state differs: step %d/%d raw %v vs %v", got.Step, want.Step, got.Raw, want.Raw)
 	}
 	historyEqual(t, want.History, got.History)
+}
+
+// TestDropResidualTraces: without traces a run has the same bits (θ, Adam
+// moments, every record but its Residuals) as with them, its checkpoint
+// shrinks by the traces' size, and the option may change on resume: a run
+// that starts with traces and resumes without them (and back) matches the
+// uninterrupted run in everything else.
+func TestDropResidualTraces(t *testing.T) {
+	ds := synth(t, 250, 3, 6)
+	ctx := context.Background()
+	for _, base := range []Config{
+		{Solver: solvers.SGD{BatchSize: 50, Seed: 2}, Seed: 3, Settings: solvers.Settings{MaxIterations: 20000}},
+		{WarmStart: true, Seed: 3},
+	} {
+		drop := base
+		drop.DropResidualTraces = true
+		run := func(cfg Config, steps int) *Optimiser {
+			t.Helper()
+			o, err := NewOptimiser(ds, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Run(ctx, steps); err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}
+		full, small := run(base, 6), run(drop, 6)
+		fs, ss := full.State(), small.State()
+		for i, r := range fs.History {
+			if len(r.Residuals) != r.SolverIterations+1 || r.SolverIterations == 0 {
+				t.Fatalf("step %d with traces: %d rows for %d iterations", i+1, len(r.Residuals), r.SolverIterations)
+			}
+			if ss.History[i].Residuals != nil {
+				t.Fatalf("step %d kept %d residual rows with DropResidualTraces", i+1, len(ss.History[i].Residuals))
+			}
+			r.Residuals = nil
+			fs.History[i] = r
+		}
+		compareStates(t, fs, ss)
+		if !ss.Config.DropResidualTraces || fs.Config.DropResidualTraces {
+			t.Errorf("State.Config.DropResidualTraces: %v with, %v without", fs.Config.DropResidualTraces, ss.Config.DropResidualTraces)
+		}
+
+		// Checkpoint sizes: the traces are (iterations+1)·(s+1) float64s.
+		dir := t.TempDir()
+		if err := full.Save(dir + "/full"); err != nil {
+			t.Fatal(err)
+		}
+		if err := small.Save(dir + "/small"); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(dir + "/full")
+		si, _ := os.Stat(dir + "/small")
+		rows := 0
+		for _, r := range full.History() {
+			rows += len(r.Residuals)
+		}
+		traceBytes := int64(rows * (full.Config().Probes + 1) * 8)
+		if fi.Size()-si.Size() < traceBytes/2 {
+			t.Errorf("checkpoint %d bytes with traces, %d without: the %d bytes of traces were not dropped", fi.Size(), si.Size(), traceBytes)
+		}
+
+		// 3 steps with traces, resume without; 3 without, resume with.
+		for _, cfgs := range [][2]Config{{base, drop}, {drop, base}} {
+			a := run(cfgs[0], 3)
+			if err := a.Save(dir + "/mid"); err != nil {
+				t.Fatal(err)
+			}
+			b, err := Resume(dir+"/mid", ds, WithConfig(cfgs[1]))
+			if err != nil {
+				t.Fatalf("resume changing DropResidualTraces to %v: %v", cfgs[1].DropResidualTraces, err)
+			}
+			if err := b.RunTo(ctx, 6); err != nil {
+				t.Fatal(err)
+			}
+			bs := b.State()
+			if bs.Config.DropResidualTraces != cfgs[1].DropResidualTraces {
+				t.Errorf("resumed run's DropResidualTraces %v, asked %v", bs.Config.DropResidualTraces, cfgs[1].DropResidualTraces)
+			}
+			for i, r := range bs.History {
+				wantTrace := !cfgs[0].DropResidualTraces
+				if i >= 3 {
+					wantTrace = !cfgs[1].DropResidualTraces
+				}
+				if (r.Residuals != nil) != wantTrace {
+					t.Errorf("resumed history step %d: trace kept %v, want %v", i+1, r.Residuals != nil, wantTrace)
+				}
+				r.Residuals = nil
+				bs.History[i] = r
+			}
+			compareStates(t, ss, bs)
+		}
+	}
 }
 
 // TestDeterministicGOMAXPROCS: the same seed gives the same bits with one

@@ -53,7 +53,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		sgdLR     = fs.String("sgd-lr", "paper", "SGD learning rate: paper (the paper's rates in its units: pol 90, elevators 20, bike 100, protein 20, keggdirected 30; the normalised default for other datasets), a number in the solvers package's normalised units for every dataset (0 = its default 1.0), or raw:N (N in the paper's units for every dataset)")
 		precond   = fs.Int("precond-rank", 0, "CG pivoted-Cholesky preconditioner rank (0 = none, as in the paper)")
 		dryRun    = fs.Bool("dry-run", false, "run nothing: list every job of the grid as done (with its runtime and test LLH), started (the step its checkpoint holds) or not started, and whether another gpnb reproduce is running it now")
-		keepRes   = fs.Bool("keep-residuals", false, "keep per-iteration residual traces in result.json (large)")
+		keepRes   = fs.Bool("keep-residuals", false, "record per-iteration residual traces in checkpoints and result.json (large: a cold SGD job adds megabytes a step)")
 		dataDir   = fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
 		backend   = fs.String("backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU); keep one backend per --out directory")
 		device    = fs.Int("device", 0, "CUDA device ordinal (with --backend cuda)")
@@ -132,7 +132,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 		return nil
 	}
-	trainer := repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}}
+	trainer := repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}, KeepResiduals: *keepRes}
 	if trainer.Backend, err = parseBackend(*backend, *device, mode, *float32); err != nil {
 		return err
 	}

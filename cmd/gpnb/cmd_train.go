@@ -227,7 +227,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	resume := fs.String("resume", "", "continue the run saved in this checkpoint (same data flags) up to --steps in total")
 	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	eval := fs.Bool("eval", true, "compute test RMSE and log-likelihood at the end")
-	residuals := fs.Bool("residuals", true, "include per-iteration residual traces in the JSON history")
+	residuals := fs.Bool("residuals", true, "record per-iteration residual traces in the history (JSON and checkpoint); false keeps both small")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	verbose := fs.Bool("verbose", false, "print one line per step to stderr (hyperparameters, solver iterations, seconds)")
 	if err := parseFlags(fs, args); err != nil {
@@ -253,6 +253,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		path = *resume
 	}
 	cfg.CheckpointPath = path
+	cfg.DropResidualTraces = !*residuals
 	var opt *gpnb.Optimiser
 	if *resume != "" {
 		opt, err = gpnb.Resume(*resume, ds, gpnb.WithConfig(cfg))

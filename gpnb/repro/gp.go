@@ -26,6 +26,13 @@ type GPTrainer struct {
 	// (gpnb.Config.Backend): the GPU operator of package cuda, say. It is
 	// not part of a job's identity: keep one backend per output directory.
 	Backend func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error)
+	// KeepResiduals keeps each step's per-iteration residual traces in the
+	// optimiser's history, hence in the checkpoint and the Result. By
+	// default they are dropped (gpnb.Config.DropResidualTraces): a cold
+	// SGD job makes up to tens of thousands of iterations per step, and
+	// its checkpoint would grow by megabytes a step. Set it together with
+	// Runner.KeepResiduals.
+	KeepResiduals bool
 }
 
 // Dataset loads a job's data: UCI split Split of the named set, or
@@ -73,6 +80,8 @@ func (g GPTrainer) Config(j Job) (gpnb.Config, error) {
 		Seed:         s.Seed,
 		Operator:     g.Operator,
 		Backend:      g.Backend,
+
+		DropResidualTraces: !g.KeepResiduals,
 	}
 	cfg.Operator.Float32 = s.Float32
 	switch j.Solver {

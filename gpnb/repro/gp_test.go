@@ -153,3 +153,60 @@ func TestGPTrainerUCI(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+// TestGPTrainerResidualTraces: by default a job's checkpoint and result hold
+// no per-iteration residual traces (a cold SGD job's checkpoint would grow
+// by (iterations+1)·(s+1) numbers a step); with KeepResiduals on the trainer
+// and the runner, result.json has a trace row per iteration, and the two
+// runs agree in everything else.
+func TestGPTrainerResidualTraces(t *testing.T) {
+	g := Grid{Datasets: []string{"synthetic-60-2-1"}, Splits: []int{0}, Solvers: []string{"sgd"}, Modes: []string{"cold"}, Exact: ExactNever,
+		Steps: 3, Settings: DefaultSettings()}
+	g.Settings.BatchSize, g.Settings.Probes = 16, 4
+	jobs, err := g.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res [2][]Record
+	for i, keep := range []bool{false, true} {
+		dir := t.TempDir()
+		tr := GPTrainer{KeepResiduals: keep}
+		// Interrupted after step 2, to look at the checkpoint (a finished
+		// job's is deleted), then finished.
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := (&Runner{Dir: dir, Trainer: cancelAt{tr, jobs[0].ID(), 2, cancel}, KeepResiduals: keep}).Run(ctx, jobs)
+		cancel()
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("keep %v: interrupted run returned %v", keep, err)
+		}
+		st, err := gpnb.ReadCheckpoint(filepath.Join(dir, JobsDir, jobs[0].ID(), CheckpointFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&Runner{Dir: dir, Trainer: tr, KeepResiduals: keep}).Run(context.Background(), jobs); err != nil {
+			t.Fatal(err)
+		}
+		if res[i], err = LoadResults(dir); err != nil || len(res[i]) != 1 {
+			t.Fatalf("keep %v: %d results, %v", keep, len(res[i]), err)
+		}
+		if st.Config.DropResidualTraces == keep || len(st.History) != 2 {
+			t.Errorf("keep %v: checkpoint DropResidualTraces %v, %d steps", keep, st.Config.DropResidualTraces, len(st.History))
+		}
+		for k, r := range st.History {
+			if (r.Residuals != nil) != keep || (keep && len(r.Residuals) != r.SolverIterations+1) {
+				t.Errorf("keep %v: checkpoint step %d has %d trace rows for %d iterations", keep, k+1, len(r.Residuals), r.SolverIterations)
+			}
+		}
+		for k, r := range res[i][0].Result.History {
+			if (r.Residuals != nil) != keep || (keep && len(r.Residuals) != r.SolverIterations+1) {
+				t.Errorf("keep %v: result step %d has %d trace rows for %d iterations", keep, k+1, len(r.Residuals), r.SolverIterations)
+			}
+		}
+	}
+	for k := range res[1][0].Result.History {
+		res[1][0].Result.History[k].Residuals = nil
+	}
+	if a, b := stripTimes(res[0]), stripTimes(res[1]); !reflect.DeepEqual(a, b) {
+		t.Errorf("results with and without traces differ beyond the traces:\n%+v\n%+v", a[0].Result, b[0].Result)
+	}
+}

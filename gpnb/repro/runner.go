@@ -69,7 +69,9 @@ type Runner struct {
 
 	// KeepResiduals keeps the per-iteration residual traces in result.json;
 	// by default they are dropped to keep results small (iteration counts,
-	// timings and hyperparameters per step are always kept).
+	// timings and hyperparameters per step are always kept). With
+	// GPTrainer, set GPTrainer.KeepResiduals too: by default it does not
+	// record the traces at all.
 	KeepResiduals bool
 
 	// Command and Environment are copied into status.json, to record what
