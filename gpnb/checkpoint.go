@@ -180,7 +180,8 @@ func (st *State) check() error {
 // temporary file in the same directory is written, synced and renamed over
 // path, so a crash mid-write leaves the previous checkpoint intact. It
 // leaves out the vectors the run will never read again (see savedState),
-// so a cold-start run's checkpoint holds O(d + steps) numbers, not O(n·s).
+// so a cold-start run's checkpoint holds O(d + steps) numbers, not O(n·s),
+// plus the residual traces unless Config.DropResidualTraces.
 func (o *Optimiser) Save(path string) error {
 	if path == "" {
 		return errors.New("gpnb: Save: empty path: give a file name such as \"run.ckpt\"")

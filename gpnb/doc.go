@@ -35,14 +35,18 @@
 // fingerprint and the history, so a resumed run is bit-for-bit the run that
 // was never interrupted. (A cold-start run's checkpoint leaves out what its
 // later steps never read: the previous solutions, and between steps its
-// resampled probes; it stays small at any n.) Resume refuses other data (ErrDataMismatch), an
-// incompatible configuration (ErrConfigMismatch), damaged files
-// (ErrCheckpointCorrupt) and other format versions (ErrCheckpointVersion).
+// resampled probes; it stays small at any n. The history's residual traces,
+// one row of s+1 numbers per solver iteration, grow with the iterations
+// instead: Config.DropResidualTraces leaves them out.) Resume refuses other
+// data (ErrDataMismatch), an incompatible configuration (ErrConfigMismatch),
+// damaged files (ErrCheckpointCorrupt) and other format versions
+// (ErrCheckpointVersion).
 //
 // # Records
 //
 // Every step leaves a StepRecord (hyperparameters, gradient, solver
-// iterations, work, residual trace per column, timings, distances of the
+// iterations, work, residual trace per column unless
+// Config.DropResidualTraces, timings, distances of the
 // initial guess to the solution in the H-norm); History is the list.
 // Evaluate gives test RMSE and log-likelihood; Result assembles what
 // `gpnb train --json` prints. OnIteration and OnStep hook live views in.
