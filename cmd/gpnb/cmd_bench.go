@@ -188,10 +188,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	// 2. Operator throughput against gemm of the same shape, measured now.
 	fmt.Fprintf(stdout, "\nKernel operator H·V, V %d×%d (effective rate: 2·n²·%d flops per product):\n", n, *cols, *cols)
 	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
-	v := mat.NewDense(n, *cols, nil)
-	for i := range v.RawMatrix().Data {
-		v.RawMatrix().Data[i] = math.Sin(float64(i))
-	}
+	v := benchRHS(n, *cols)
 	dst := mat.NewDense(n, *cols, nil)
 	flops := 2 * float64(n) * float64(n) * float64(*cols)
 	// gemm is timed before and after the operators, and the faster rate
@@ -271,16 +268,23 @@ func machineRate() float64 {
 		return math.NaN()
 	}
 	n, d := ds.XTrain.RawMatrix().Rows, ds.XTrain.RawMatrix().Cols
-	v := mat.NewDense(n, 17, nil)
-	for i := range v.RawMatrix().Data {
-		v.RawMatrix().Data[i] = math.Sin(float64(i))
-	}
+	v := benchRHS(n, 17)
 	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
 	g, _, err := operatorRate(ds.XTrain, k, kernel.Options{Mode: kernel.ModeDense}, v, mat.NewDense(n, 17, nil))
 	if err != nil {
 		return math.NaN()
 	}
 	return g
+}
+
+// benchRHS is the n×cols right-hand side the operator timings multiply:
+// sin(i) over the entries in row-major order, fixed so runs compare.
+func benchRHS(n, cols int) *mat.Dense {
+	v := mat.NewDense(n, cols, nil)
+	for i := range v.RawMatrix().Data {
+		v.RawMatrix().Data[i] = math.Sin(float64(i))
+	}
+	return v
 }
 
 // machineRateN is the problem size of machineRate: a 3000×3000 float64 kernel
