@@ -868,3 +868,40 @@ func BenchmarkStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(o.History().TotalSolverIterations())/float64(o.Steps()), "iters/step")
 }
+
+// TestUnconvergedSteps: History.UnconvergedSteps counts the steps whose
+// solve the iteration cap stopped short of its tolerances, judged here from
+// each step's own residual trace (its last row against 0.01 and 0.1).
+func TestUnconvergedSteps(t *testing.T) {
+	ds := synth(t, 300, 3, 4)
+	const steps = 4
+	for _, c := range []struct {
+		maxIter int
+		want    int
+	}{{1, steps}, {0, 0}} {
+		o, err := NewOptimiser(ds, Config{Solver: solvers.CG{}, Settings: solvers.Settings{MaxIterations: c.maxIter}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background(), steps); err != nil {
+			t.Fatal(err)
+		}
+		h := o.History()
+		if got := h.UnconvergedSteps(); got != c.want {
+			t.Errorf("MaxIterations %d: UnconvergedSteps = %d, want %d", c.maxIter, got, c.want)
+		}
+		for _, r := range h {
+			last := r.Residuals[len(r.Residuals)-1]
+			met := last[0] < solvers.DefaultRelTolMean
+			for _, v := range last[1:] {
+				met = met && v < solvers.DefaultRelTolProbes
+			}
+			if met == !r.SolverConverged {
+				t.Errorf("MaxIterations %d, step %d: converged %v but final residuals %v", c.maxIter, r.Step, r.SolverConverged, last)
+			}
+			if c.maxIter == 1 && r.SolverIterations != 1 {
+				t.Errorf("step %d: %d iterations under a cap of 1", r.Step, r.SolverIterations)
+			}
+		}
+	}
+}

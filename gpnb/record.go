@@ -66,6 +66,20 @@ func (h History) TotalSolverIterations() int {
 	return t
 }
 
+// UnconvergedSteps counts the steps whose solver stopped before reaching its
+// tolerances (at Settings.MaxIterations): their gradients came from inexact
+// solves, and their iteration counts and times are what the cap allowed,
+// not what convergence would have taken.
+func (h History) UnconvergedSteps() int {
+	t := 0
+	for _, r := range h {
+		if !r.SolverConverged {
+			t++
+		}
+	}
+	return t
+}
+
 // TotalSolverSeconds sums SolverSeconds over the history.
 func (h History) TotalSolverSeconds() float64 {
 	t := 0.0

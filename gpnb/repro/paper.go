@@ -85,6 +85,7 @@ func (r *Report) PaperComparison() *Table {
 		"The paper's average speed-ups over all five datasets (Table 1) are " + strings.Join(avg, ", ") + "; the average rows here use the paper's per-dataset values for the datasets present.",
 		"Speed-ups are ratios of wall-clock times and depend on the machine (ours: a CPU) and on n; the iteration ratio does not depend on the machine.",
 	}
+	t.Notes = append(t.Notes, r.unconvergedNotes()...)
 	if subset {
 		t.Notes = append(t.Notes, "Datasets shown with (n=…) were run on a random subset of the training split, the paper on all of it: their log-likelihoods are not expected to match the paper's (fewer points fit less well), and speed-ups at another n on another machine need not match either.")
 	}

@@ -112,14 +112,15 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 	return out, nil
 }
 
-// String is one line for the job: its id and state, with the runtime and
-// test log-likelihood of a finished job.
+// String is one line for the job: its id and state, with the runtime,
+// solver iterations (and how many steps stopped unconverged at the
+// iteration cap, if any) and test log-likelihood of a finished job.
 func (p PlannedJob) String() string {
 	switch p.State {
 	case PlanDone:
-		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations, test LLH %.3f, operator %s%s",
+		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations%s, test LLH %.3f, operator %s%s",
 			p.Job.ID(), p.Result.StepsDone, p.Result.TotalSeconds/60, p.Result.SolverSeconds/60,
-			p.Result.History.TotalSolverIterations(), p.Result.TestLLH, orDash(p.Result.Operator), p.provenance())
+			p.Result.History.TotalSolverIterations(), capped(p.Result.History), p.Result.TestLLH, orDash(p.Result.Operator), p.provenance())
 	case PlanStarted:
 		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d%s%s", p.Job.ID(), p.Step, p.Job.Steps, p.provenance(), p.running())
 	}
@@ -130,6 +131,15 @@ func (p PlannedJob) String() string {
 		return fmt.Sprintf("%-32s not started (unreadable checkpoint, will restart: %s)", p.Job.ID(), p.Problem)
 	}
 	return fmt.Sprintf("%-32s not started", p.Job.ID())
+}
+
+// capped is " (N steps stopped at the iteration cap, unconverged)" for a
+// history with such steps, and empty otherwise.
+func capped(h gpnb.History) string {
+	if u := h.UnconvergedSteps(); u > 0 {
+		return fmt.Sprintf(" (%d steps stopped at the iteration cap, unconverged)", u)
+	}
+	return ""
 }
 
 // running is "; running now in <process>" for a job another runner holds,

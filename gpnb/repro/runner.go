@@ -389,8 +389,8 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		st.Jobs[i].State = "done"
 		st.Done++
 		write()
-		r.logf(false, "%s[%d/%d] %s: done in %s, %d solver iterations, test RMSE %.4g, test LLH %.4g\n",
-			r.nl(), i+1, len(jobs), id, fmtDuration(now().Sub(jobStart).Seconds()), res.History.TotalSolverIterations(), res.TestRMSE, res.TestLLH)
+		r.logf(false, "%s[%d/%d] %s: done in %s, %d solver iterations%s, test RMSE %.4g, test LLH %.4g\n",
+			r.nl(), i+1, len(jobs), id, fmtDuration(now().Sub(jobStart).Seconds()), res.History.TotalSolverIterations(), capped(res.History), res.TestRMSE, res.TestLLH)
 	}
 	sum.Ran = ran - len(sum.Failed)
 	sum.Pending = countPending(st.Jobs)

@@ -47,6 +47,10 @@ type Entry struct {
 	TotalSeconds          Stat // wall time of the whole run
 	SolverSeconds         Stat // time spent in the linear solver
 	Iterations            Stat // solver iterations summed over all steps
+	// Steps and UnconvergedSteps are totals over the splits: the steps
+	// done, and those whose solve stopped at the iteration cap before its
+	// tolerances (gpnb.History.UnconvergedSteps).
+	Steps, UnconvergedSteps int
 }
 
 // DatasetInfo describes a dataset column of the tables.
@@ -97,6 +101,7 @@ func Summarise(recs []Record) (*Report, error) {
 	type acc struct {
 		splits                          []int
 		rmse, llh, total, solver, iters []float64
+		steps, unconverged              int
 	}
 	accs := map[[3]string]*acc{}
 	infos := map[string]*DatasetInfo{}
@@ -122,6 +127,8 @@ func Summarise(recs []Record) (*Report, error) {
 		a.total = append(a.total, r.TotalSeconds)
 		a.solver = append(a.solver, r.SolverSeconds)
 		a.iters = append(a.iters, float64(r.History.TotalSolverIterations()))
+		a.steps += len(r.History)
+		a.unconverged += r.History.UnconvergedSteps()
 		in := infos[j.Dataset]
 		if in == nil {
 			in = &DatasetInfo{Name: j.Dataset}
@@ -144,7 +151,7 @@ func Summarise(recs []Record) (*Report, error) {
 		sort.Ints(a.splits)
 		rep.Entries[k] = &Entry{Dataset: k[0], Solver: k[1], Mode: k[2], Splits: a.splits,
 			RMSE: NewStat(a.rmse), LLH: NewStat(a.llh), TotalSeconds: NewStat(a.total),
-			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters)}
+			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Steps: a.steps, UnconvergedSteps: a.unconverged}
 	}
 	for _, s := range []string{SolverCG, SolverAP, SolverSGD} {
 		if solvers[s] {
@@ -330,6 +337,31 @@ func (r *Report) notes(unit TimeUnit) []string {
 			notes = append(notes, "A dataset shown with (n=…) was run on a random subset of n training points of each split; the test split is complete.")
 			break
 		}
+	}
+	return append(notes, r.unconvergedNotes()...)
+}
+
+// unconvergedNotes says, for every entry with steps whose solve stopped at
+// the iteration cap, how many, and what that does to the entry's numbers: a
+// capped solve gives an inexact gradient, and its iterations and time are
+// what the cap allowed, less than convergence would have taken.
+func (r *Report) unconvergedNotes() []string {
+	var notes []string
+	for _, k := range r.Table2Rows() {
+		e := r.Entry(k.Dataset, k.Solver, k.Mode)
+		if e.UnconvergedSteps == 0 {
+			continue
+		}
+		bound := "the speed-up and iteration ratio computed from them are lower bounds"
+		if k.Mode == "warm" {
+			bound = "the speed-up and iteration ratio computed from them are upper bounds"
+		}
+		splits := "split"
+		if len(e.Splits) > 1 {
+			splits = "splits"
+		}
+		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped at the solver's iteration cap before reaching the tolerances. Their gradients came from inexact solves, so the test metrics need not match a converged run's; their iterations and runtimes are what the cap allowed, less than convergence would have taken, so %s.",
+			k.Dataset, solverLabel[k.Solver], k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), bound))
 	}
 	return notes
 }

@@ -12,13 +12,14 @@ import (
 )
 
 // fakeRecord builds a finished job whose totals are the given numbers; its
-// history has `steps` steps sharing iters solver iterations equally.
+// history has 4 converged steps sharing iters solver iterations equally.
 func fakeRecord(ds string, split, subset, n, d int, solver string, warm bool, total, solverSec, rmse, llh float64, iters int) Record {
 	j := Job{Dataset: ds, Split: split, Subset: subset, Solver: solver, WarmStart: warm, Steps: 4, Settings: DefaultSettings()}.Normalize()
 	h := make(gpnb.History, 4)
 	for i := range h {
 		h[i].Step = i + 1
 		h[i].SolverIterations = iters / 4
+		h[i].SolverConverged = true
 	}
 	h[0].SolverIterations += iters % 4
 	return Record{Job: j, Result: gpnb.Result{Dataset: ds, Split: split, NTrain: n, D: d, Solver: solver, WarmStart: j.WarmStart,
@@ -284,5 +285,75 @@ func TestTable2WarmWithoutCold(t *testing.T) {
 	}
 	if want := []string{"CG", "+ ws", "AP + ws"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("solver labels %q, want %q", got, want)
+	}
+}
+
+// TestUnconvergedNotes: an entry whose steps stopped at the iteration cap is
+// counted over its splits, named in the notes of every table (a capped cold
+// run makes the speed-up a lower bound, a capped warm run an upper one) and
+// in the plan line; converged entries get no such note.
+func TestUnconvergedNotes(t *testing.T) {
+	recs := fakeRecords()
+	if rep, _ := Summarise(recs); len(rep.unconvergedNotes()) != 0 {
+		t.Fatalf("converged records gave notes %q", rep.unconvergedNotes())
+	}
+	capped := func(r Record, steps ...int) Record {
+		r.Result.History = append(gpnb.History(nil), r.Result.History...)
+		for _, s := range steps {
+			r.Result.History[s].SolverConverged = false
+		}
+		return r
+	}
+	// pol CG cold: 2 capped steps on split 0 and 1 on split 2 (of 3×4);
+	// bike CG warm: 1 of 4.
+	for i, r := range recs {
+		switch r.Job.ID() {
+		case "pol-s0-cg-cold":
+			recs[i] = capped(r, 1, 3)
+		case "pol-s2-cg-cold":
+			recs[i] = capped(r, 0)
+		case "bike-s0-cg-warm":
+			recs[i] = capped(r, 2)
+		}
+	}
+	rep, err := Summarise(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rep.Entry("pol", "cg", "cold"); e.Steps != 12 || e.UnconvergedSteps != 3 {
+		t.Fatalf("pol cg cold: %d of %d steps unconverged, want 3 of 12", e.UnconvergedSteps, e.Steps)
+	}
+	if e := rep.Entry("pol", "cg", "warm"); e.Steps != 12 || e.UnconvergedSteps != 0 {
+		t.Fatalf("pol cg warm: %d of %d steps unconverged, want 0 of 12", e.UnconvergedSteps, e.Steps)
+	}
+	want := []string{
+		"pol CG cold: 3 of 12 steps (splits 0-2) stopped at the solver's iteration cap",
+		"bike CG warm: 1 of 4 steps (split 0) stopped at the solver's iteration cap",
+	}
+	for name, tb := range map[string]*Table{"table 1": rep.Table1(Minutes), "table 2": rep.Table2(Minutes), "paper": rep.PaperComparison()} {
+		notes := strings.Join(tb.Notes, "\n")
+		for _, w := range want {
+			if !strings.Contains(notes, w) {
+				t.Errorf("%s: notes lack %q:\n%s", name, w, notes)
+			}
+		}
+		if !strings.Contains(notes, "are lower bounds") || !strings.Contains(notes, "are upper bounds") {
+			t.Errorf("%s: notes should say the capped cold run's ratios are lower bounds, the capped warm run's upper bounds:\n%s", name, notes)
+		}
+		if strings.Count(notes, "iteration cap") != 2 {
+			t.Errorf("%s: want exactly two capped entries in the notes:\n%s", name, notes)
+		}
+	}
+	var md bytes.Buffer
+	if err := rep.Table2(Minutes).Markdown(&md); err != nil || !strings.Contains(md.String(), want[0]) {
+		t.Errorf("Markdown of table 2 lacks the note (err %v):\n%s", err, md.String())
+	}
+	p := PlannedJob{Job: recs[0].Job, State: PlanDone, Result: &recs[0].Result}
+	if s := p.String(); !strings.Contains(s, "300 solver iterations (2 steps stopped at the iteration cap, unconverged)") {
+		t.Errorf("plan line %q should count the capped steps", s)
+	}
+	p = PlannedJob{Job: recs[1].Job, State: PlanDone, Result: &recs[1].Result}
+	if s := p.String(); strings.Contains(s, "cap") {
+		t.Errorf("plan line of a converged job %q mentions a cap", s)
 	}
 }
