@@ -344,7 +344,8 @@ func (r *Report) notes(unit TimeUnit) []string {
 // unconvergedNotes says, for every entry with steps whose solve stopped at
 // the iteration cap, how many, and what that does to the entry's numbers: a
 // capped solve gives an inexact gradient, and its iterations and time are
-// what the cap allowed, less than convergence would have taken.
+// what the cap allowed, less than convergence would have taken (so a capped
+// cold run's speed-up is a lower bound, a capped warm run's an upper one).
 func (r *Report) unconvergedNotes() []string {
 	var notes []string
 	for _, k := range r.Table2Rows() {
@@ -352,15 +353,15 @@ func (r *Report) unconvergedNotes() []string {
 		if e.UnconvergedSteps == 0 {
 			continue
 		}
-		bound := "the speed-up and iteration ratio computed from them are lower bounds"
+		bound := "lower"
 		if k.Mode == "warm" {
-			bound = "the speed-up and iteration ratio computed from them are upper bounds"
+			bound = "upper"
 		}
 		splits := "split"
 		if len(e.Splits) > 1 {
 			splits = "splits"
 		}
-		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped at the solver's iteration cap before reaching the tolerances. Their gradients came from inexact solves, so the test metrics need not match a converged run's; their iterations and runtimes are what the cap allowed, less than convergence would have taken, so %s.",
+		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped at the solver's iteration cap before reaching the tolerances. Their gradients came from inexact solves, so the run followed its own hyperparameter path and its test metrics need not match a converged run's; its iterations and runtimes are what the cap allowed, less than convergence would have taken: read the speed-up and iteration ratio computed from them as %s bounds, not measurements.",
 			k.Dataset, solverLabel[k.Solver], k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), bound))
 	}
 	return notes

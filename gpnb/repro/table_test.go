@@ -337,7 +337,7 @@ func TestUnconvergedNotes(t *testing.T) {
 				t.Errorf("%s: notes lack %q:\n%s", name, w, notes)
 			}
 		}
-		if !strings.Contains(notes, "are lower bounds") || !strings.Contains(notes, "are upper bounds") {
+		if !strings.Contains(notes, "as lower bounds") || !strings.Contains(notes, "as upper bounds") {
 			t.Errorf("%s: notes should say the capped cold run's ratios are lower bounds, the capped warm run's upper bounds:\n%s", name, notes)
 		}
 		if strings.Count(notes, "iteration cap") != 2 {
