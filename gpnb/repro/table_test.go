@@ -297,7 +297,7 @@ func TestUnconvergedNotes(t *testing.T) {
 	if rep, _ := Summarise(recs); len(rep.unconvergedNotes()) != 0 {
 		t.Fatalf("converged records gave notes %q", rep.unconvergedNotes())
 	}
-	capped := func(r Record, steps ...int) Record {
+	withCapped := func(r Record, steps ...int) Record {
 		r.Result.History = append(gpnb.History(nil), r.Result.History...)
 		for _, s := range steps {
 			r.Result.History[s].SolverConverged = false
@@ -309,11 +309,11 @@ func TestUnconvergedNotes(t *testing.T) {
 	for i, r := range recs {
 		switch r.Job.ID() {
 		case "pol-s0-cg-cold":
-			recs[i] = capped(r, 1, 3)
+			recs[i] = withCapped(r, 1, 3)
 		case "pol-s2-cg-cold":
-			recs[i] = capped(r, 0)
+			recs[i] = withCapped(r, 0)
 		case "bike-s0-cg-warm":
-			recs[i] = capped(r, 2)
+			recs[i] = withCapped(r, 2)
 		}
 	}
 	rep, err := Summarise(recs)
