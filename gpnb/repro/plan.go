@@ -136,10 +136,14 @@ func (p PlannedJob) String() string {
 // capped is " (N steps stopped at the iteration cap, unconverged)" for a
 // history with such steps, and empty otherwise.
 func capped(h gpnb.History) string {
-	if u := h.UnconvergedSteps(); u > 0 {
+	switch u := h.UnconvergedSteps(); u {
+	case 0:
+		return ""
+	case 1:
+		return " (1 step stopped at the iteration cap, unconverged)"
+	default:
 		return fmt.Sprintf(" (%d steps stopped at the iteration cap, unconverged)", u)
 	}
-	return ""
 }
 
 // running is "; running now in <process>" for a job another runner holds,

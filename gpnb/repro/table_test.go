@@ -352,6 +352,14 @@ func TestUnconvergedNotes(t *testing.T) {
 	if s := p.String(); !strings.Contains(s, "300 solver iterations (2 steps stopped at the iteration cap, unconverged)") {
 		t.Errorf("plan line %q should count the capped steps", s)
 	}
+	for i := range recs {
+		if recs[i].Job.ID() == "bike-s0-cg-warm" {
+			p = PlannedJob{Job: recs[i].Job, State: PlanDone, Result: &recs[i].Result}
+			if s := p.String(); !strings.Contains(s, "(1 step stopped at the iteration cap, unconverged)") {
+				t.Errorf("plan line %q should say 1 step, singular", s)
+			}
+		}
+	}
 	p = PlannedJob{Job: recs[1].Job, State: PlanDone, Result: &recs[1].Result}
 	if s := p.String(); strings.Contains(s, "cap") {
 		t.Errorf("plan line of a converged job %q mentions a cap", s)
