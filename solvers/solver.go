@@ -18,6 +18,23 @@ const (
 	DefaultRelTolProbes = 0.1
 )
 
+// DefaultMaxIterations returns the iteration cap a method uses when
+// Settings.MaxIterations is 0 (cg 1000, ap 20000 block updates, sgd 50000
+// mini-batches, cholesky 1), and false for an unknown method name.
+func DefaultMaxIterations(method string) (int, bool) {
+	switch method {
+	case "cg":
+		return defaultCGMaxIter, true
+	case "ap":
+		return defaultAPMaxIter, true
+	case "sgd":
+		return defaultSGDMaxIter, true
+	case "cholesky":
+		return 1, true
+	}
+	return 0, false
+}
+
 // Sentinel errors. Solver errors wrap one of these, so callers can test them
 // with errors.Is; the wrapping message says what to do.
 var (

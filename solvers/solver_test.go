@@ -939,3 +939,23 @@ func TestSGDRawLearningRateErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultMaxIterations: the cap DefaultMaxIterations reports is the one
+// each method's Start fills in for Settings.MaxIterations = 0.
+func TestDefaultMaxIterations(t *testing.T) {
+	x := synthX(30, 2, 1)
+	sys := newKernelSystem(t, x, hyper(2, 0.7, 1, 0.5), rhs(x, 3, 2))
+	for _, m := range []Method{CG{}, AP{BlockSize: 10}, SGD{BatchSize: 10}, Cholesky{}} {
+		sv, err := m.Start(sys.op, sys.b, nil, Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := DefaultMaxIterations(m.Name())
+		if want := sv.State().Settings.MaxIterations; !ok || got != want {
+			t.Errorf("%s: DefaultMaxIterations = %d, %v; Start filled in %d", m.Name(), got, ok, want)
+		}
+	}
+	if n, ok := DefaultMaxIterations("gmres"); ok || n != 0 {
+		t.Errorf("unknown method: %d, %v", n, ok)
+	}
+}

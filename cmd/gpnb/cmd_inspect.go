@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/solvers"
+)
+
+func init() {
+	register(&command{name: "inspect", short: "summarise a checkpoint, a result JSON or a reproduce job: configuration, θ, totals, one line a step", run: runInspect})
+}
+
+// inspection is what `gpnb inspect --json` prints: where the run stands and
+// one row a step, without the per-iteration residual traces.
+type inspection struct {
+	Path string `json:"path"`
+	// Kind is "checkpoint" or "result".
+	Kind string `json:"kind"`
+	// DataTag names the data: data.Dataset.String for a checkpoint.
+	DataTag string `json:"data,omitempty"`
+	N       int    `json:"n_train"`
+	D       int    `json:"d"`
+	// Fingerprint of the training data (checkpoints only).
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Config is the run's configuration (checkpoints only).
+	Config *gpnb.ConfigSpec `json:"config,omitempty"`
+	// Run describes kernel, solver, start and probes in one line.
+	Run string `json:"run"`
+	// MaxIterations is the per-step solver cap in force (0: unknown).
+	MaxIterations int `json:"max_iterations,omitempty"`
+	Steps         int `json:"steps"`
+	// Theta is the current (ℓ_1..ℓ_d, s, σ).
+	Theta            []float64 `json:"theta,omitempty"`
+	SolverIterations int       `json:"solver_iterations"`
+	UnconvergedSteps int       `json:"unconverged_steps"`
+	TotalSeconds     float64   `json:"total_seconds"`
+	SolverSeconds    float64   `json:"solver_seconds"`
+	// Pending describes a solve interrupted mid-step (checkpoints only).
+	Pending *pendingSolve `json:"pending,omitempty"`
+	// TestRMSE and TestLLH come from a result's evaluation.
+	TestRMSE   *float64    `json:"test_rmse,omitempty"`
+	TestLLH    *float64    `json:"test_llh,omitempty"`
+	EvalMethod string      `json:"eval_method,omitempty"`
+	History    []stepBrief `json:"history"`
+}
+
+// pendingSolve is the solve a checkpoint taken mid-step will continue.
+type pendingSolve struct {
+	Step          int       `json:"step"` // the 1-based step it belongs to
+	Iteration     int       `json:"iteration"`
+	SolverSeconds float64   `json:"solver_seconds"`
+	StepSeconds   float64   `json:"step_seconds"`
+	RelResiduals  []float64 `json:"rel_residuals"`
+}
+
+// stepBrief is one step of a history without its residual trace.
+type stepBrief struct {
+	Step             int     `json:"step"`
+	SolverIterations int     `json:"solver_iterations"`
+	SolverConverged  bool    `json:"solver_converged"`
+	StepSeconds      float64 `json:"step_seconds"`
+	SolverSeconds    float64 `json:"solver_seconds"`
+	Noise            float64 `json:"noise"`
+	Signal           float64 `json:"signal"`
+	// MeanLengthscale is the arithmetic mean of the d length scales.
+	MeanLengthscale  float64 `json:"mean_lengthscale"`
+	InitDistance     float64 `json:"init_distance"`
+	ZeroInitDistance float64 `json:"zero_init_distance"`
+}
+
+func runInspect(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("inspect", "CHECKPOINT|RESULT.json|JOB_DIR [--last N] [--json FILE|-]", stderr)
+	last := flags.Int("last", 0, "list only the last N steps (0 = every step)")
+	jsonOut := flags.String("json", "", "write the summary as JSON to this file (- for stdout) instead of the text")
+	// The path comes first or last; flags may stand on either side of it.
+	var path string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		path, args = args[0], args[1:]
+	}
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	switch {
+	case path == "" && flags.NArg() == 1:
+		path = flags.Arg(0)
+	case flags.NArg() > 0:
+		fmt.Fprintf(stderr, "gpnb inspect: one path, got %d more: %q\n", flags.NArg(), flags.Args())
+		flags.Usage()
+		return errUsage
+	}
+	if path == "" {
+		fmt.Fprintln(stderr, "gpnb inspect: give a checkpoint, a result JSON or a `gpnb reproduce` job directory")
+		flags.Usage()
+		return errUsage
+	}
+	if *last < 0 {
+		return fmt.Errorf("gpnb inspect: --last %d: use 0 (every step) or a positive count", *last)
+	}
+	in, err := inspectPath(path)
+	if err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		return writeJSON(*jsonOut, in, stdout)
+	}
+	return in.writeText(stdout, *last)
+}
+
+// inspectPath reads a checkpoint, a result JSON, or a reproduce job
+// directory (its checkpoint when the job is unfinished, else its result).
+func inspectPath(path string) (*inspection, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("gpnb inspect: %w", err)
+	}
+	if info.IsDir() {
+		ck := filepath.Join(path, repro.CheckpointFile)
+		res := filepath.Join(path, repro.ResultFile)
+		switch {
+		case fileExists(ck):
+			path = ck
+		case fileExists(res):
+			path = res
+		default:
+			return nil, fmt.Errorf("gpnb inspect: %s holds neither %s nor %s: point it at a job directory of `gpnb reproduce` (DIR/jobs/ID), a checkpoint or a result JSON; for a whole results directory, gpnb reproduce --dry-run --out DIR lists its jobs", path, repro.CheckpointFile, repro.ResultFile)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gpnb inspect: %w", err)
+	}
+	if bytes.HasPrefix(b, []byte(checkpointMagic)) {
+		st, tag, err := gpnb.DecodeCheckpoint(b)
+		if err != nil {
+			return nil, fmt.Errorf("gpnb inspect: %s: %w", path, err)
+		}
+		return inspectState(path, st, tag), nil
+	}
+	rs, err := parseResults(b)
+	if err != nil {
+		return nil, fmt.Errorf("gpnb inspect: %s: %w: give a checkpoint, a result JSON (gpnb train --json, a reproduce job's result.json) or a job directory", path, err)
+	}
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("gpnb inspect: %s holds %d results: inspect one run at a time (gpnb report charts many)", path, len(rs))
+	}
+	return inspectResult(path, &rs[0]), nil
+}
+
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
+}
+
+func inspectState(path string, st *gpnb.State, tag string) *inspection {
+	cfg := st.Config
+	in := &inspection{
+		Path: path, Kind: "checkpoint", DataTag: tag, N: st.N, D: st.D,
+		Fingerprint: st.Fingerprint, Config: &cfg,
+		Run:   describeRun(cfg.Kernel, cfg.Solver.Name, cfg.WarmStart, cfg.Gradient == gpnb.ExactGradient, cfg.Probes) + describeMethod(cfg),
+		Steps: st.Step, Theta: append([]float64(nil), st.Theta...),
+	}
+	in.MaxIterations = cfg.Settings.MaxIterations
+	if in.MaxIterations == 0 {
+		in.MaxIterations, _ = solvers.DefaultMaxIterations(cfg.Solver.Name)
+	}
+	if p := st.Pending; p != nil {
+		in.Pending = &pendingSolve{
+			Step: st.Step + 1, Iteration: p.Iteration,
+			SolverSeconds: st.PendingSolverSeconds, StepSeconds: st.PendingStepSeconds,
+			RelResiduals: append([]float64(nil), p.RelResiduals...),
+		}
+		if p.Settings.MaxIterations > 0 {
+			in.MaxIterations = p.Settings.MaxIterations
+		}
+	}
+	in.fill(st.History)
+	return in
+}
+
+func inspectResult(path string, r *gpnb.Result) *inspection {
+	in := &inspection{
+		Path: path, Kind: "result", N: r.NTrain, D: r.D,
+		Run:   describeRun(r.Kernel, r.Solver, r.WarmStart, r.Solver == "cholesky", r.Probes),
+		Steps: r.StepsDone,
+	}
+	if r.Dataset != "" {
+		// The shape of data.Dataset.String, which a checkpoint records.
+		in.DataTag = fmt.Sprintf("%s split %d: %d train, %d test, d=%d", r.Dataset, r.Split, r.NTrain, r.NTest, r.D)
+	}
+	if len(r.Final.Lengthscales) > 0 {
+		in.Theta = append(append([]float64(nil), r.Final.Lengthscales...), r.Final.Signal, r.Final.Noise)
+	}
+	if r.EvalMethod != "" && r.EvalMethod != gpnb.NotEvaluated {
+		rmse, llh := r.TestRMSE, r.TestLLH
+		in.TestRMSE, in.TestLLH, in.EvalMethod = &rmse, &llh, r.EvalMethod
+	}
+	in.fill(r.History)
+	return in
+}
+
+// fill sets the totals and the per-step rows from h.
+func (in *inspection) fill(h gpnb.History) {
+	in.SolverIterations = h.TotalSolverIterations()
+	in.UnconvergedSteps = h.UnconvergedSteps()
+	in.TotalSeconds = h.TotalSeconds()
+	in.SolverSeconds = h.TotalSolverSeconds()
+	in.History = make([]stepBrief, len(h))
+	for i, r := range h {
+		mean := 0.0
+		for _, l := range r.Lengthscales {
+			mean += l
+		}
+		if len(r.Lengthscales) > 0 {
+			mean /= float64(len(r.Lengthscales))
+		}
+		in.History[i] = stepBrief{
+			Step: r.Step, SolverIterations: r.SolverIterations, SolverConverged: r.SolverConverged,
+			StepSeconds: r.StepSeconds, SolverSeconds: r.SolverSeconds,
+			Noise: r.Noise, Signal: r.Signal, MeanLengthscale: mean,
+			InitDistance: r.InitDistance, ZeroInitDistance: r.ZeroInitDistance,
+		}
+	}
+}
+
+// describeRun says which gradient a run computes and how its solves start.
+func describeRun(kernelName, solver string, warm, exact bool, probes int) string {
+	switch {
+	case exact:
+		return fmt.Sprintf("%s kernel, exact gradient (Cholesky)", kernelName)
+	case warm:
+		return fmt.Sprintf("%s kernel, %s, warm start (previous solution, %d fixed probes)", kernelName, solver, probes)
+	}
+	return fmt.Sprintf("%s kernel, %s, cold start (zero initial guess, %d resampled probes)", kernelName, solver, probes)
+}
+
+// describeMethod lists the solver's own parameters, the tolerances and
+// Adam's learning rate, as the checkpoint holds them (0 = default).
+func describeMethod(c gpnb.ConfigSpec) string {
+	m := c.Solver
+	var parts []string
+	switch m.Name {
+	case "cg":
+		if m.PrecondRank > 0 {
+			parts = append(parts, fmt.Sprintf("pivoted-Cholesky preconditioner of rank %d", m.PrecondRank))
+		}
+	case "ap":
+		parts = append(parts, "block "+orDefault(m.BlockSize, solvers.DefaultBlockSize))
+	case "sgd":
+		parts = append(parts, "batch "+orDefault(m.BatchSize, solvers.DefaultBatchSize))
+		switch {
+		case m.Momentum < 0:
+			parts = append(parts, "no momentum")
+		case m.Momentum == 0:
+			parts = append(parts, fmt.Sprintf("momentum %g", solvers.DefaultMomentum))
+		default:
+			parts = append(parts, fmt.Sprintf("momentum %g", m.Momentum))
+		}
+		if m.RawLearningRate > 0 {
+			parts = append(parts, fmt.Sprintf("learning rate %g (the paper's units)", m.RawLearningRate))
+		} else {
+			lr := m.LearningRate
+			if lr == 0 {
+				lr = solvers.DefaultLearningRate
+			}
+			parts = append(parts, fmt.Sprintf("learning rate %g (normalised)", lr))
+		}
+	}
+	if c.Gradient != gpnb.ExactGradient {
+		tm, tp := c.Settings.RelTolMean, c.Settings.RelTolProbes
+		if tm == 0 {
+			tm = solvers.DefaultRelTolMean
+		}
+		if tp == 0 {
+			tp = solvers.DefaultRelTolProbes
+		}
+		parts = append(parts, fmt.Sprintf("tolerances %g (mean) / %g (probes)", tm, tp))
+	}
+	parts = append(parts, fmt.Sprintf("Adam learning rate %g, seed %d", c.LearningRate, c.Seed))
+	return "; " + strings.Join(parts, ", ")
+}
+
+func orDefault(v, def int) string {
+	if v == 0 {
+		return fmt.Sprintf("%d", def)
+	}
+	return fmt.Sprintf("%d", v)
+}
+
+// writeText prints the summary and the last `last` steps (0 = all).
+func (in *inspection) writeText(w io.Writer, last int) error {
+	var b bytes.Buffer
+	data := in.DataTag
+	if data == "" {
+		data = fmt.Sprintf("%d training points, d=%d", in.N, in.D)
+	}
+	fmt.Fprintf(&b, "%s: %s of %s\n", in.Path, in.Kind, data)
+	fmt.Fprintf(&b, "run:       %s\n", in.Run)
+	if in.Fingerprint != "" {
+		fmt.Fprintf(&b, "data:      fingerprint %s\n", in.Fingerprint)
+	}
+	if len(in.Theta) >= 2 {
+		d := len(in.Theta) - 2
+		fmt.Fprintf(&b, "θ now:     noise %.4g, signal %.4g, length scales %s\n", in.Theta[d+1], in.Theta[d], formatFloats(in.Theta[:d]))
+	}
+	fmt.Fprintf(&b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
+		in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))
+	if in.Kind == "checkpoint" || in.UnconvergedSteps > 0 {
+		cap := ""
+		if in.MaxIterations > 0 {
+			cap = fmt.Sprintf(" (%d iterations a step)", in.MaxIterations)
+		}
+		fmt.Fprintf(&b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps, len(in.History), cap)
+	}
+	if p := in.Pending; p != nil {
+		fmt.Fprintf(&b, "pending:   step %d interrupted after %d solver iterations (%.1f s of solver, %.1f s of step); relative residuals %s; resuming continues this solve\n",
+			p.Step, p.Iteration, p.SolverSeconds, p.StepSeconds, formatResiduals(p.RelResiduals))
+	} else if in.Kind == "checkpoint" {
+		fmt.Fprintf(&b, "pending:   none (taken between steps; resuming starts step %d)\n", in.Steps+1)
+	}
+	if in.TestLLH != nil {
+		fmt.Fprintf(&b, "test:      RMSE %.4f, log-likelihood %.4f (%s)\n", *in.TestRMSE, *in.TestLLH, in.EvalMethod)
+	}
+	rows := in.History
+	if last > 0 && last < len(rows) {
+		rows = rows[len(rows)-last:]
+		fmt.Fprintf(&b, "\nlast %d of %d steps:\n", last, len(in.History))
+	} else if len(rows) > 0 {
+		b.WriteString("\n")
+	}
+	if len(rows) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "step\titerations\tconverged\tstep s\tsolver s\tnoise\tsignal\tmean ℓ\tinit dist\tzero dist\t")
+		for _, r := range rows {
+			conv := "yes"
+			if !r.SolverConverged {
+				conv = "cap"
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t\n", r.Step, r.SolverIterations, conv,
+				r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, r.MeanLengthscale, formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func minutes(s float64) string { return fmt.Sprintf("%.1f min", s/60) }
+
+func formatFloats(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.3g", x)
+	}
+	return strings.Join(parts, " ")
+}
+
+// formatResiduals gives column 0 (the mean system) and the largest probe
+// residual.
+func formatResiduals(r []float64) string {
+	if len(r) == 0 {
+		return "—"
+	}
+	s := fmt.Sprintf("mean %.3g", r[0])
+	if len(r) > 1 {
+		mx := 0.0
+		for _, x := range r[1:] {
+			mx = math.Max(mx, x)
+		}
+		s += fmt.Sprintf(", probes ≤ %.3g", mx)
+	}
+	return s
+}
+
+func formatDist(d float64) string {
+	if d == 0 || math.IsNaN(d) {
+		return "—"
+	}
+	return fmt.Sprintf("%.3g", d)
+}

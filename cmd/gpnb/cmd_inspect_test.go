@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/solvers"
+)
+
+// inspectJSON runs `gpnb inspect PATH --json -` and decodes its output.
+func inspectJSON(t *testing.T, path string) inspection {
+	t.Helper()
+	code, out, stderr := runCmd(t, "inspect", path, "--json", "-")
+	if code != 0 {
+		t.Fatalf("inspect %s: exit %d: %s", path, code, stderr)
+	}
+	var in inspection
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatalf("inspect %s --json: %v in %q", path, err, out)
+	}
+	return in
+}
+
+// checkHistory compares the summary's totals and rows with the history it
+// was made from, summed here.
+func checkHistory(t *testing.T, in inspection, h gpnb.History) {
+	t.Helper()
+	iters, capped := 0, 0
+	secs := 0.0
+	for _, r := range h {
+		iters += r.SolverIterations
+		secs += r.StepSeconds
+		if !r.SolverConverged {
+			capped++
+		}
+	}
+	if in.SolverIterations != iters || in.UnconvergedSteps != capped || in.TotalSeconds != secs {
+		t.Errorf("totals: %d iterations, %d capped, %v s; the history sums to %d, %d, %v",
+			in.SolverIterations, in.UnconvergedSteps, in.TotalSeconds, iters, capped, secs)
+	}
+	if len(in.History) != len(h) {
+		t.Fatalf("%d rows for %d steps", len(in.History), len(h))
+	}
+	for i, r := range h {
+		got := in.History[i]
+		mean := 0.0
+		for _, l := range r.Lengthscales {
+			mean += l / float64(len(r.Lengthscales))
+		}
+		if got.Step != r.Step || got.SolverIterations != r.SolverIterations || got.SolverConverged != r.SolverConverged ||
+			got.Noise != r.Noise || got.Signal != r.Signal || abs(got.MeanLengthscale-mean) > 1e-12*mean ||
+			got.InitDistance != r.InitDistance || got.ZeroInitDistance != r.ZeroInitDistance {
+			t.Errorf("row %d: %+v, record %+v", i, got, r)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// TestInspectCheckpoint: a checkpoint taken mid-solve, with steps cut at an
+// iteration cap of 3, is summarised from its own state: totals, the cap,
+// the pending solve and θ.
+func TestInspectCheckpoint(t *testing.T) {
+	ds, err := data.Synthetic(150, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := gpnb.Config{Solver: solvers.CG{}, Probes: 4, Settings: solvers.Settings{MaxIterations: 3}}
+	opt, err := gpnb.NewOptimiser(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt.OnIteration(func(step, iter int, _ []float64) {
+		if step == 4 && iter == 2 {
+			cancel()
+		}
+	})
+	if err := opt.Run(ctx, 10); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
+	}
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "run.ckpt")
+	if err := opt.Save(ckpt); err != nil {
+		t.Fatal(err)
+	}
+	st, err := gpnb.ReadCheckpoint(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Step != 3 || st.Pending == nil {
+		t.Fatalf("checkpoint at step %d, pending %v: the test needs a solve pending in step 4", st.Step, st.Pending != nil)
+	}
+
+	in := inspectJSON(t, ckpt)
+	if in.Kind != "checkpoint" || in.Steps != 3 || in.N != 150 || in.D != 2 || in.Fingerprint != ds.Fingerprint() || in.DataTag != ds.String() {
+		t.Errorf("header: %+v", in)
+	}
+	if in.MaxIterations != 3 {
+		t.Errorf("max iterations %d, want the configured 3", in.MaxIterations)
+	}
+	if in.UnconvergedSteps == 0 {
+		t.Errorf("no capped steps at a cap of 3 CG iterations: %+v", in.History)
+	}
+	if p := in.Pending; p == nil || p.Step != 4 || p.Iteration != 2 || len(p.RelResiduals) != 5 {
+		t.Errorf("pending %+v, want step 4 after 2 iterations with 5 residuals", in.Pending)
+	}
+	if len(in.Theta) != 4 {
+		t.Fatalf("θ %v", in.Theta)
+	}
+	for i, v := range st.Theta {
+		if in.Theta[i] != v {
+			t.Errorf("θ[%d] = %v, checkpoint holds %v", i, in.Theta[i], v)
+		}
+	}
+	if in.Config == nil || in.Config.Solver.Name != "cg" || in.Config.Probes != 4 {
+		t.Errorf("config %+v", in.Config)
+	}
+	checkHistory(t, in, st.History)
+
+	// The same checkpoint as a job directory holds it, and as text.
+	job := filepath.Join(dir, "job")
+	if err := os.Mkdir(job, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(ckpt)
+	if err := os.WriteFile(filepath.Join(job, "checkpoint"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, "inspect", job, "--last", "2")
+	if code != 0 {
+		t.Fatalf("inspect job dir: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		ds.String(),
+		"cg, cold start (zero initial guess, 4 resampled probes)",
+		fmt.Sprintf("steps:     3 done, %d solver iterations", in.SolverIterations),
+		fmt.Sprintf("cap:       %d of 3 steps stopped at the iteration cap (3 iterations a step)", in.UnconvergedSteps),
+		"pending:   step 4 interrupted after 2 solver iterations",
+		"last 2 of 3 steps:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	// Two step rows: steps 2 and 3, each line starting with its number.
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 10 && (f[0] == "2" || f[0] == "3") {
+			rows++
+		}
+		if len(f) == 10 && f[0] == "1" {
+			t.Errorf("--last 2 listed step 1: %q", line)
+		}
+	}
+	if rows != 2 {
+		t.Errorf("%d step rows, want 2:\n%s", rows, out)
+	}
+}
+
+// TestInspectResult: a `gpnb train --json` result and a job directory that
+// holds only its result.json give the same summary, with the test metrics.
+func TestInspectResult(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "result.json")
+	code, _, stderr := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "2",
+		"--steps", "3", "--warm-start", "--solver", "cg", "--quiet", "--json", res)
+	if code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r gpnb.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{res, dir} {
+		in := inspectJSON(t, path)
+		if in.Kind != "result" || in.Steps != 3 || in.N != 120 || in.Pending != nil || in.Config != nil {
+			t.Errorf("%s: header %+v", path, in)
+		}
+		if in.TestLLH == nil || *in.TestLLH != r.TestLLH || *in.TestRMSE != r.TestRMSE || in.EvalMethod != r.EvalMethod {
+			t.Errorf("%s: test metrics %v %v %q, result has %v %v %q", path, in.TestLLH, in.TestRMSE, in.EvalMethod, r.TestLLH, r.TestRMSE, r.EvalMethod)
+		}
+		want := append(append([]float64(nil), r.Final.Lengthscales...), r.Final.Signal, r.Final.Noise)
+		if fmt.Sprint(in.Theta) != fmt.Sprint(want) {
+			t.Errorf("%s: θ %v, result's final %v", path, in.Theta, want)
+		}
+		checkHistory(t, in, r.History)
+	}
+	code, out, _ := runCmd(t, "inspect", res)
+	if code != 0 || !strings.Contains(out, "cg, warm start (previous solution, 16 fixed probes)") ||
+		!strings.Contains(out, fmt.Sprintf("log-likelihood %.4f", r.TestLLH)) {
+		t.Errorf("text: exit %d:\n%s", code, out)
+	}
+}
+
+func TestInspectBadInput(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "bad.ckpt")
+	os.WriteFile(corrupt, []byte("GPNBCKPT not really a checkpoint, far too short to hold a payload and its hash"), 0o644)
+	notResult := filepath.Join(dir, "job.json")
+	os.WriteFile(notResult, []byte(`{"dataset":"pol","solver":"cg"}`), 0o644)
+	two := filepath.Join(dir, "two.json")
+	r := reportResult("synthetic", "cg", true, 0)
+	writeJSONFile(t, two, []gpnb.Result{r, r})
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no path", []string{"inspect"}, 2, "give a checkpoint"},
+		{"two paths", []string{"inspect", corrupt, two}, 2, "one path"},
+		{"missing", []string{"inspect", filepath.Join(dir, "nope.ckpt")}, 1, "no such file"},
+		{"corrupt", []string{"inspect", corrupt}, 1, "corrupt"},
+		{"not a result", []string{"inspect", notResult}, 1, "not a gpnb result"},
+		{"many results", []string{"inspect", two}, 1, "holds 2 results"},
+		{"empty dir", []string{"inspect", empty}, 1, "gpnb reproduce --dry-run"},
+		{"negative last", []string{"inspect", two, "--last", "-1"}, 1, "--last -1"},
+	} {
+		code, _, stderr := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tc.name, code, stderr, tc.code, tc.want)
+		}
+	}
+}
