@@ -81,7 +81,7 @@ type stepBrief struct {
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("inspect", "CHECKPOINT|RESULT.json|JOB_DIR [--last N] [--json FILE|-]", stderr)
-	last := flags.Int("last", 0, "list only the last N steps (0 = every step)")
+	last := flags.Int("last", 0, "list only the last N steps (0 = every step); the JSON always holds every step")
 	jsonOut := flags.String("json", "", "write the summary as JSON to this file (- for stdout) instead of the text")
 	// The path comes first or last; flags may stand on either side of it.
 	var path string
@@ -94,13 +94,17 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		}
 		return errUsage
 	}
-	switch {
-	case path == "" && flags.NArg() == 1:
-		path = flags.Arg(0)
-	case flags.NArg() > 0:
-		fmt.Fprintf(stderr, "gpnb inspect: one path, got %d more: %q\n", flags.NArg(), flags.Args())
+	paths := flags.Args()
+	if path != "" {
+		paths = append([]string{path}, paths...)
+	}
+	if len(paths) > 1 {
+		fmt.Fprintf(stderr, "gpnb inspect: give one path, not %d: %q\n", len(paths), paths)
 		flags.Usage()
 		return errUsage
+	}
+	if len(paths) == 1 {
+		path = paths[0]
 	}
 	if path == "" {
 		fmt.Fprintln(stderr, "gpnb inspect: give a checkpoint, a result JSON or a `gpnb reproduce` job directory")

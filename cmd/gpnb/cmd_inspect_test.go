@@ -230,7 +230,8 @@ func TestInspectBadInput(t *testing.T) {
 		want string
 	}{
 		{"no path", []string{"inspect"}, 2, "give a checkpoint"},
-		{"two paths", []string{"inspect", corrupt, two}, 2, "one path"},
+		{"two paths", []string{"inspect", corrupt, two}, 2, "give one path, not 2"},
+		{"two paths after a flag", []string{"inspect", "--last", "2", corrupt, two}, 2, "give one path, not 2"},
 		{"missing", []string{"inspect", filepath.Join(dir, "nope.ckpt")}, 1, "no such file"},
 		{"corrupt", []string{"inspect", corrupt}, 1, "corrupt"},
 		{"not a result", []string{"inspect", notResult}, 1, "not a gpnb result"},
