@@ -171,10 +171,15 @@ func fileExists(path string) bool {
 
 func inspectState(path string, st *gpnb.State, tag string) *inspection {
 	cfg := st.Config
+	probes := "resampled"
+	if cfg.FixedProbes {
+		probes = "fixed"
+	}
 	in := &inspection{
 		Path: path, Kind: "checkpoint", DataTag: tag, N: st.N, D: st.D,
 		Fingerprint: st.Fingerprint, Config: &cfg,
-		Run:   describeRun(cfg.Kernel, cfg.Solver.Name, cfg.WarmStart, cfg.Gradient == gpnb.ExactGradient, cfg.Probes) + describeMethod(cfg),
+		Run: describeRun(cfg.Kernel, cfg.Solver.Name, cfg.Gradient == gpnb.ExactGradient, cfg.WarmStart,
+			fmt.Sprintf("%d %s %s probes", cfg.Probes, probes, cfg.ProbeDist)) + describeMethod(cfg),
 		Steps: st.Step, Theta: append([]float64(nil), st.Theta...),
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
@@ -198,7 +203,8 @@ func inspectState(path string, st *gpnb.State, tag string) *inspection {
 func inspectResult(path string, r *gpnb.Result) *inspection {
 	in := &inspection{
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
-		Run:   describeRun(r.Kernel, r.Solver, r.WarmStart, r.Solver == "cholesky", r.Probes),
+		// A result does not record whether its probes were fixed.
+		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, fmt.Sprintf("%d probes", r.Probes)),
 		Steps: r.StepsDone,
 	}
 	if r.Dataset != "" {
@@ -240,15 +246,18 @@ func (in *inspection) fill(h gpnb.History) {
 	}
 }
 
-// describeRun says which gradient a run computes and how its solves start.
-func describeRun(kernelName, solver string, warm, exact bool, probes int) string {
-	switch {
-	case exact:
+// describeRun says which gradient a run computes, how its solves start and
+// which probes it uses (described by the caller: a checkpoint knows whether
+// they are fixed, which need not follow the start, a result does not).
+func describeRun(kernelName, solver string, exact, warm bool, probes string) string {
+	if exact {
 		return fmt.Sprintf("%s kernel, exact gradient (Cholesky)", kernelName)
-	case warm:
-		return fmt.Sprintf("%s kernel, %s, warm start (previous solution, %d fixed probes)", kernelName, solver, probes)
 	}
-	return fmt.Sprintf("%s kernel, %s, cold start (zero initial guess, %d resampled probes)", kernelName, solver, probes)
+	start := "cold start (zero initial guess)"
+	if warm {
+		start = "warm start (previous solution)"
+	}
+	return fmt.Sprintf("%s kernel, %s, %s, %s", kernelName, solver, start, probes)
 }
 
 // describeMethod lists the solver's own parameters, the tolerances and

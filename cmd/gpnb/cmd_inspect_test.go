@@ -147,7 +147,7 @@ func TestInspectCheckpoint(t *testing.T) {
 	}
 	for _, want := range []string{
 		ds.String(),
-		"cg, cold start (zero initial guess, 4 resampled probes)",
+		"cg, cold start (zero initial guess), 4 resampled gaussian probes",
 		fmt.Sprintf("steps:     3 done, %d solver iterations", in.SolverIterations),
 		fmt.Sprintf("cap:       %d of 3 steps stopped at the iteration cap (3 iterations a step)", in.UnconvergedSteps),
 		"pending:   step 4 interrupted after 2 solver iterations",
@@ -206,9 +206,43 @@ func TestInspectResult(t *testing.T) {
 		checkHistory(t, in, r.History)
 	}
 	code, out, _ := runCmd(t, "inspect", res)
-	if code != 0 || !strings.Contains(out, "cg, warm start (previous solution, 16 fixed probes)") ||
+	if code != 0 || !strings.Contains(out, "cg, warm start (previous solution), 16 probes\n") ||
 		!strings.Contains(out, fmt.Sprintf("log-likelihood %.4f", r.TestLLH)) {
 		t.Errorf("text: exit %d:\n%s", code, out)
+	}
+}
+
+// TestInspectProbesFollowConfig: the probes are described as the checkpoint
+// holds them, not as the start implies: an ablation may warm-start with
+// resampled probes, or fix Rademacher probes with a zero start.
+func TestInspectProbesFollowConfig(t *testing.T) {
+	ds, err := data.Synthetic(80, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg  gpnb.Config
+		want string
+	}{
+		{gpnb.Config{Solver: solvers.CG{}, Probes: 3, WarmStart: true, FixedProbes: gpnb.ProbesResampled},
+			"cg, warm start (previous solution), 3 resampled gaussian probes;"},
+		{gpnb.Config{Solver: solvers.CG{}, Probes: 3, FixedProbes: gpnb.ProbesFixed, ProbeDist: gpnb.Rademacher},
+			"cg, cold start (zero initial guess), 3 fixed rademacher probes;"},
+	} {
+		opt, err := gpnb.NewOptimiser(ds, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Run(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+		if err := opt.Save(ckpt); err != nil {
+			t.Fatal(err)
+		}
+		if in := inspectJSON(t, ckpt); !strings.Contains(in.Run, tc.want) {
+			t.Errorf("run %q, want it to contain %q", in.Run, tc.want)
+		}
 	}
 }
 
