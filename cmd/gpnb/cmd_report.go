@@ -223,9 +223,9 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 		return nil, "", fmt.Errorf("gpnb report: %w", err)
 	}
 	if bytes.HasPrefix(b, []byte(checkpointMagic)) {
-		st, err := gpnb.ReadCheckpoint(in)
+		st, _, err := gpnb.DecodeCheckpoint(b)
 		if err != nil {
-			return nil, "", fmt.Errorf("gpnb report: %w", err)
+			return nil, "", fmt.Errorf("gpnb report: %s: %w", in, err)
 		}
 		return []gpnb.Result{resultOfState(st, filepath.Base(in))}, "checkpoint", nil
 	}
