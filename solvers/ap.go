@@ -55,6 +55,18 @@ func (AP) Name() string { return "ap" }
 
 const defaultAPMaxIter = 20000
 
+// Resolve returns m as it runs on an n×n operator: BlockSize set to the
+// effective block size (the default filled in, capped at n), or the
+// ErrSettings error that Start would return.
+func (m AP) Resolve(n int) (AP, error) {
+	bs, err := m.blockSize(n)
+	if err != nil {
+		return m, err
+	}
+	m.BlockSize = bs
+	return m, nil
+}
+
 func (m AP) blockSize(n int) (int, error) {
 	bs := m.BlockSize
 	if bs < 0 {

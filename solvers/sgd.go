@@ -119,6 +119,27 @@ func (SGD) Name() string { return "sgd" }
 
 const defaultSGDMaxIter = 50000
 
+// Resolve returns m as it runs on an n×n operator, with every field
+// explicit: BatchSize the effective batch (default filled in, capped at n),
+// LearningRate the default when neither rate was set, Momentum the default
+// when it was 0 (a negative value, no momentum, is kept). It returns the
+// ErrSettings error that Start would return for invalid fields. Resolving
+// a resolved SGD changes nothing.
+func (m SGD) Resolve(n int) (SGD, error) {
+	bs, lr, mom, err := m.resolved(n)
+	if err != nil {
+		return m, err
+	}
+	m.BatchSize = bs
+	if m.RawLearningRate == 0 {
+		m.LearningRate = lr
+	}
+	if m.Momentum == 0 {
+		m.Momentum = mom
+	}
+	return m, nil
+}
+
 // resolved returns batch size, learning rate and momentum with defaults.
 func (m SGD) resolved(n int) (int, float64, float64, error) {
 	bs, lr, mom := m.BatchSize, m.LearningRate, m.Momentum

@@ -71,6 +71,24 @@ type Settings struct {
 	MaxIterations int
 }
 
+// Resolve returns s as method m will apply it: zero fields replaced by
+// their defaults (the tolerances' and m's MaxIterations, see
+// DefaultMaxIterations), or the ErrSettings error that m's Start would
+// return. Resolving a resolved Settings changes nothing.
+func (s Settings) Resolve(m Method) (Settings, error) {
+	if m == nil {
+		return s, fmt.Errorf("%w: no method to resolve the settings for: pass CG, AP, SGD or Cholesky", ErrSettings)
+	}
+	max, ok := DefaultMaxIterations(m.Name())
+	if !ok {
+		if s.MaxIterations == 0 {
+			return s, fmt.Errorf("%w: method %q has no default MaxIterations: set one", ErrSettings, m.Name())
+		}
+		max = s.MaxIterations
+	}
+	return s.withDefaults(max)
+}
+
 // withDefaults validates s and fills in zero values.
 func (s Settings) withDefaults(defaultMax int) (Settings, error) {
 	if s.RelTolMean == 0 {

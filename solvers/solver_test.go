@@ -959,3 +959,83 @@ func TestDefaultMaxIterations(t *testing.T) {
 		t.Errorf("unknown method: %d, %v", n, ok)
 	}
 }
+
+// TestResolve: the resolved Settings are the ones Start fills in, the
+// resolved AP block is the one Start uses, a resolved method runs
+// bit-for-bit like the original, resolving twice changes nothing, and
+// invalid fields give Start's ErrSettings.
+func TestResolve(t *testing.T) {
+	const n = 30
+	x := synthX(n, 2, 1)
+	sys := newKernelSystem(t, x, hyper(2, 0.7, 1, 0.5), rhs(x, 3, 2))
+	settings := []Settings{{}, {RelTolMean: 1e-3}, {RelTolProbes: 0.5, MaxIterations: 7}}
+	for _, m := range []Method{CG{}, AP{BlockSize: 10}, AP{}, SGD{BatchSize: 10, Seed: 3}, SGD{Momentum: -1, Seed: 3}, SGD{RawLearningRate: 2, BatchSize: 10, Seed: 3}, Cholesky{}} {
+		for _, s := range settings {
+			got, err := s.Resolve(m)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", m.Name(), s, err)
+			}
+			sv, err := m.Start(sys.op, sys.b, nil, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := sv.State().Settings; got != want {
+				t.Errorf("%s: Resolve(%+v) = %+v; Start filled in %+v", m.Name(), s, got, want)
+			}
+			if again, _ := got.Resolve(m); again != got {
+				t.Errorf("%s: resolving %+v again gave %+v", m.Name(), got, again)
+			}
+		}
+		resolved := m
+		switch v := m.(type) {
+		case AP:
+			r, err := v.Resolve(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sv, _ := v.Start(sys.op, sys.b, nil, Settings{})
+			if want := sv.State().AP.BlockSize; r.BlockSize != want {
+				t.Errorf("AP%+v: resolved block %d, Start uses %d", v, r.BlockSize, want)
+			}
+			if r2, _ := r.Resolve(n); r2 != r {
+				t.Errorf("AP: resolving %+v again gave %+v", r, r2)
+			}
+			resolved = r
+		case SGD:
+			r, err := v.Resolve(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.BatchSize < 1 || r.BatchSize > n || r.Momentum == 0 || (r.LearningRate > 0) == (r.RawLearningRate > 0) {
+				t.Errorf("SGD%+v resolved to %+v: a field is still implicit", v, r)
+			}
+			if r2, _ := r.Resolve(n); r2 != r {
+				t.Errorf("SGD: resolving %+v again gave %+v", r, r2)
+			}
+			resolved = r
+		}
+		s := Settings{MaxIterations: 40}
+		a, errA := Solve(context.Background(), sys.op, m, sys.b, nil, s)
+		b, errB := Solve(context.Background(), sys.op, resolved, sys.b, nil, s)
+		if errA != nil || errB != nil {
+			t.Fatalf("%s: %v / %v", m.Name(), errA, errB)
+		}
+		if !mat.Equal(a.Solution(), b.Solution()) || a.State().Iteration != b.State().Iteration {
+			t.Errorf("%s: resolved method %+v ran differently from %+v", m.Name(), resolved, m)
+		}
+	}
+	if _, err := (AP{BlockSize: -1}).Resolve(n); !errors.Is(err, ErrSettings) {
+		t.Errorf("AP block -1: err = %v, want ErrSettings", err)
+	}
+	for _, m := range []SGD{{BatchSize: -2}, {Momentum: 1}, {RawLearningRate: 90, LearningRate: 2}, {LearningRate: math.NaN()}} {
+		if _, err := m.Resolve(n); !errors.Is(err, ErrSettings) {
+			t.Errorf("SGD%+v: err = %v, want ErrSettings", m, err)
+		}
+	}
+	if _, err := (Settings{RelTolMean: -1}).Resolve(CG{}); !errors.Is(err, ErrSettings) {
+		t.Errorf("negative tolerance: err = %v, want ErrSettings", err)
+	}
+	if _, err := (Settings{}).Resolve(nil); !errors.Is(err, ErrSettings) {
+		t.Errorf("nil method: err = %v, want ErrSettings", err)
+	}
+}

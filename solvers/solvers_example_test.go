@@ -86,3 +86,23 @@ func ExampleResume() {
 	// Output:
 	// converged true, v = [0.1818 0.4545 0.4545 1.1818]
 }
+
+// Resolve shows what a method and its stopping rules become on a given
+// problem: the zero values the paper's defaults, SGD's batch capped at n.
+func ExampleSGD_Resolve() {
+	m, err := solvers.SGD{RawLearningRate: 50}.Resolve(600)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := solvers.Settings{}.Resolve(m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("batch %d, momentum %g, raw learning rate %g\n", m.BatchSize, m.Momentum, m.RawLearningRate)
+	fmt.Printf("tolerances %g / %g, at most %d iterations\n", s.RelTolMean, s.RelTolProbes, s.MaxIterations)
+	// Output:
+	// batch 600, momentum 0.9, raw learning rate 50
+	// tolerances 0.01 / 0.1, at most 50000 iterations
+}

@@ -179,7 +179,7 @@ func inspectState(path string, st *gpnb.State, tag string) *inspection {
 		Path: path, Kind: "checkpoint", DataTag: tag, N: st.N, D: st.D,
 		Fingerprint: st.Fingerprint, Config: &cfg,
 		Run: describeRun(cfg.Kernel, cfg.Solver.Name, cfg.Gradient == gpnb.ExactGradient, cfg.WarmStart,
-			fmt.Sprintf("%d %s %s probes", cfg.Probes, probes, cfg.ProbeDist)) + describeMethod(cfg),
+			fmt.Sprintf("%d %s %s probes", cfg.Probes, probes, cfg.ProbeDist)) + describeMethod(cfg, st.N),
 		Steps: st.Step, Theta: append([]float64(nil), st.Theta...),
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
@@ -261,56 +261,48 @@ func describeRun(kernelName, solver string, exact, warm bool, probes string) str
 }
 
 // describeMethod lists the solver's own parameters, the tolerances and
-// Adam's learning rate, as the checkpoint holds them (0 = default).
-func describeMethod(c gpnb.ConfigSpec) string {
-	m := c.Solver
+// Adam's learning rate as the run applies them on n training points: the
+// checkpoint's fields resolved by the solvers package itself (defaults
+// filled in, the AP block and SGD batch capped at n). A field the solver
+// would reject is described as the error it gives.
+func describeMethod(c gpnb.ConfigSpec, n int) string {
 	var parts []string
-	switch m.Name {
-	case "cg":
+	method, err := c.Solver.Method()
+	switch m := method.(type) {
+	case solvers.CG:
 		if m.PrecondRank > 0 {
 			parts = append(parts, fmt.Sprintf("pivoted-Cholesky preconditioner of rank %d", m.PrecondRank))
 		}
-	case "ap":
-		parts = append(parts, "block "+orDefault(m.BlockSize, solvers.DefaultBlockSize))
-	case "sgd":
-		parts = append(parts, "batch "+orDefault(m.BatchSize, solvers.DefaultBatchSize))
-		switch {
-		case m.Momentum < 0:
-			parts = append(parts, "no momentum")
-		case m.Momentum == 0:
-			parts = append(parts, fmt.Sprintf("momentum %g", solvers.DefaultMomentum))
-		default:
-			parts = append(parts, fmt.Sprintf("momentum %g", m.Momentum))
+	case solvers.AP:
+		if m, err = m.Resolve(n); err == nil {
+			parts = append(parts, fmt.Sprintf("block %d", m.BlockSize))
 		}
-		if m.RawLearningRate > 0 {
-			parts = append(parts, fmt.Sprintf("learning rate %g (the paper's units)", m.RawLearningRate))
-		} else {
-			lr := m.LearningRate
-			if lr == 0 {
-				lr = solvers.DefaultLearningRate
+	case solvers.SGD:
+		if m, err = m.Resolve(n); err == nil {
+			parts = append(parts, fmt.Sprintf("batch %d", m.BatchSize))
+			if m.Momentum < 0 {
+				parts = append(parts, "no momentum")
+			} else {
+				parts = append(parts, fmt.Sprintf("momentum %g", m.Momentum))
 			}
-			parts = append(parts, fmt.Sprintf("learning rate %g (normalised)", lr))
+			if m.RawLearningRate > 0 {
+				parts = append(parts, fmt.Sprintf("learning rate %g (the paper's units)", m.RawLearningRate))
+			} else {
+				parts = append(parts, fmt.Sprintf("learning rate %g (normalised)", m.LearningRate))
+			}
 		}
 	}
-	if c.Gradient != gpnb.ExactGradient {
-		tm, tp := c.Settings.RelTolMean, c.Settings.RelTolProbes
-		if tm == 0 {
-			tm = solvers.DefaultRelTolMean
+	if err != nil {
+		parts = append(parts, "invalid solver settings: "+err.Error())
+	} else if c.Gradient != gpnb.ExactGradient {
+		if s, err := c.Settings.Resolve(method); err != nil {
+			parts = append(parts, "invalid stopping rules: "+err.Error())
+		} else {
+			parts = append(parts, fmt.Sprintf("tolerances %g (mean) / %g (probes)", s.RelTolMean, s.RelTolProbes))
 		}
-		if tp == 0 {
-			tp = solvers.DefaultRelTolProbes
-		}
-		parts = append(parts, fmt.Sprintf("tolerances %g (mean) / %g (probes)", tm, tp))
 	}
 	parts = append(parts, fmt.Sprintf("Adam learning rate %g, seed %d", c.LearningRate, c.Seed))
 	return "; " + strings.Join(parts, ", ")
-}
-
-func orDefault(v, def int) string {
-	if v == 0 {
-		return fmt.Sprintf("%d", def)
-	}
-	return fmt.Sprintf("%d", v)
 }
 
 // writeText prints the summary and the last `last` steps (0 = all).

@@ -246,6 +246,48 @@ func TestInspectProbesFollowConfig(t *testing.T) {
 	}
 }
 
+// TestInspectMethodResolved: the solver's parameters are described as the
+// run applies them: defaults filled in, AP's block and SGD's batch capped
+// at the 80 training points, explicit values and tolerances kept.
+func TestInspectMethodResolved(t *testing.T) {
+	const n = 80
+	ds, err := data.Synthetic(n, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg  gpnb.Config
+		want string
+	}{
+		{gpnb.Config{Solver: solvers.AP{}},
+			fmt.Sprintf("; block %d, tolerances %g (mean) / %g (probes), Adam learning rate %g, seed 0",
+				min(n, solvers.DefaultBlockSize), solvers.DefaultRelTolMean, solvers.DefaultRelTolProbes, gpnb.DefaultLearningRate)},
+		{gpnb.Config{Solver: solvers.SGD{}, Settings: solvers.Settings{RelTolMean: 0.005}},
+			fmt.Sprintf("; batch %d, momentum %g, learning rate %g (normalised), tolerances 0.005 (mean) / %g (probes)",
+				min(n, solvers.DefaultBatchSize), solvers.DefaultMomentum, solvers.DefaultLearningRate, solvers.DefaultRelTolProbes)},
+		{gpnb.Config{Solver: solvers.SGD{BatchSize: 20, Momentum: -1, RawLearningRate: 3}, LearningRate: 0.05, Seed: 7},
+			"; batch 20, no momentum, learning rate 3 (the paper's units), tolerances"},
+		{gpnb.Config{Solver: solvers.CG{PrecondRank: 5}},
+			"; pivoted-Cholesky preconditioner of rank 5, tolerances"},
+	} {
+		tc.cfg.Probes = 2
+		opt, err := gpnb.NewOptimiser(ds, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Run(context.Background(), 1); err != nil {
+			t.Fatalf("%+v: %v", tc.cfg.Solver, err)
+		}
+		ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+		if err := opt.Save(ckpt); err != nil {
+			t.Fatal(err)
+		}
+		if in := inspectJSON(t, ckpt); !strings.Contains(in.Run, tc.want) {
+			t.Errorf("%+v: run %q, want it to contain %q", tc.cfg.Solver, in.Run, tc.want)
+		}
+	}
+}
+
 func TestInspectBadInput(t *testing.T) {
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "bad.ckpt")
