@@ -88,13 +88,27 @@ func echartsScript() string {
 		// Shadow AMD/CommonJS globals so the UMD bundle always sets
 		// window.echarts (classic Jupyter defines require.js's define).
 		// Never re-run the library when a page or notebook already has it.
-		return "<script>/* echarts " + EchartsVersion + " (Apache-2.0), inlined by gpnb */\n" +
-			"if (!window.echarts) { (function(define, exports, module){\n" + js + "\n}).call(window); }\n</script>\n"
+		// Then draw the charts that were waiting for it (a notebook may
+		// render a later output before this one).
+		return "<script>/* " + libraryMark + " */\n" +
+			"if (!window.echarts) { (function(define, exports, module){\n" + js + "\n}).call(window); }\n" + drainJS + "\n</script>\n"
 	}
+	// Jupyter inserts outputs' scripts dynamically, so an external script
+	// loads asynchronously: the charts wait for its load event.
 	return "<!-- gpnb: no local echarts copy could be found, so this page loads it from the public CDN and needs network access. " +
 		strings.ReplaceAll(src.Why, "--", "- -") + " Run `" + MakeTarget + "` in the repository, or set " + EnvEchartsJS + ". -->\n" +
-		"<script src=\"" + EchartsCDN + "\"></script>\n"
+		"<script src=\"" + EchartsCDN + "\"></script>\n" +
+		"<script>(function(){var s=document.currentScript&&document.currentScript.previousElementSibling;" +
+		"function drain(){" + drainJS + "}if(window.echarts){drain();}else if(s){s.addEventListener(\"load\",drain);}})();</script>\n"
 }
+
+// libraryMark opens the inlined library's script; the notebook checks
+// count it to see that a notebook carries the library once.
+const libraryMark = "echarts " + EchartsVersion + " (Apache-2.0), inlined by gpnb"
+
+// drainJS draws the charts queued in window.gpnbPending while the library
+// was missing (see Chart.fragment).
+const drainJS = "(function(){ var q = window.gpnbPending || []; window.gpnbPending = []; for (var i = 0; i < q.length; i++) { q[i](); } })();"
 
 func resolveEcharts(allowInstall bool) (EchartsSource, string) {
 	var why []string

@@ -307,53 +307,108 @@ func Hyperparameters(results []gpnb.Result) (*Chart, error) {
 			if len(ms) > 1 {
 				title += " — " + ms[1].label
 			}
-			pn := &Panel{Title: title + ": noise σ", XLabel: "step", YLabel: "σ", LogY: true}
-			ps := &Panel{Title: title + ": signal s", XLabel: "step", YLabel: "s", LogY: true}
-			pl := &Panel{Title: title + ": length scales ℓ", XLabel: "step", YLabel: "ℓ", LogY: true}
-			var bad badCounter
-			maxN := 0
+			var hms []hyperMethod
 			for _, m := range ms {
-				hs := histories(results, m.keep)
-				if len(hs) == 0 {
-					continue
-				}
-				maxN = max(maxN, len(hs))
-				x, y := meanTrace(hs, func(r gpnb.StepRecord) float64 { return r.Noise }, &bad)
-				pn.Series = append(pn.Series, Series{Name: m.label, Kind: Line, X: x, Y: y, Color: m.color, Dashed: m.dash})
-				x, y = meanTrace(hs, func(r gpnb.StepRecord) float64 { return r.Signal }, &bad)
-				ps.Series = append(ps.Series, Series{Name: m.label, Kind: Line, X: x, Y: y, Color: m.color, Dashed: m.dash})
-				d := 0
-				for _, h := range hs {
-					for _, r := range h {
-						d = max(d, len(r.Lengthscales))
-					}
-				}
-				for i := 0; i < d; i++ {
-					x, y = meanTrace(hs, func(r gpnb.StepRecord) float64 {
-						if i < len(r.Lengthscales) {
-							return r.Lengthscales[i]
-						}
-						return math.NaN()
-					}, &bad)
-					pl.Series = append(pl.Series, Series{Name: m.label, Kind: Line, X: x, Y: y, Color: m.color, Dashed: m.dash})
+				if hs := histories(results, m.keep); len(hs) > 0 {
+					hms = append(hms, hyperMethod{m.label, m.color, m.dash, hs})
 				}
 			}
-			if len(pn.Series) == 0 {
-				continue
-			}
-			for _, p := range []*Panel{pn, ps, pl} {
-				p.Notes = splitsNote(maxN)
-				p.Width = 400
-				p.LogY = wideRange(p.Series)
-			}
-			bad.note(pl, "values")
-			c.Panels = append(c.Panels, pn, ps, pl)
+			c.Panels = append(c.Panels, hyperPanels(title, hms)...)
 		}
 	}
 	if len(c.Panels) == 0 {
 		return nil, fmt.Errorf("%w: no result has a history to trace hyperparameters from: keep Result.History when saving results", ErrChart)
 	}
 	return c, nil
+}
+
+// hyperMethod is one way of computing the gradient in figure 4: its label,
+// colour, dashing and the histories of its runs.
+type hyperMethod struct {
+	label string
+	color string
+	dash  bool
+	hs    []gpnb.History
+}
+
+// hyperPanels draws figure 4's three panels (noise σ, signal s, length
+// scales ℓ) of the methods, averaging each method's histories, titled
+// "title: noise σ" and so on; none when no method has a history.
+func hyperPanels(title string, ms []hyperMethod) []*Panel {
+	if title != "" {
+		title += ": "
+	}
+	pn := &Panel{Title: title + "noise σ", XLabel: "step", YLabel: "σ", LogY: true}
+	ps := &Panel{Title: title + "signal s", XLabel: "step", YLabel: "s", LogY: true}
+	pl := &Panel{Title: title + "length scales ℓ", XLabel: "step", YLabel: "ℓ", LogY: true}
+	var bad badCounter
+	maxN := 0
+	for _, m := range ms {
+		hs := m.hs
+		if len(hs) == 0 {
+			continue
+		}
+		maxN = max(maxN, len(hs))
+		x, y := meanTrace(hs, func(r gpnb.StepRecord) float64 { return r.Noise }, &bad)
+		pn.Series = append(pn.Series, Series{Name: m.label, Kind: Line, X: x, Y: y, Color: m.color, Dashed: m.dash})
+		x, y = meanTrace(hs, func(r gpnb.StepRecord) float64 { return r.Signal }, &bad)
+		ps.Series = append(ps.Series, Series{Name: m.label, Kind: Line, X: x, Y: y, Color: m.color, Dashed: m.dash})
+		d := 0
+		for _, h := range hs {
+			for _, r := range h {
+				d = max(d, len(r.Lengthscales))
+			}
+		}
+		for i := 0; i < d; i++ {
+			x, y = meanTrace(hs, func(r gpnb.StepRecord) float64 {
+				if i < len(r.Lengthscales) {
+					return r.Lengthscales[i]
+				}
+				return math.NaN()
+			}, &bad)
+			pl.Series = append(pl.Series, Series{Name: m.label, Kind: Line, X: x, Y: y, Color: m.color, Dashed: m.dash})
+		}
+	}
+	if len(pn.Series) == 0 {
+		return nil
+	}
+	for _, p := range []*Panel{pn, ps, pl} {
+		p.Notes = splitsNote(maxN)
+		p.Width = 400
+		p.LogY = wideRange(p.Series)
+	}
+	bad.note(pl, "values")
+	return []*Panel{pn, ps, pl}
+}
+
+// IterationsOf is figure 3 for one run from its history alone (an
+// optimiser's History(), a checkpoint's State.History), with no
+// gpnb.Result: the solver iterations of each step.
+func IterationsOf(h gpnb.History) (*Chart, error) {
+	if len(h) == 0 {
+		return nil, fmt.Errorf("%w: empty history: run at least one optimiser step before charting iterations", ErrChart)
+	}
+	var bad badCounter
+	x, y := meanTrace([]gpnb.History{h}, func(r gpnb.StepRecord) float64 { return float64(r.SolverIterations) }, &bad)
+	p := &Panel{Title: "Solver iterations per marginal likelihood step", XLabel: "step", YLabel: "solver iterations",
+		Series: []Series{{Name: "solver iterations", Kind: Line, X: x, Y: y, Color: ColorWarm}}}
+	if n := h.UnconvergedSteps(); n > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d steps stopped at the iteration cap", n))
+	}
+	bad.note(p, "values")
+	return &Chart{Title: p.Title, Panels: []*Panel{p}}, nil
+}
+
+// HyperparametersOf is figure 4 for one run from its history alone (an
+// optimiser's History(), a checkpoint's State.History): noise σ, signal s
+// and the length scales ℓ after each step, on the scale the optimiser
+// works on (z-scored data).
+func HyperparametersOf(h gpnb.History) (*Chart, error) {
+	if len(h) == 0 {
+		return nil, fmt.Errorf("%w: empty history: run at least one optimiser step before charting hyperparameters", ErrChart)
+	}
+	ps := hyperPanels("", []hyperMethod{{"this run", ColorWarm, false, []gpnb.History{h}}})
+	return &Chart{Title: "Hyperparameters during marginal likelihood optimisation", Columns: 3, Panels: ps}, nil
 }
 
 // Distances is figure 1 (right): the distance between the solver's

@@ -132,6 +132,15 @@ func (p *Panel) option() (map[string]any, error) {
 	if err := json.Unmarshal(b, &o); err != nil {
 		return nil, fmt.Errorf("%w: panel %q: decoding the echarts option: %v", ErrChart, p.Title, err)
 	}
+	// go-echarts has no custom series: bands are written here, in the
+	// same plain types.
+	if ss, ok := o["series"].([]any); ok && len(ss) == heatIndex+1+len(p.Series) {
+		for i, s := range p.Series {
+			if s.Kind == Band {
+				ss[heatIndex+1+i] = bandOption(s, i, p.LogY)
+			}
+		}
+	}
 	return o, nil
 }
 
@@ -161,6 +170,8 @@ func seriesOpt(s Series, i int, log bool) charts.SingleSeries {
 	}
 	ss.ItemStyle = &opts.ItemStyle{Color: color}
 	switch s.Kind {
+	case Band:
+		// Replaced by bandOption once the option is plain data.
 	case Bar:
 		data := make([]any, len(s.Y))
 		for j, y := range s.Y {

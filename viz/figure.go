@@ -20,6 +20,7 @@ const (
 	Line    SeriesKind = iota // polyline through (X[i], Y[i])
 	Scatter                   // markers at (X[i], Y[i])
 	Bar                       // one bar per category of the panel, height Y[i]
+	Band                      // filled area between Lower[i] and Y[i] over X[i] (a predictive band)
 )
 
 func (k SeriesKind) echarts() string {
@@ -28,6 +29,8 @@ func (k SeriesKind) echarts() string {
 		return "scatter"
 	case Bar:
 		return "bar"
+	case Band:
+		return "custom"
 	}
 	return "line"
 }
@@ -39,9 +42,13 @@ func (k SeriesKind) echarts() string {
 type Series struct {
 	Name string
 	Kind SeriesKind
-	// X holds the x values of Line and Scatter series; Bar series leave it
-	// nil and give one Y per category of the panel.
+	// X holds the x values of Line, Scatter and Band series; Bar series
+	// leave it nil and give one Y per category of the panel.
 	X, Y []float64
+	// Lower is a Band's lower edge at each X; Y is its upper edge. The band
+	// is filled between them, in X order, with a gap where a value cannot
+	// be drawn.
+	Lower []float64
 	// Stack groups Bar series: bars with the same non-empty Stack are
 	// stacked in one slot per category, and different stacks stand side
 	// by side.
@@ -134,6 +141,10 @@ func (c *Chart) Validate() error {
 			case Line, Scatter:
 				if len(s.X) != len(s.Y) {
 					return fmt.Errorf("%w: panel %q: series %q has %d x and %d y values", ErrChart, p.Title, s.Name, len(s.X), len(s.Y))
+				}
+			case Band:
+				if len(s.X) != len(s.Y) || len(s.X) != len(s.Lower) {
+					return fmt.Errorf("%w: panel %q: band %q has %d x, %d upper (Y) and %d lower values: give one of each per x", ErrChart, p.Title, s.Name, len(s.X), len(s.Y), len(s.Lower))
 				}
 			default:
 				return fmt.Errorf("%w: panel %q: series %q has unknown kind %d", ErrChart, p.Title, s.Name, s.Kind)

@@ -59,36 +59,75 @@ func (c *Chart) fragment(id string) (string, error) {
 	if len(c.Notes) > 0 {
 		fmt.Fprintf(&b, "<div class=\"gpnb-notes\">%s</div>\n", html.EscapeString(noteText(c.Notes)))
 	}
+	// Shown until the chart is drawn: it stays when the scripts never run
+	// (an untrusted notebook), and says what is wrong when the library
+	// never comes.
+	fmt.Fprintf(&b, "<div class=\"gpnb-wait\" id=\"%s-wait\">%s</div>\n", id, html.EscapeString(waitText))
 	b.WriteString("<div class=\"gpnb-panels\">\n")
 	type spec struct {
 		ID     string         `json:"id"`
 		Option map[string]any `json:"option"`
 	}
 	specs := make([]spec, len(c.Panels))
+	bands := false
 	for i, p := range c.Panels {
 		w, h := p.size()
 		pid := fmt.Sprintf("%s-%d", id, i)
 		fmt.Fprintf(&b, "<div class=\"gpnb-panel\" id=\"%s\" data-title=\"%s\" style=\"width:%dpx;height:%dpx\"></div>\n", pid, html.EscapeString(p.Title), w, h)
 		specs[i] = spec{pid, options[i]}
+		for _, s := range p.Series {
+			bands = bands || s.Kind == Band
+		}
 	}
 	b.WriteString("</div>\n</div>\n")
 	js, err := json.Marshal(specs) // escapes <, > and & so no "</script>" can appear
 	if err != nil {
 		return "", fmt.Errorf("%w: encoding chart %q: %v", ErrChart, c.Title, err)
 	}
+	bandFn := ""
+	if bands {
+		bandFn = bandJS
+	}
+	missing, _ := json.Marshal(missingText)
+	// The chart draws at once when the page has echarts, and otherwise
+	// waits in window.gpnbPending until an output carrying the library runs
+	// (echartsScript drains the queue).
 	fmt.Fprintf(&b, `<script>(function(){
-if (!window.echarts) { throw new Error("gpnb: the echarts library did not load, so chart %s cannot be drawn"); }
 var specs = %s;
-for (var i = 0; i < specs.length; i++) {
-  var el = document.getElementById(specs[i].id);
-  if (!el) { continue; }
-  var old = echarts.getInstanceByDom(el); if (old) { old.dispose(); }
-  echarts.init(el, null, {renderer: "canvas"}).setOption(specs[i].option);
+var drawn = false;%s
+function draw() {
+  if (drawn) { return; }
+  drawn = true;
+  for (var i = 0; i < specs.length; i++) {
+    var el = document.getElementById(specs[i].id);
+    if (!el) { continue; }
+    var old = echarts.getInstanceByDom(el); if (old) { old.dispose(); }
+    var opt = specs[i].option;%s
+    echarts.init(el, null, {renderer: "canvas"}).setOption(opt);
+  }
+  var w = document.getElementById("%s-wait"); if (w && w.parentNode) { w.parentNode.removeChild(w); }
 }
+if (window.echarts) { draw(); return; }
+(window.gpnbPending = window.gpnbPending || []).push(draw);
+setTimeout(function() {
+  var w = document.getElementById("%s-wait");
+  if (!drawn && w) { w.textContent = %s; w.className = "gpnb-wait gpnb-error"; }
+}, 4000);
 })();</script>
-`, id, js)
+`, js, bandFn, bandApply(bands), id, id, missing)
 	return b.String(), nil
 }
+
+// waitText stands where a chart will be drawn until its script has drawn
+// it.
+const waitText = "Drawing… (if this stays, the chart's script did not run: in Jupyter, trust the notebook)"
+
+// missingText replaces waitText when the echarts library has not come
+// after a few seconds.
+const missingText = "gpnb: the echarts library is not on this page, so this chart cannot be drawn. " +
+	"A notebook's outputs carry it once per kernel session, with the first chart, and that output is gone " +
+	"(cleared, or its cell run again, before the notebook was saved): run viz.ResendEcharts() and then this cell, " +
+	"or restart the kernel and run all cells. A page that loads it from the CDN needs network access."
 
 func errorHTML(err error) string {
 	return "<div class=\"gpnb-error\">" + html.EscapeString(err.Error()) + "</div>\n"

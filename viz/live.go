@@ -103,13 +103,20 @@ func (l *Live) update(now time.Time) {
 	l.last = now
 	if !l.shown {
 		l.id = uniqueID()
-		// The library once, in its own output; the updates then only
-		// carry data.
-		displayHTML(css + echartsScript())
+		// The library, when this kernel session has not sent it yet, in
+		// an output of its own; the updates then only carry data.
+		if lib := pageLibrary(); lib != "" {
+			newOutput("echarts", "the echarts library for "+l.Title, uniqueID(), css+lib)
+		}
+		// The first update creates the view's output.
+		logOutput("live", l.Title, l.id)
 		l.shown = true
 	}
 	l.snapshot = l.render()
 	updateHTML(l.id, l.snapshot)
+	// Every update waits until GoNB has it, so the last one is never lost
+	// when the cell's program ends (updates are throttled to Every).
+	syncDisplay()
 }
 
 // progress returns the one-line summary; l.mu is held.
@@ -142,8 +149,17 @@ func (l *Live) progress() string {
 	return strings.Join(parts, " · ")
 }
 
-// render returns the view's HTML; l.mu is held.
+// render returns the view's HTML, the notebook output's whole content once
+// it is shown; l.mu is held.
 func (l *Live) render() string {
+	if l.id == "" {
+		return l.content()
+	}
+	return outputHTML(l.id, l.content())
+}
+
+// content returns the progress line and the charts; l.mu is held.
+func (l *Live) content() string {
 	var b strings.Builder
 	if l.Title != "" {
 		fmt.Fprintf(&b, "<div class=\"gpnb-chart-title\">%s</div>\n", html.EscapeString(l.Title))

@@ -12,16 +12,39 @@ import (
 type captured struct {
 	displays []string
 	updates  []struct{ id, html string }
+	// events is the order of calls: "display", "update ID" and "sync".
+	events []string
 }
 
+// captureDisplay records what would be sent to GoNB, as a fresh process of
+// a fresh kernel session (the library not sent yet).
 func captureDisplay(t *testing.T) *captured {
 	t.Helper()
 	c := &captured{}
-	d, u := displayHTML, updateHTML
-	displayHTML = func(h string) { c.displays = append(c.displays, h) }
-	updateHTML = func(id, h string) { c.updates = append(c.updates, struct{ id, html string }{id, h}) }
-	t.Cleanup(func() { displayHTML, updateHTML = d, u })
+	d, u, s := displayHTML, updateHTML, syncDisplay
+	displayHTML = func(h string) {
+		c.displays = append(c.displays, h)
+		c.events = append(c.events, "display")
+	}
+	updateHTML = func(id, h string) {
+		c.updates = append(c.updates, struct{ id, html string }{id, h})
+		c.events = append(c.events, "update "+id)
+	}
+	syncDisplay = func() { c.events = append(c.events, "sync") }
+	t.Setenv(envGoNBTmp, "")
+	newProcess()
+	t.Cleanup(func() {
+		displayHTML, updateHTML, syncDisplay = d, u, s
+		newProcess()
+	})
 	return c
+}
+
+// newProcess forgets what this process sent, as a new cell's program.
+func newProcess() {
+	session.mu.Lock()
+	session.sent = false
+	session.mu.Unlock()
 }
 
 var specRe = regexp.MustCompile(`var specs = (\[.*\]);`)

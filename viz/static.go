@@ -210,6 +210,14 @@ func (p *Panel) plot() (*plot.Plot, error) {
 			}
 			pl.Add(l)
 			addLegend(s.Name, l)
+		case Band:
+			th, err := addBand(pl, s, col, p.LogY)
+			if err != nil {
+				return nil, fmt.Errorf("%w: panel %q band %q: %v", ErrChart, p.Title, s.Name, err)
+			}
+			if th != nil {
+				addLegend(s.Name, th)
+			}
 		case Scatter:
 			pts := xys(s.X, s.Y, p.LogY)
 			if len(pts) == 0 {
@@ -295,6 +303,55 @@ func viridisPalette(n int) colors {
 		a, b := stops[k], stops[k+1]
 		mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x)*(1-f) + float64(y)*f)) }
 		out[i] = color.RGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 255}
+	}
+	return out
+}
+
+// addBand fills the band s between Lower and Y as one polygon per run of
+// drawable points, and returns the first for the legend (nil when none).
+func addBand(pl *plot.Plot, s Series, col color.Color, log bool) (plot.Thumbnailer, error) {
+	r, g, b, _ := col.RGBA()
+	a := bandOpacity
+	fill := color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: uint8(math.Round(255 * a))}
+	var first plot.Thumbnailer
+	var up, lo plotter.XYs
+	flush := func() error {
+		if len(up) > 1 {
+			ring := append(append(plotter.XYs{}, up...), reverseXYs(lo)...)
+			poly, err := plotter.NewPolygon(ring)
+			if err != nil {
+				return err
+			}
+			poly.Color = fill
+			poly.LineStyle.Width = 0
+			pl.Add(poly)
+			if first == nil {
+				first = poly
+			}
+		}
+		up, lo = up[:0], lo[:0]
+		return nil
+	}
+	for i := range s.X {
+		if !finite(s.X[i]) || !drawable(s.Y[i], log) || !drawable(s.Lower[i], log) {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		up = append(up, plotter.XY{X: s.X[i], Y: s.Y[i]})
+		lo = append(lo, plotter.XY{X: s.X[i], Y: s.Lower[i]})
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return first, nil
+}
+
+func reverseXYs(v plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, len(v))
+	for i, p := range v {
+		out[len(v)-1-i] = p
 	}
 	return out
 }
