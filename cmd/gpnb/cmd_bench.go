@@ -75,7 +75,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if n == 0 {
 			n = repro.ApproxTrainSize(spec, 0)
 		}
-		d := map[string]int{"pol": 26, "elevators": 18, "bike": 17, "protein": 9, "keggdirected": 20}[spec.Name]
+		d := repro.InputDims(spec)
 		fmt.Fprintf(stderr, "gpnb bench: %s is not available (%v);\n  using synthetic-%d-%d-0 instead (set GPNB_DATA to the UCI directory for the real data)\n", spec.Name, err, n, d)
 		base.Dataset, base.Subset = fmt.Sprintf("synthetic-%d-%d-0", n, d), 0
 		ds, err = tr.Dataset(base)

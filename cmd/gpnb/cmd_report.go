@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
@@ -47,7 +48,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *title == "" {
-		*title = "gpnb report: " + filepath.Base(filepath.Clean(*in))
+		*title = reportTitle(*in, results, kind)
 	}
 	rep := viz.NewReport(*title)
 	var figs []namedChart
@@ -223,11 +224,11 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 		return nil, "", fmt.Errorf("gpnb report: %w", err)
 	}
 	if bytes.HasPrefix(b, []byte(checkpointMagic)) {
-		st, _, err := gpnb.DecodeCheckpoint(b)
+		st, tag, err := gpnb.DecodeCheckpoint(b)
 		if err != nil {
 			return nil, "", fmt.Errorf("gpnb report: %s: %w", in, err)
 		}
-		return []gpnb.Result{resultOfState(st, filepath.Base(in))}, "checkpoint", nil
+		return []gpnb.Result{resultOfState(st, tag)}, "checkpoint", nil
 	}
 	rs, err := parseResults(b)
 	if err != nil {
@@ -275,11 +276,52 @@ func parseResults(b []byte) ([]gpnb.Result, error) {
 	return rs, nil
 }
 
-// resultOfState turns a checkpoint's state into the Result fields the
-// charts read.
-func resultOfState(st *gpnb.State, name string) gpnb.Result {
+// reportTitle is the page title of a report of in: the run's dataset,
+// split and method for one run (a checkpoint or one result), the input's
+// name for several.
+func reportTitle(in string, results []gpnb.Result, kind string) string {
+	base := filepath.Base(filepath.Clean(in))
+	if len(results) != 1 {
+		return "gpnb report: " + base
+	}
+	r := results[0]
+	what := fmt.Sprintf("%s split %d, %s", r.Dataset, r.Split, viz.MethodLabel(r.Solver, r.WarmStart))
+	if kind == "checkpoint" {
+		what += fmt.Sprintf(", step %d", r.StepsDone)
+	}
+	return fmt.Sprintf("gpnb report: %s (%s)", what, base)
+}
+
+// datasetOfTag returns the dataset name and split of a checkpoint's data
+// tag, data.Dataset.String ("pol split 0: 13500 train, ..."); ok is false
+// when the tag does not have that shape (an empty tag).
+func datasetOfTag(tag string) (name string, split int, ok bool) {
+	head, _, found := strings.Cut(tag, ": ")
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndex(head, " split ")
+	if i <= 0 {
+		return "", 0, false
+	}
+	split, err := strconv.Atoi(head[i+len(" split "):])
+	if err != nil {
+		return "", 0, false
+	}
+	return head[:i], split, true
+}
+
+// resultOfState turns a checkpoint's state and data tag into the Result
+// fields the charts read: the dataset is the one the tag names (or
+// "unknown data" for a checkpoint without one).
+func resultOfState(st *gpnb.State, tag string) gpnb.Result {
+	name, split, ok := datasetOfTag(tag)
+	if !ok {
+		name = "unknown data"
+	}
 	r := gpnb.Result{
 		Dataset:   name,
+		Split:     split,
 		NTrain:    st.N,
 		D:         st.D,
 		Kernel:    st.Config.Kernel,

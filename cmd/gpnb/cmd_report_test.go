@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,5 +210,57 @@ func TestReportReproduceLayout(t *testing.T) {
 	}
 	if _, err := parseResults([]byte(`{"dataset":"pol","solver":"cg","steps":4}`)); err == nil {
 		t.Error("a job.json-like object parsed as a result")
+	}
+}
+
+// A checkpoint's report is titled with its dataset, split and method, as
+// its panels are, not with the checkpoint's file name.
+func TestReportCheckpointTitledByDataset(t *testing.T) {
+	t.Setenv("GPNB_ECHARTS_NO_INSTALL", "1")
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "c.ckpt")
+	code, _, stderr := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "100", "--synthetic-d", "2", "--steps", "2", "--warm-start", "--checkpoint", ckpt)
+	if code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "r.html")
+	if code, _, stderr = runCmd(t, "report", "--in", ckpt, "--out", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	page, titles := panelTitles(t, out)
+	want := "gpnb report: synthetic split 0, CG + ws, step 2 (c.ckpt)"
+	if !strings.Contains(page, "<title>"+want+"</title>") || !strings.Contains(page, "<h1>"+want+"</h1>") {
+		t.Errorf("page is not titled %q", want)
+	}
+	if !strings.Contains(page, "<td>dataset</td><td>synthetic</td>") {
+		t.Error("the run table should name the dataset")
+	}
+	for _, s := range titles {
+		if strings.Contains(s, "c.ckpt") {
+			t.Errorf("panel %q is titled with the file name", s)
+		}
+	}
+	if !slices.Contains(titles, "synthetic — CG") {
+		t.Errorf("panels %q: want the iterations panel titled with the dataset", titles)
+	}
+}
+
+func TestDatasetOfTag(t *testing.T) {
+	for _, tc := range []struct {
+		tag   string
+		name  string
+		split int
+		ok    bool
+	}{
+		{"pol split 0: 13500 train, 1500 test, d=26, normalised", "pol", 0, true},
+		{"my data.csv split 3: 10 train, 0 test, d=1, not normalised", "my data.csv", 3, true},
+		{"", "", 0, false},
+		{"pol: 12 train", "", 0, false},
+		{"pol split x: 12 train", "", 0, false},
+	} {
+		name, split, ok := datasetOfTag(tc.tag)
+		if name != tc.name || split != tc.split || ok != tc.ok {
+			t.Errorf("datasetOfTag(%q) = %q, %d, %v; want %q, %d, %v", tc.tag, name, split, ok, tc.name, tc.split, tc.ok)
+		}
 	}
 }

@@ -39,6 +39,9 @@ var UCIDatasets = []string{"pol", "elevators", "bike", "protein", "keggdirected"
 // tenth of them as test points (data/uci README).
 var uciRows = map[string]int{"pol": 15000, "elevators": 16599, "bike": 17379, "protein": 45730, "keggdirected": 48827}
 
+// uciDims is the number of input columns of each UCI dataset.
+var uciDims = map[string]int{"pol": 26, "elevators": 18, "bike": 17, "protein": 9, "keggdirected": 20}
+
 // NumSplits is the number of train/test splits of each UCI dataset.
 const NumSplits = 10
 
@@ -259,6 +262,15 @@ func ApproxTrainSize(spec DatasetSpec, subset int) int {
 		n = subset
 	}
 	return n
+}
+
+// InputDims returns the number of input dimensions of a job's dataset: D
+// for synthetic data, the number of input columns of a UCI dataset.
+func InputDims(spec DatasetSpec) int {
+	if spec.UCI {
+		return uciDims[spec.Name]
+	}
+	return spec.D
 }
 
 // ParseDatasets parses a comma-separated list of dataset names.

@@ -3,9 +3,13 @@ package repro
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpnb/gpnb/data"
 )
 
 func TestParseSplits(t *testing.T) {
@@ -205,5 +209,31 @@ func TestGridPaperSGDRates(t *testing.T) {
 	g.SGDLearningRates = map[string]float64{"bike": 2}
 	if _, err := g.Jobs(); err == nil || !strings.Contains(err.Error(), "both a normalised and a raw") {
 		t.Errorf("bike with both rates: error = %v", err)
+	}
+}
+
+// InputDims agrees with the UCI files where they are on this machine, and
+// with the name of synthetic data.
+func TestInputDims(t *testing.T) {
+	if spec, _ := ParseDataset("synthetic-200-3-7"); InputDims(spec) != 3 {
+		t.Errorf("synthetic-200-3-7: %d inputs", InputDims(spec))
+	}
+	dir := os.Getenv("GPNB_DATA")
+	if dir == "" {
+		t.Skip("GPNB_DATA is unset: the UCI shapes cannot be checked against the files")
+	}
+	for _, name := range UCIDatasets {
+		if _, err := os.Stat(filepath.Join(dir, name, data.DataFile)); err != nil {
+			t.Logf("%s: %v", name, err)
+			continue
+		}
+		ds, err := data.Load(name, data.Dir(dir), data.Subset(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, _ := ParseDataset(name)
+		if got := InputDims(spec); got != ds.D() {
+			t.Errorf("%s: InputDims %d, the files have %d inputs", name, got, ds.D())
+		}
 	}
 }

@@ -1,0 +1,226 @@
+// Package nb holds the few helpers every gpnb notebook needs, so notebooks
+// do not declare them again:
+//
+//   - Must, Must2 and Check turn an error into a panic, which GoNB shows
+//     under the cell and which stops it;
+//   - LoadOrSynthetic loads a UCI dataset from wherever its files are on
+//     this machine (FindUCI), or else synthetic data of the same shape, and
+//     says which;
+//   - WorkDir is the folder where a notebook keeps the files its cells pass
+//     to one another: GoNB runs every cell as a new process, so values do not
+//     survive from one cell to the next, but files (results, checkpoints)
+//     do.
+//
+// A notebook's first cells, for a notebook anywhere on disk, are in the
+// README ("Notebooks").
+package nb
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb/repro"
+)
+
+// Must returns v, or panics with err when it is not nil.
+func Must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Must2 is Must for functions that return two values and an error.
+func Must2[A, B any](a A, b B, err error) (A, B) {
+	if err != nil {
+		panic(err)
+	}
+	return a, b
+}
+
+// Check panics with err when it is not nil.
+func Check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// modulePath is the module this package belongs to.
+const modulePath = "github.com/gpnb/gpnb"
+
+// Checkout returns the root of the gpnb checkout this package was compiled
+// from (the folder of its go.mod), or "" when it was not compiled from one
+// (a module cache copy, -trimpath).
+func Checkout() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // <root>/gpnb/nb/nb.go
+	f, err := os.Open(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if mod, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok && strings.TrimSpace(mod) == modulePath {
+			return root
+		}
+	}
+	return ""
+}
+
+// envData names the folder of the UCI files, as everywhere in gpnb.
+const envData = "GPNB_DATA"
+
+// UCIPlaces returns the folders where the UCI files are looked for, in
+// order: $GPNB_DATA when set; else shared/data/uci beside the checkout
+// (<checkout>/../shared/data/uci, where `make` looks), beside the
+// notebook's folder ($GONB_DIR/../shared/data/uci) and beside its parent
+// (for a notebook in the checkout's notebooks/ folder); then the user cache
+// folder, where package data downloads them.
+func UCIPlaces() []string {
+	if dir := os.Getenv(envData); dir != "" {
+		return []string{dir}
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p = filepath.Clean(p); !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	beside := func(dir string) string { return filepath.Join(dir, "..", "shared", "data", "uci") }
+	if root := Checkout(); root != "" {
+		add(beside(root))
+	}
+	if nb := os.Getenv("GONB_DIR"); nb != "" {
+		add(beside(nb))
+		add(beside(filepath.Dir(nb)))
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		add(filepath.Join(cache, "gpnb", "uci"))
+	}
+	return out
+}
+
+// FindUCI returns the first of UCIPlaces holding UCI dataset name's files
+// (name/data.csv.gz and name/test_mask.csv.gz), or "" when none does.
+func FindUCI(name string) string {
+	for _, dir := range UCIPlaces() {
+		if hasFiles(dir, name) {
+			return dir
+		}
+	}
+	return ""
+}
+
+func hasFiles(dir, name string) bool {
+	for _, f := range []string{data.DataFile, data.MaskFile} {
+		if _, err := os.Stat(filepath.Join(dir, name, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadOrSynthetic loads split split of UCI dataset name (pol, elevators,
+// bike, protein, keggdirected) with subset training points (0: all) from the
+// folder FindUCI finds, never downloading. When none holds its files it
+// returns synthetic data of the same shape (as many training points, as
+// many inputs; data.Synthetic with seed split+1) instead. Either way it
+// prints one line saying which, and where it looked.
+func LoadOrSynthetic(name string, split, subset int) (*data.Dataset, error) {
+	spec, err := repro.ParseDataset(name)
+	if err != nil || !spec.UCI {
+		return nil, fmt.Errorf("nb.LoadOrSynthetic: %q is not a UCI dataset: use one of %s (data.Synthetic or data.LoadCSV for other data)", name, strings.Join(repro.UCIDatasets, ", "))
+	}
+	if split < 0 || split >= data.NumSplits {
+		return nil, fmt.Errorf("nb.LoadOrSynthetic: split %d of %s: use 0..%d", split, name, data.NumSplits-1)
+	}
+	if subset < 0 {
+		return nil, fmt.Errorf("nb.LoadOrSynthetic: subset %d: use 0 (every training point) or a positive number", subset)
+	}
+	if dir := FindUCI(name); dir != "" {
+		opts := []data.Option{data.Dir(dir), data.Split(split)}
+		if subset > 0 {
+			opts = append(opts, data.Subset(subset))
+		}
+		ds, err := data.Load(name, opts...)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Printf("%s (UCI files in %s)\n", ds, dir)
+		return ds, nil
+	}
+	n := repro.ApproxTrainSize(spec, subset)
+	ds, err := data.Synthetic(n, repro.InputDims(spec), uint64(split)+1)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("%s: the UCI files are not on this machine (looked in %s; set %s to their folder), so this is synthetic data of its shape: %s\n",
+		name, strings.Join(UCIPlaces(), ", "), envData, ds)
+	return ds, nil
+}
+
+// Dir is the folder where one notebook keeps its files: results and
+// checkpoints that later cells (new processes) read.
+type Dir string
+
+// WorkDir returns notebook's folder, os.TempDir()/gpnb-notebooks/notebook,
+// creating it. A failure to create it surfaces at the first file written
+// there, with the path.
+func WorkDir(notebook string) Dir {
+	d := filepath.Join(os.TempDir(), "gpnb-notebooks", notebook)
+	_ = os.MkdirAll(d, 0o755)
+	return Dir(d)
+}
+
+// Path returns the path of the file name in the folder.
+func (d Dir) Path(name string) string { return filepath.Join(string(d), name) }
+
+// Save writes v as JSON to the file name in the folder, creating the
+// folder when needed.
+func (d Dir) Save(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return fmt.Errorf("nb: saving %s: %w", name, err)
+	}
+	if err := os.MkdirAll(string(d), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(d.Path(name), b, 0o644)
+}
+
+// Load reads the JSON file name of the folder into v (a pointer). A missing
+// file says which cell to run first.
+func (d Dir) Load(name string, v any) error {
+	b, err := os.ReadFile(d.Path(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("nb: %s does not exist yet: run the cell that saves it first (%w)", d.Path(name), err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("nb: reading %s: %w", d.Path(name), err)
+	}
+	return nil
+}
+
+// Reset empties the folder, so a notebook run from the top starts afresh.
+func (d Dir) Reset() error {
+	if err := os.RemoveAll(string(d)); err != nil {
+		return err
+	}
+	return os.MkdirAll(string(d), 0o755)
+}
