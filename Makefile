@@ -49,7 +49,7 @@ help:
 	@echo "  lint             gofmt -l (must be empty), go vet, staticcheck"
 	@echo "  echarts          npm install echarts@$(ECHARTS_VERSION) into .cache/echarts (offline charts)"
 	@echo "  notebook         install gonb, goimports, gopls; gonb --install; start Jupyter on notebooks/"
-	@echo "  test-notebooks   execute every notebooks/*.ipynb headless and fail on any cell error"
+	@echo "  test-notebooks   execute every notebook headless (notebooks/testdata/* 5 times) and fail on any cell error, lost output or undrawn chart"
 	@echo "  check-notebooks  fail if a committed notebook carries outputs or execution counts"
 	@echo "  strip-notebooks  remove outputs and execution counts from notebooks/*.ipynb"
 	@echo "  bench            short Go benchmarks (BENCH=$(BENCH) BENCHTIME=$(BENCHTIME) BENCHPKG=$(BENCHPKG))"
@@ -108,15 +108,15 @@ gotest: echarts
 check-notebooks:
 	@echo "==> check-notebooks"
 	$(PYTHON) scripts/nbcheck_test.py
-	@nbs="$$(ls notebooks/*.ipynb 2>/dev/null)"; \
+	@nbs="$$(ls notebooks/*.ipynb notebooks/testdata/*.ipynb 2>/dev/null)"; \
 	if [ -z "$$nbs" ]; then echo "no notebooks"; else $(PYTHON) scripts/nbcheck.py stripped $$nbs && echo "notebooks stripped: $$(echo $$nbs | wc -w)"; fi
 
 strip-notebooks:
-	$(PYTHON) scripts/nbcheck.py strip notebooks/*.ipynb
+	$(PYTHON) scripts/nbcheck.py strip notebooks/*.ipynb $(wildcard notebooks/testdata/*.ipynb)
 
 test-notebooks: notebook-deps
 	@echo "==> test-notebooks"
-	scripts/run-notebooks.sh
+	GPNB_REQUIRE_BROWSER=1 scripts/run-notebooks.sh
 
 notebook: notebook-deps
 	@test -x /usr/bin/jupyter-notebook || { \

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -55,7 +56,8 @@ var (
 
 // Echarts returns where the echarts library comes from, looking (once per
 // process) in order at: $GPNB_ECHARTS_JS; .cache/echarts in the current
-// directory or any parent (the repository's `make echarts` copy);
+// directory or any parent (the repository's `make echarts` copy); the same
+// copy of the checkout viz was compiled from (for a notebook elsewhere);
 // os.UserCacheDir()/gpnb/echarts; and, when npm is on the PATH and
 // GPNB_ECHARTS_NO_INSTALL is not 1, an `npm install` into that user cache
 // folder.
@@ -143,6 +145,18 @@ func resolveEcharts(allowInstall bool) (EchartsSource, string) {
 		}
 		why = append(why, "no .cache/echarts above "+wd+".")
 	}
+	// A notebook outside the repository still finds the copy of the
+	// checkout viz was compiled from.
+	if root := checkoutDir(); root != "" {
+		p := filepath.Join(root, ".cache", "echarts", distPath)
+		if _, err := os.Stat(p); err == nil {
+			if js, ok := try(p, "checkout copy"); ok {
+				return EchartsSource{Path: p}, js
+			}
+		} else {
+			why = append(why, "no "+p+".")
+		}
+	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		why = append(why, fmt.Sprintf("user cache folder: %v.", err))
@@ -175,6 +189,24 @@ func resolveEcharts(allowInstall bool) (EchartsSource, string) {
 		return EchartsSource{Path: p}, js
 	}
 	return EchartsSource{Why: strings.Join(why, " ")}, ""
+}
+
+// checkoutDir is checkoutRoot; tests replace it.
+var checkoutDir = checkoutRoot
+
+// checkoutRoot returns the folder above this source file's package, when
+// viz was compiled from a checkout (not a module cache copy, not
+// -trimpath): the checkout's root.
+func checkoutRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	root := filepath.Dir(filepath.Dir(file))
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return ""
+	}
+	return root
 }
 
 func lastLine(s string) string {

@@ -20,8 +20,17 @@ func fakeBundle(t *testing.T, path string) {
 	}
 }
 
+// noCheckoutCopy hides the checkout's echarts copy, as for a viz compiled
+// from the module cache.
+func noCheckoutCopy(t *testing.T) {
+	t.Helper()
+	checkoutDir = func() string { return "" }
+	t.Cleanup(func() { checkoutDir = checkoutRoot })
+}
+
 func TestEchartsSourceOrder(t *testing.T) {
 	t.Cleanup(resetEcharts)
+	noCheckoutCopy(t)
 	work := t.TempDir()
 	cache := t.TempDir()
 	t.Chdir(work)
@@ -116,5 +125,27 @@ func TestPagesEmbedEverything(t *testing.T) {
 	}
 	if strings.Count(p1, "window.echarts = {fake: true}") != 1 || !strings.Contains(p1, `"animation":false`) {
 		t.Error("a page inlines the library once, with animations off")
+	}
+}
+
+// A program run outside the checkout (a notebook elsewhere on disk) finds
+// the checkout's copy from viz's own source path.
+func TestEchartsFromCheckoutElsewhere(t *testing.T) {
+	t.Cleanup(resetEcharts)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(root, ".cache", "echarts", distPath)
+	if _, err := os.Stat(want); err != nil {
+		t.Skipf("no checkout copy to find (%v): run `%s`", err, MakeTarget)
+	}
+	t.Chdir(t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(EnvNoInstall, "1")
+	t.Setenv(EnvEchartsJS, "")
+	resetEcharts()
+	if src := Echarts(); src.Path != want {
+		t.Errorf("source %+v, want the checkout copy %s", src, want)
 	}
 }

@@ -210,6 +210,7 @@ func TestLibraryOncePerKernelSession(t *testing.T) {
 // the charts wait for its load event.
 func TestCDNInEveryOutput(t *testing.T) {
 	t.Cleanup(resetEcharts)
+	noCheckoutCopy(t)
 	t.Chdir(t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())

@@ -89,7 +89,7 @@ const envData = "GPNB_DATA"
 // folder, where package data downloads them.
 func UCIPlaces() []string {
 	if dir := os.Getenv(envData); dir != "" {
-		return []string{dir}
+		return []string{filepath.Clean(dir)}
 	}
 	var out []string
 	seen := map[string]bool{}
