@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image/png"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestPredictive(t *testing.T) {
 	got := map[string][]float64{"x": p.Series[0].X, "upper": p.Series[0].Y, "lower": p.Series[0].Lower,
 		"mean": p.Series[3].Y, "sample0": p.Series[1].Y, "sample1": p.Series[2].Y}
 	for k, w := range want {
-		if !slicesEqual(got[k], w) {
+		if !slices.Equal(got[k], w) {
 			t.Errorf("%s = %v, want %v", k, got[k], w)
 		}
 	}
@@ -63,25 +64,13 @@ func TestPredictive(t *testing.T) {
 		for _, e := range edges[k].([]any) {
 			v = append(v, num(e))
 		}
-		if !slicesEqual(v, w) {
+		if !slices.Equal(v, w) {
 			t.Errorf("band edge %s = %v, want %v", k, v, w)
 		}
 	}
-	if _, ys := xy(t, ss[3]); !slicesEqual(ys, want["mean"]) {
+	if _, ys := xy(t, ss[3]); !slices.Equal(ys, want["mean"]) {
 		t.Errorf("mean line %v", ys)
 	}
-}
-
-func slicesEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestPredictiveRejectsBadInput(t *testing.T) {

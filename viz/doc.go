@@ -9,6 +9,10 @@
 // solution), Runtimes (figure 2), Iterations (figure 3) and Hyperparameters
 // (figure 4); Residuals and ResidualTrace draw solver residual trajectories;
 // Table holds the paper's Tables 1 and 2 (ResultsTable, SpeedupTable).
+// IterationsOf, HyperparametersOf, ResidualsLast and Distances chart one run
+// from its history alone (a checkpoint's State.History). Predictive draws a
+// one-dimensional prediction: data, mean, a filled band (series kind Band)
+// and posterior samples, from plain slices.
 // Every builder returns a *Chart, a plain value of panels and series that
 // can be inspected or changed before it is rendered:
 //
@@ -18,6 +22,12 @@
 //
 // A Report collects charts and tables into one self-contained page (what
 // `gpnb report` writes). Live shows a training run's progress in place.
+//
+// In a GoNB notebook every output is flushed (gonbui.Sync) before Show or a
+// Live update returns, so none is lost when the cell's program exits. The
+// echarts library travels with the first chart of a kernel session only;
+// the other charts use the page's copy, waiting for it if a saved notebook
+// renders them first (see ResendEcharts).
 //
 // Pages work offline: the echarts library is inlined from a local copy of
 // the npm package (see Echarts for where it is looked for); only when none

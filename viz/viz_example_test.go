@@ -58,3 +58,30 @@ func ExampleResidualTrace() {
 	// tolerance 0.1 (probes) [0.1 0.1]
 	// log y: true
 }
+
+// A predictive band from plain slices: any predictor's mean and standard
+// deviation at new inputs, with the training data.
+func ExamplePredictive() {
+	x := []float64{0, 0.5, 1, 1.5, 2}
+	mean := []float64{0, 0.48, 0.84, 1.0, 0.91}
+	sd := []float64{0.1, 0.1, 0.2, 0.4, 0.6}
+	lower, upper := make([]float64, len(x)), make([]float64, len(x))
+	for i := range x {
+		lower[i], upper[i] = mean[i]-1.96*sd[i], mean[i]+1.96*sd[i]
+	}
+	c, err := viz.Predictive(viz.Prediction{X: x, Mean: mean, Lower: lower, Upper: upper,
+		DataX: []float64{0.1, 0.6, 0.9}, DataY: []float64{0.12, 0.55, 0.8}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range c.Panels[0].Series {
+		fmt.Println(s.Name, s.Kind == viz.Band)
+	}
+	// c.Show() draws it in a GoNB cell.
+
+	// Output:
+	// 95% band true
+	// predictive mean false
+	// data false
+}
