@@ -29,7 +29,7 @@ const DefaultBlockSize = 2000
 type AP struct {
 	// BlockSize is the number of indices per block; 0 means
 	// DefaultBlockSize (2000). It is capped at n.
-	BlockSize int
+	BlockSize int `json:"block_size,omitempty"`
 }
 
 // APState is AP's method-specific state. The block factors are not part of

@@ -28,13 +28,13 @@ type CG struct {
 	// Cholesky approximation of H − σ_p²I (plus diag(K − LLᵀ) with
 	// PrecondDiagonal), applied with the Woodbury identity. Building it costs
 	// k columns of H (RowEvaluations) and is redone on Resume.
-	PrecondRank int
+	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondNoise is σ_p², the variance on the preconditioner's diagonal,
 	// normally the noise variance σ² of H = K + σ²I (at most min_i H_ii).
 	// The solver does not know σ: 0 means "ask the operator", which works
 	// when it implements NoiseVariancer; otherwise set it (> 0) whenever
 	// PrecondRank > 0.
-	PrecondNoise float64
+	PrecondNoise float64 `json:"precond_noise,omitempty"`
 	// PrecondDiagonal adds the diagonal correction diag(K − LLᵀ) to the
 	// preconditioner, P = LLᵀ + diag(K − LLᵀ) + σ_p²I (the FITC
 	// approximation of H, exact on the diagonal). Without it, P = LLᵀ + σ²I
@@ -42,7 +42,7 @@ type CG struct {
 	// at length scales 1 this made CG slower than no preconditioner (see
 	// the tests) — so it is usually the better choice for kernels whose
 	// spectrum decays slowly.
-	PrecondDiagonal bool
+	PrecondDiagonal bool `json:"precond_diagonal,omitempty"`
 }
 
 // NoiseVariancer is implemented by operators H = K + σ²I that know their

@@ -81,20 +81,20 @@ const (
 // except that a row ending in such a check holds the true values.
 type SGD struct {
 	// BatchSize is |I|; 0 means DefaultBatchSize (1000). Capped at n.
-	BatchSize int
+	BatchSize int `json:"batch_size,omitempty"`
 	// LearningRate is the normalised step (see above); 0 means
 	// DefaultLearningRate (1.0). Leave it 0 when RawLearningRate is set:
 	// setting both is ErrSettings.
-	LearningRate float64
+	LearningRate float64 `json:"learning_rate,omitempty"`
 	// RawLearningRate, when > 0, is the paper's unnormalised learning rate:
 	// each iteration moves the batch's coordinates by RawLearningRate/|I|
 	// times their gradient (see above). 0 means the normalised step.
-	RawLearningRate float64
+	RawLearningRate float64 `json:"raw_learning_rate,omitempty"`
 	// Momentum ρ ∈ [0,1); 0 means DefaultMomentum (0.9). A negative value
 	// turns momentum off (ρ = 0).
-	Momentum float64
+	Momentum float64 `json:"momentum,omitempty"`
 	// Seed seeds the mini-batch sampler.
-	Seed uint64
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 // SGDState is SGD's method-specific state.

@@ -60,15 +60,15 @@ const pdAdvice = "increase the noise σ (or add jitter to the diagonal) so that 
 type Settings struct {
 	// RelTolMean is the relative residual tolerance ‖H v_0 − b_0‖/‖b_0‖ of
 	// column 0, the mean system. 0 means DefaultRelTolMean (0.01).
-	RelTolMean float64
+	RelTolMean float64 `json:"rel_tol_mean,omitempty"`
 	// RelTolProbes is the tolerance of columns 1..m−1, the probe systems.
 	// 0 means DefaultRelTolProbes (0.1).
-	RelTolProbes float64
+	RelTolProbes float64 `json:"rel_tol_probes,omitempty"`
 	// MaxIterations bounds the number of Iterate calls. 0 means the
 	// method's default: CG 1000, AP 20000 block updates, SGD 50000
 	// mini-batches, Cholesky 1. When it is reached before convergence the
 	// solver is Done but not Converged.
-	MaxIterations int
+	MaxIterations int `json:"max_iterations,omitempty"`
 }
 
 // Resolve returns s as method m will apply it: zero fields replaced by

@@ -223,11 +223,15 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 		return nil, "", fmt.Errorf("gpnb report: %w", err)
 	}
 	if bytes.HasPrefix(b, []byte(checkpointMagic)) {
-		st, _, err := gpnb.DecodeCheckpoint(b)
+		st, err := gpnb.DecodeCheckpoint(b)
 		if err != nil {
 			return nil, "", fmt.Errorf("gpnb report: %s: %w", in, err)
 		}
-		return []gpnb.Result{resultOfState(st, filepath.Base(in))}, "checkpoint", nil
+		r := st.Result()
+		if r.Dataset == "" { // a format-1 checkpoint that named no dataset
+			r.Dataset = filepath.Base(in)
+		}
+		return []gpnb.Result{r}, "checkpoint", nil
 	}
 	rs, err := parseResults(b)
 	if err != nil {
@@ -273,24 +277,4 @@ func parseResults(b []byte) ([]gpnb.Result, error) {
 		}
 	}
 	return rs, nil
-}
-
-// resultOfState turns a checkpoint's state into the Result fields the
-// charts read.
-func resultOfState(st *gpnb.State, name string) gpnb.Result {
-	r := gpnb.Result{
-		Dataset:   name,
-		NTrain:    st.N,
-		D:         st.D,
-		Kernel:    st.Config.Kernel,
-		Solver:    st.Config.Solver.Name,
-		WarmStart: st.Config.WarmStart,
-		Probes:    st.Config.Probes,
-		Seed:      st.Config.Seed,
-		StepsDone: st.Step,
-		History:   st.History,
-	}
-	r.TotalSeconds = st.History.TotalSeconds()
-	r.SolverSeconds = st.History.TotalSolverSeconds()
-	return r
 }
