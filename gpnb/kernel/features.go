@@ -12,36 +12,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Random Fourier features for the pathwise gradient estimator of Lin,
-// Padhy, Mlodozeniec, Antorán and Hernández-Lobato, "Improving Linear System
-// Solvers for Hyperparameter Optimisation in Iterative Gaussian Processes"
-// (NeurIPS 2024, arXiv 2405.18457).
-//
-// The kernels are k(x,x') = s²·m(‖τ‖) with τ = (x−x')/ℓ. By Bochner's
-// theorem m(‖τ‖) = E_ω[cos(ωᵀτ)] for ω drawn from the normalised spectral
-// density of m (m(0) = 1):
-//
-//   - RBF, m(r) = exp(−r²/2): ω ~ N(0, I_d).
-//   - Matérn-ν, m(r) = 2^{1−ν}/Γ(ν)·(√(2ν)r)^ν·K_ν(√(2ν)r), which is
-//     exp(−r), (1+√3r)e^{−√3r} and (1+√5r+5r²/3)e^{−√5r} for ν = 1/2, 3/2,
-//     5/2 exactly as Family.Eval has them: the density is ∝ (2ν + ‖ω‖²)^{−(ν+d/2)},
-//     the multivariate Student-t with 2ν degrees of freedom and identity
-//     scale, drawn as ω = g·√(2ν/u) with g ~ N(0, I_d) and u ~ χ²(2ν).
-//
-// With F/2 frequencies ω_i, the features
-//
-//	φ(x) = s·√(2/F)·[cos(ω_iᵀ(x/ℓ)), sin(ω_iᵀ(x/ℓ))]_{i=1..F/2}
-//
-// give φ(x)ᵀφ(x') = s²·(2/F)·Σ_i cos(ω_iᵀτ), an average of F/2 independent
-// unbiased estimates of k(x,x'): E[φ(x)ᵀφ(x')] = k(x,x') exactly, with
-// variance (2/F)·s⁴·((1+m(2r))/2 − m(r)²), so the error falls as 1/√F (and
-// φ(x)ᵀφ(x) = s² exactly). A prior function sample is f(x) = φ(x)ᵀw with
-// w ~ N(0, I_F): Cov[f(x), f(x')] = φ(x)ᵀφ(x').
-//
-// Only g, u and w are random, and they do not depend on θ = (ℓ, s): a new θ
-// rescales the same draws (ω_i/ℓ and s), so the prior samples stay fixed
-// while θ is optimised and the previous solves remain good warm starts.
-
 // DefaultFeatures is the default number of random Fourier features F, the
 // value Lin et al. (2024) use.
 const DefaultFeatures = 2000
@@ -57,10 +27,39 @@ const (
 )
 
 // PriorSamples is a set of s prior function samples f_j(x) = φ(x)ᵀw_j of a
-// Gaussian process, defined by F random Fourier features (see the comment
-// above DefaultFeatures for the mathematics). It holds only the θ-free
-// random draws, as plain data (gob and JSON encode it); EvalTo rescales them
-// to the kernel it is given. NewPriorSamples draws them from a seed.
+// Gaussian process, defined by F random Fourier features, for the pathwise
+// gradient estimator of Lin, Padhy, Mlodozeniec, Antorán and
+// Hernández-Lobato, "Improving Linear System Solvers for Hyperparameter
+// Optimisation in Iterative Gaussian Processes" (NeurIPS 2024, arXiv
+// 2405.18457). It holds only the θ-free random draws, as plain data (gob
+// and JSON encode it); EvalTo rescales them to the kernel it is given.
+// NewPriorSamples draws them from a seed.
+//
+// The kernels are k(x,x') = s²·m(‖τ‖) with τ = (x−x')/ℓ. By Bochner's
+// theorem m(‖τ‖) = E_ω[cos(ωᵀτ)] for ω drawn from the normalised spectral
+// density of m (m(0) = 1):
+//
+//   - RBF, m(r) = exp(−r²/2): ω ~ N(0, I_d).
+//   - Matérn-ν, m(r) = 2^{1−ν}/Γ(ν)·(√(2ν)r)^ν·K_ν(√(2ν)r), which is
+//     exp(−r), (1+√3r)e^{−√3r} and (1+√5r+5r²/3)e^{−√5r} for ν = 1/2, 3/2,
+//     5/2, exactly as Family.Eval has them: the density is
+//     ∝ (2ν + ‖ω‖²)^{−(ν+d/2)}, the multivariate Student-t with 2ν degrees
+//     of freedom and identity scale, drawn as ω = g·√(2ν/u) with
+//     g ~ N(0, I_d) and u ~ χ²(2ν).
+//
+// With F/2 frequencies ω_i, the features
+//
+//	φ(x) = s·√(2/F)·[cos(ω_iᵀ(x/ℓ)), sin(ω_iᵀ(x/ℓ))]_{i=1..F/2}
+//
+// give φ(x)ᵀφ(x') = s²·(2/F)·Σ_i cos(ω_iᵀτ), an average of F/2 independent
+// unbiased estimates of k(x,x'): E[φ(x)ᵀφ(x')] = k(x,x') exactly, with
+// variance (2/F)·s⁴·((1+m(2r))/2 − m(r)²), so the error falls as 1/√F (and
+// φ(x)ᵀφ(x) = s² exactly). A prior function sample is f(x) = φ(x)ᵀw with
+// w ~ N(0, I_F), so Cov[f(x), f(x')] = φ(x)ᵀφ(x').
+//
+// Only g, u and w are random, and they do not depend on θ = (ℓ, s): a new θ
+// rescales the same draws (ω_i/ℓ and s), so the prior samples stay fixed
+// while θ is optimised and the previous solves remain good warm starts.
 type PriorSamples struct {
 	// Family is the kernel family whose spectral density Freqs and ChiSq
 	// were drawn for; EvalTo accepts kernels of this family only.
@@ -216,10 +215,8 @@ func (p *PriorSamples) Validate() error {
 }
 
 // check validates p, k and an n×d input matrix x for evaluation.
+// p itself is validated by the caller.
 func (p *PriorSamples) check(method string, x *mat.Dense, k Kernel) error {
-	if err := p.Validate(); err != nil {
-		return err
-	}
 	if k.Family != p.Family {
 		return fmt.Errorf("kernel: %s: the features were drawn for %v but the kernel is %v: draw PriorSamples for %v", method, p.Family, k.Family, k.Family)
 	}
@@ -243,7 +240,7 @@ func (p *PriorSamples) check(method string, x *mat.Dense, k Kernel) error {
 	return nil
 }
 
-// checkDst returns an error unless dst is r×c.
+// checkDstDims returns an error unless dst is r×c.
 func checkDstDims(method string, dst *mat.Dense, r, c int) error {
 	if dst == nil {
 		return fmt.Errorf("kernel: %s: dst is nil: pass a %d×%d matrix", method, r, c)
@@ -302,6 +299,9 @@ func rowsOf(g blas64.General, r0, r1 int) blas64.General {
 // K(X,X). It materialises n×F values: for inspection and tests; EvalTo
 // evaluates the samples without it.
 func (p *PriorSamples) FeaturesTo(dst, x *mat.Dense, k Kernel) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
 	if err := p.check("FeaturesTo", x, k); err != nil {
 		return err
 	}
@@ -333,6 +333,9 @@ func (p *PriorSamples) FeaturesTo(dst, x *mat.Dense, k Kernel) error {
 // is held and the bits do not depend on GOMAXPROCS. Row a of the result
 // depends only on x_a up to the rounding of the tile's gemm.
 func (p *PriorSamples) EvalTo(dst, x *mat.Dense, k Kernel) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
 	if err := p.check("EvalTo", x, k); err != nil {
 		return err
 	}

@@ -450,7 +450,9 @@ func TestFeaturesErrors(t *testing.T) {
 		{"trace dst", "len(dst) = 3, want d+2 = 4", func() error { return PathwiseTrace(make([]float64, 3), op, zeta) }},
 		{"trace ζ", "ζ is 9×3", func() error { return PathwiseTrace(make([]float64, 4), op, randDense(n-1, 3, 1)) }},
 		{"trace op", "operator is nil", func() error { return PathwiseTrace(make([]float64, 4), nil, zeta) }},
-		{"gradient v_y", "v_y is 10×2, want 10×1", func() error { return PathwiseGradient(make([]float64, 4), op, zeta.Slice(0, n, 0, 2).(*mat.Dense), zeta) }},
+		{"gradient v_y", "v_y is 10×2, want 10×1", func() error {
+			return PathwiseGradient(make([]float64, 4), op, zeta.Slice(0, n, 0, 2).(*mat.Dense), zeta)
+		}},
 		{"posterior fStar", "fStar is 4×3, want 5×3", func() error {
 			_, err := PathwisePosterior(op, testX(5, d, 5), fs, vy, zeta)
 			return err

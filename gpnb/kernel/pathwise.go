@@ -7,10 +7,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The pathwise gradient estimator and pathwise-conditioned posterior samples
+// PathwiseDraws is the fixed randomness of the pathwise gradient estimator
 // of Lin et al., "Improving Linear System Solvers for Hyperparameter
 // Optimisation in Iterative Gaussian Processes" (NeurIPS 2024, arXiv
-// 2405.18457), as functions over plain matrices and a GramOperator.
+// 2405.18457), for n training points, as plain data: the prior function
+// samples and the standard-normal draws of the noise ε. Like fixed
+// Hutchinson probes, it is drawn once and rescaled as θ changes (ProbesTo),
+// so the right-hand sides move smoothly with θ and warm starts stay good.
 //
 // The marginal-likelihood gradient (eq. 4 of the warm-start paper) is
 // ∂L/∂θ = ½·v_yᵀ(∂H/∂θ)v_y − ½·tr(H⁻¹∂H/∂θ) with v_y = H⁻¹y. Hutchinson
@@ -20,20 +23,15 @@ import (
 //
 //	E[ζ_jᵀ(∂H/∂θ)ζ_j] = tr(∂H/∂θ·H⁻¹HH⁻¹) = tr(H⁻¹∂H/∂θ),
 //
-// so (1/s)·Σ_j ζ_jᵀ(∂H/∂θ)ζ_j is unbiased. ξ_j = f_j(X) + ε_j with f_j a prior
-// function sample (random Fourier features, PriorSamples) and ε_j ~ N(0, σ²I)
-// has covariance K̃ + σ²I, where K̃ is the feature kernel; the estimate's
-// bias is tr(H⁻¹∂H H⁻¹(K̃−K)), which is O(1/√F) and zero on average over the
-// feature draws. The same ζ_j give posterior function samples at no further
-// solve (Matheron's rule, "pathwise conditioning"):
+// so (1/s)·Σ_j ζ_jᵀ(∂H/∂θ)ζ_j is unbiased (PathwiseTrace). ProbesTo draws
+// ξ_j = f_j(X) + ε_j with f_j a random-feature prior sample and
+// ε_j ~ N(0, σ²I), whose covariance is K̃ + σ²I with K̃ the feature kernel:
+// for a fixed feature draw the estimate's bias is tr(H⁻¹∂H H⁻¹(K̃−K)), of
+// order 1/√F and zero on average over feature draws. The same ζ_j give
+// posterior function samples with no further solve (pathwise conditioning,
+// Matheron's rule; PathwisePosterior):
 //
 //	f_j(·|y) = f_j(·) + k(·, X)·(v_y − ζ_j).
-
-// PathwiseDraws is the fixed randomness of the pathwise estimator for n
-// training points, as plain data: the prior function samples and the
-// standard-normal draws of the noise ε. Like fixed Hutchinson probes, it is
-// drawn once and rescaled as θ changes (ProbesTo), so the right-hand sides
-// move smoothly with θ and warm starts stay good.
 type PathwiseDraws struct {
 	// Prior holds the random features and weights of f_1..f_s.
 	Prior PriorSamples
