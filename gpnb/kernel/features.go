@@ -214,9 +214,9 @@ func (p *PriorSamples) Validate() error {
 	return nil
 }
 
-// check validates p, k and an n×d input matrix x for evaluation.
-// p itself is validated by the caller.
-func (p *PriorSamples) check(method string, x *mat.Dense, k Kernel) error {
+// check validates k, the n×d input matrix x and the n×cols dst for an
+// evaluation of p (already validated).
+func (p *PriorSamples) check(method string, dst, x *mat.Dense, k Kernel, cols int) error {
 	if k.Family != p.Family {
 		return fmt.Errorf("kernel: %s: the features were drawn for %v but the kernel is %v: draw PriorSamples for %v", method, p.Family, k.Family, k.Family)
 	}
@@ -237,7 +237,7 @@ func (p *PriorSamples) check(method string, x *mat.Dense, k Kernel) error {
 			}
 		}
 	}
-	return nil
+	return checkDstDims(method, dst, n, cols)
 }
 
 // checkDstDims returns an error unless dst is r×c.
@@ -289,11 +289,6 @@ func trigTile(buf []float64, x blas64.General, ot blas64.General) {
 	}
 }
 
-// rowsOf returns rows [r0, r1) of g.
-func rowsOf(g blas64.General, r0, r1 int) blas64.General {
-	return blas64.General{Rows: r1 - r0, Cols: g.Cols, Stride: g.Stride, Data: g.Data[r0*g.Stride:]}
-}
-
 // FeaturesTo sets dst (n×F) to the features φ(X) of the rows of the n×d
 // matrix X at kernel k, so that φ(X)φ(X)ᵀ is the feature approximation of
 // K(X,X). It materialises n×F values: for inspection and tests; EvalTo
@@ -302,21 +297,18 @@ func (p *PriorSamples) FeaturesTo(dst, x *mat.Dense, k Kernel) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if err := p.check("FeaturesTo", x, k); err != nil {
+	if err := p.check("FeaturesTo", dst, x, k, p.Features); err != nil {
 		return err
 	}
 	n, _ := x.Dims()
-	if err := checkDstDims("FeaturesTo", dst, n, p.Features); err != nil {
-		return err
-	}
 	ot := p.freqsT(k)
 	X, D := x.RawMatrix(), dst.RawMatrix()
 	alpha := p.scale(k)
-	forTiles(tiles(n, rowTile), func(_ *[]float64, t int) {
+	forTiles(tiles(n, rowTile), gomaxprocs(), func(_, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		for a := i0; a < i1; a++ {
 			row := D.Data[a*D.Stride : a*D.Stride+p.Features]
-			trigTile(row, rowsOf(X, a, a+1), ot)
+			trigTile(row, sub(X, a, a+1), ot)
 			for i := range row {
 				row[i] *= alpha
 			}
@@ -336,11 +328,7 @@ func (p *PriorSamples) EvalTo(dst, x *mat.Dense, k Kernel) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if err := p.check("EvalTo", x, k); err != nil {
-		return err
-	}
-	n, _ := x.Dims()
-	if err := checkDstDims("EvalTo", dst, n, p.Samples); err != nil {
+	if err := p.check("EvalTo", dst, x, k, p.Samples); err != nil {
 		return err
 	}
 	p.evalTo(dst.RawMatrix(), x.RawMatrix(), k)
@@ -356,42 +344,44 @@ func (p *PriorSamples) evalTo(dst, x blas64.General, k Kernel) {
 	ot := p.freqsT(k)
 	w := blas64.General{Rows: f, Cols: s, Stride: s, Data: p.Weights}
 	alpha := p.scale(k)
-	forTiles(tiles(n, rowTile), func(buf *[]float64, t int) {
+	nt := tiles(n, rowTile)
+	workers := min(gomaxprocs(), nt)
+	bufs := make([][]float64, workers) // one rowTile×F block of features per goroutine
+	forTiles(nt, workers, func(wk, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
-		*buf = grow(*buf, (i1-i0)*f)
-		trigTile(*buf, rowsOf(x, i0, i1), ot)
+		bufs[wk] = grow(bufs[wk], (i1-i0)*f)
+		trigTile(bufs[wk], sub(x, i0, i1), ot)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha,
-			blas64.General{Rows: i1 - i0, Cols: f, Stride: f, Data: *buf}, w,
-			0, rowsOf(dst, i0, i1))
+			blas64.General{Rows: i1 - i0, Cols: f, Stride: f, Data: bufs[wk]}, w,
+			0, sub(dst, i0, i1))
 	})
 }
 
-// forTiles calls fn(buf, t) for every tile t < ntiles on up to GOMAXPROCS
-// goroutines, each with its own reusable buffer. fn must determine tile t's
-// output from its inputs alone, so the result does not depend on the
-// schedule.
-func forTiles(ntiles int, fn func(buf *[]float64, t int)) {
-	w := max(1, min(gomaxprocs(), ntiles))
-	if w == 1 {
-		var buf []float64
+// forTiles calls fn(w, t) for every tile t < ntiles on up to workers
+// goroutines (at least one), w being the index of the goroutine (for its
+// own buffers). fn must determine tile t's output from its inputs alone, so
+// the result does not depend on the schedule. It is the same loop as
+// Operator.run, which could be built on it.
+func forTiles(ntiles, workers int, fn func(w, t int)) {
+	workers = max(1, min(workers, ntiles))
+	if workers == 1 {
 		for t := 0; t < ntiles; t++ {
-			fn(&buf, t)
+			fn(0, t)
 		}
 		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := 0; i < w; i++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []float64
 			for {
 				t := int(next.Add(1) - 1)
 				if t >= ntiles {
 					return
 				}
-				fn(&buf, t)
+				fn(w, t)
 			}
 		}()
 	}

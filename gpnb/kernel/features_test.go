@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -274,7 +273,7 @@ func TestFeaturesNested(t *testing.T) {
 
 // TestFeaturesDeterminism checks the same bits at GOMAXPROCS 1 and 2, over
 // many row tiles, for FeaturesTo, EvalTo, ProbesTo and the pathwise
-// functions.
+// functions on operators in every mode (checkSameBits).
 func TestFeaturesDeterminism(t *testing.T) {
 	withSmallTiles(t)
 	const n, d, f, s, m = 103, 3, 60, 4, 37
@@ -285,12 +284,12 @@ func TestFeaturesDeterminism(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := NewOperator(x, k, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	zeta, vy := randDense(n, s, 9), randDense(n, 1, 10)
-	run := func() []float64 {
+	checkSameBits(t, func(opt Options) []float64 {
+		op, err := NewOperator(x, k, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var out []float64
 		phi := mat.NewDense(n, f, nil)
 		if err := pd.Prior.FeaturesTo(phi, x, k); err != nil {
@@ -323,17 +322,7 @@ func TestFeaturesDeterminism(t *testing.T) {
 		out = append(out, post.Samples.RawMatrix().Data...)
 		out = append(out, post.Mean...)
 		return append(out, post.Variance...)
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	runtime.GOMAXPROCS(1)
-	ref := run()
-	runtime.GOMAXPROCS(2)
-	got := run()
-	for i := range ref {
-		if math.Float64bits(got[i]) != math.Float64bits(ref[i]) {
-			t.Fatalf("element %d is %v at GOMAXPROCS 2, %v at GOMAXPROCS 1", i, got[i], ref[i])
-		}
-	}
+	})
 }
 
 // TestPathwiseDrawsEncode checks that the draws survive gob and JSON and

@@ -84,16 +84,15 @@ func (p *PathwiseDraws) ProbesTo(dst, x *mat.Dense, k Kernel) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if err := p.Prior.check("ProbesTo", x, k); err != nil {
-		return err
+	if x != nil {
+		if n, _ := x.Dims(); n != p.N {
+			return fmt.Errorf("kernel: ProbesTo: X has %d rows but the draws are for n = %d training points", n, p.N)
+		}
 	}
-	if n, _ := x.Dims(); n != p.N {
-		return fmt.Errorf("kernel: ProbesTo: X has %d rows but the draws are for n = %d training points", n, p.N)
+	if err := p.Prior.check("ProbesTo", dst, x, k, p.Prior.Samples); err != nil {
+		return err
 	}
 	s := p.Prior.Samples
-	if err := checkDstDims("ProbesTo", dst, p.N, s); err != nil {
-		return err
-	}
 	D := dst.RawMatrix()
 	p.Prior.evalTo(D, x.RawMatrix(), k)
 	sigma := k.Hyper.Noise
@@ -135,20 +134,13 @@ func checkMat(method, name string, m *mat.Dense, r, c int) error {
 // estimate of tr(H⁻¹∂H/∂θ_k) (unbiased when ξ_j ~ N(0, H)). It is one
 // op.Reduce with W = (1/s)·ζζᵀ = (ζ/s)·ζᵀ; len(dst) must be d+2.
 func PathwiseTrace(dst []float64, op GramOperator, zeta *mat.Dense) error {
-	n, err := checkOp("PathwiseTrace", op)
+	n, s, err := checkReduce("PathwiseTrace", dst, op, nil, zeta)
 	if err != nil {
 		return err
 	}
-	if err := checkMat("PathwiseTrace", "ζ", zeta, n, -1); err != nil {
-		return err
-	}
-	if want := len(op.Kernel().Hyper.Lengthscales) + 2; len(dst) != want {
-		return fmt.Errorf("kernel: PathwiseTrace: len(dst) = %d, want d+2 = %d", len(dst), want)
-	}
-	_, s := zeta.Dims()
-	var a mat.Dense
+	a := mat.NewDense(n, s, nil)
 	a.Scale(1/float64(s), zeta)
-	op.Reduce(dst, &a, zeta)
+	op.Reduce(dst, a, zeta)
 	return nil
 }
 
@@ -160,20 +152,10 @@ func PathwiseTrace(dst []float64, op GramOperator, zeta *mat.Dense) error {
 // W = ½·v_y v_yᵀ − (1/2s)·Σ_j ζ_jζ_jᵀ = A·Bᵀ, A = [½v_y, −ζ/(2s)],
 // B = [v_y, ζ]: the Hutchinson reduction with ζ_j in place of the probes.
 func PathwiseGradient(dst []float64, op GramOperator, vy, zeta *mat.Dense) error {
-	n, err := checkOp("PathwiseGradient", op)
+	n, s, err := checkReduce("PathwiseGradient", dst, op, vy, zeta)
 	if err != nil {
 		return err
 	}
-	if err := checkMat("PathwiseGradient", "v_y", vy, n, 1); err != nil {
-		return err
-	}
-	if err := checkMat("PathwiseGradient", "ζ", zeta, n, -1); err != nil {
-		return err
-	}
-	if want := len(op.Kernel().Hyper.Lengthscales) + 2; len(dst) != want {
-		return fmt.Errorf("kernel: PathwiseGradient: len(dst) = %d, want d+2 = %d", len(dst), want)
-	}
-	_, s := zeta.Dims()
 	a := mat.NewDense(n, s+1, nil)
 	b := mat.NewDense(n, s+1, nil)
 	a.Slice(0, n, 0, 1).(*mat.Dense).Scale(0.5, vy)
@@ -182,6 +164,27 @@ func PathwiseGradient(dst []float64, op GramOperator, vy, zeta *mat.Dense) error
 	b.Slice(0, n, 1, s+1).(*mat.Dense).Copy(zeta)
 	op.Reduce(dst, a, b)
 	return nil
+}
+
+// checkReduce checks the arguments of PathwiseTrace (vy nil) and
+// PathwiseGradient and returns n and s.
+func checkReduce(method string, dst []float64, op GramOperator, vy, zeta *mat.Dense) (n, s int, err error) {
+	if n, err = checkOp(method, op); err != nil {
+		return 0, 0, err
+	}
+	if vy != nil || method == "PathwiseGradient" {
+		if err := checkMat(method, "v_y", vy, n, 1); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := checkMat(method, "ζ", zeta, n, -1); err != nil {
+		return 0, 0, err
+	}
+	if want := len(op.Kernel().Hyper.Lengthscales) + 2; len(dst) != want {
+		return 0, 0, fmt.Errorf("kernel: %s: len(dst) = %d, want d+2 = %d", method, len(dst), want)
+	}
+	_, s = zeta.Dims()
+	return n, s, nil
 }
 
 // Posterior is the pathwise-conditioned posterior at m test inputs.
