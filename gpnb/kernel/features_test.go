@@ -460,3 +460,82 @@ func TestFeaturesErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalToExplicit checks FeaturesTo, EvalTo and ProbesTo against the
+// formulas written out from the raw draws, φ_a = s·√(2/F)·[cos(ω_iᵀ(x_a/ℓ)),
+// sin(ω_iᵀ(x_a/ℓ))] with ω_i = g_i·√(2ν/u_i), f = φW and ξ = f + σε, over
+// many row tiles.
+func TestEvalToExplicit(t *testing.T) {
+	withSmallTiles(t)
+	const n, d, f, s = 45, 3, 14, 3
+	x := randDense(n, d, 12)
+	dof := map[Family]float64{Matern12: 1, Matern32: 3, Matern52: 5}
+	for _, fam := range families {
+		k := testKernel(fam, d)
+		pd, err := NewPathwiseDraws(fam, n, d, f, s, 13)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &pd.Prior
+		m := f / 2
+		c := k.Hyper.Signal * math.Sqrt(2/float64(f))
+		phi := mat.NewDense(n, f, nil)
+		for a := 0; a < n; a++ {
+			for i := 0; i < m; i++ {
+				scale := 1.0
+				if df, ok := dof[fam]; ok {
+					scale = math.Sqrt(df / p.ChiSq[i])
+				}
+				var arg float64
+				for j := 0; j < d; j++ {
+					arg += p.Freqs[i*d+j] * scale * x.At(a, j) / k.Hyper.Lengthscales[j]
+				}
+				phi.Set(a, i, c*math.Cos(arg))
+				phi.Set(a, m+i, c*math.Sin(arg))
+			}
+		}
+		gotPhi := mat.NewDense(n, f, nil)
+		if err := p.FeaturesTo(gotPhi, x, k); err != nil {
+			t.Fatal(err)
+		}
+		// The phases are O(1) here and computed in another order (the code
+		// scales the frequencies first), so compare with an absolute
+		// allowance of a few ulps of the phase times c.
+		var worst float64
+		for a := 0; a < n; a++ {
+			for i := 0; i < f; i++ {
+				worst = math.Max(worst, math.Abs(gotPhi.At(a, i)-phi.At(a, i)))
+			}
+		}
+		if worst > 1e-14*c {
+			t.Errorf("%v: FeaturesTo differs from the explicit features by up to %.3g", fam, worst)
+		}
+		w := mat.NewDense(f, s, p.Weights)
+		got := mat.NewDense(n, s, nil)
+		if err := p.EvalTo(got, x, k); err != nil {
+			t.Fatal(err)
+		}
+		var absW mat.Dense
+		absW.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, w)
+		var want mat.Dense
+		want.Mul(phi, w)
+		for a := 0; a < n; a++ {
+			for j := 0; j < s; j++ {
+				if e := math.Abs(got.At(a, j) - want.At(a, j)); e > 1e-14*c*mat.Sum(absW.ColView(j)) {
+					t.Errorf("%v: f[%d,%d] = %.17g, explicit φW %.17g", fam, a, j, got.At(a, j), want.At(a, j))
+				}
+			}
+		}
+		xi := mat.NewDense(n, s, nil)
+		if err := pd.ProbesTo(xi, x, k); err != nil {
+			t.Fatal(err)
+		}
+		for a := 0; a < n; a++ {
+			for j := 0; j < s; j++ {
+				if want := got.At(a, j) + k.Hyper.Noise*pd.Noise[a*s+j]; xi.At(a, j) != want {
+					t.Fatalf("%v: ξ[%d,%d] = %v, want f + σε = %v", fam, a, j, xi.At(a, j), want)
+				}
+			}
+		}
+	}
+}
