@@ -441,8 +441,14 @@ func TestPivCholWoodbury(t *testing.T) {
 				p.Set(i, i, p.At(i, i)+0.09)
 			}
 		}
+		sp := HostSpace(sys.op)
+		pre, err := pc.upload(sp, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		z := mat.DenseCopyOf(sys.b)
-		pc.apply(z.RawMatrix().Data, 2)
+		zb := sp.(*hostSpace).wrap(z.RawMatrix().Data, 60, 2)
+		pre.apply(sp, zb, nil)
 		var back mat.Dense
 		back.Mul(&p, z)
 		back.Sub(&back, sys.b)
