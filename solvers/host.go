@@ -110,8 +110,7 @@ func aliases(a, b []float64) bool {
 
 func (s *hostSpace) Close() error { return nil }
 
-// blocks returns the host blocks of bs and checks that they all have c
-// columns.
+// hb returns b as the host space's block.
 func hb(b Block) *hostBlock { return b.(*hostBlock) }
 
 // sel returns the number of selected columns of a block with c columns and
@@ -493,6 +492,19 @@ func (s *hostSpace) cols(cols []int, m int) []int {
 func checkSame(what string, a, b *hostBlock) {
 	if a.r != b.r || a.c != b.c {
 		panic(fmt.Sprintf("solvers: %s: %d×%d and %d×%d blocks", what, a.r, a.c, b.r, b.c))
+	}
+}
+
+// gatherCols copies columns cols of row-major n×m src into contiguous
+// row-major n×len(cols) dst.
+func gatherCols(dst, src []float64, n, m int, cols []int) {
+	k := len(cols)
+	for i := 0; i < n; i++ {
+		s := src[i*m : (i+1)*m]
+		d := dst[i*k : (i+1)*k]
+		for a, j := range cols {
+			d[a] = s[j]
+		}
 	}
 }
 

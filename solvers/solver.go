@@ -799,19 +799,6 @@ func activeCols(dst []int, conv []bool) []int {
 	return dst
 }
 
-// gatherCols copies columns cols of row-major n×m src into contiguous
-// row-major n×len(cols) dst.
-func gatherCols(dst, src []float64, n, m int, cols []int) {
-	k := len(cols)
-	for i := 0; i < n; i++ {
-		s := src[i*m : (i+1)*m]
-		d := dst[i*k : (i+1)*k]
-		for a, j := range cols {
-			d[a] = s[j]
-		}
-	}
-}
-
 // blockRanges splits 0..n−1 into contiguous blocks of size bs (the last one
 // may be smaller) and returns their start offsets, with n appended.
 func blockRanges(n, bs int) []int {

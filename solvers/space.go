@@ -17,7 +17,10 @@ import "fmt"
 // of them, otherwise a strictly increasing list of column indices, the same
 // for every block of the call; per-column coefficients (alpha, beta) and
 // results (Dots) follow its order. Index lists (rows) are distinct row
-// indices, also increasing in every call the solvers make.
+// indices, also increasing in every call the solvers make. A Space must not
+// keep the slices it is passed (cols, coefficients, indices, host data)
+// after the call returns: the solvers reuse them at once, so an
+// asynchronous implementation copies them first.
 //
 // The arithmetic of each operation is exactly the expression given, element
 // by element, and Dots sums in a fixed order, so a Space is deterministic:
