@@ -275,7 +275,8 @@ func newSGDSolver(op Operator, b *mat.Dense, st *State, m SGD) (*sgdSolver, erro
 	}
 	if err == nil {
 		// Any valid indices: sample sets the batch before every use.
-		s.batch, err = s.sp.NewIndex(st.SGD.Perm[:bs])
+		s.idx = sortedCopy(s.idx, st.SGD.Perm[:bs])
+		s.batch, err = s.sp.NewIndex(s.idx)
 	}
 	if err != nil {
 		_ = s.sp.Close()

@@ -177,9 +177,10 @@ type Solver interface {
 	// vector: what a progress display or a per-iteration hook needs.
 	Progress() Progress
 	// Close brings the State up to date (as State does) and releases what
-	// the solver holds in its space (device memory of a GPU operator).
-	// State, Solution and Progress keep working afterwards; Iterate
-	// returns ErrClosed. Closing twice does nothing. On the host space
+	// the solver holds in its space (device memory of a GPU operator), and
+	// returns a failure to do either. State, Solution and Progress keep
+	// working afterwards; Iterate returns ErrClosed (or the error that had
+	// stopped the solver). Closing twice does nothing. On the host space
 	// nothing needs releasing, so a solver that is not closed costs only
 	// garbage.
 	Close() error
@@ -609,29 +610,31 @@ func (c *core) bind(b *Block, dst []float64, r, cols int) error {
 
 // State brings the State's vectors up to date and returns it (see Solver).
 func (c *core) State() *State {
-	c.sync()
+	_ = c.sync() // a failure fails the solver: Iterate returns it
 	return c.st
 }
 
 // sync downloads the bound vectors into the State. A failure of the space
-// fails the solver.
-func (c *core) sync() {
+// fails the solver, and is returned.
+func (c *core) sync() error {
 	if c.closed {
-		return
+		return nil
 	}
 	for _, bd := range c.bound {
 		if err := c.sp.Download(bd.dst, *bd.b); err != nil {
+			err = fmt.Errorf("solvers: downloading the state from the operator's space: %w", err)
 			if c.err == nil {
-				c.err = fmt.Errorf("solvers: downloading the state from the operator's space: %w", err)
+				c.err = err
 			}
-			return
+			return err
 		}
 	}
+	return nil
 }
 
 // Solution returns V as a view of State().V.
 func (c *core) Solution() *mat.Dense {
-	c.sync()
+	_ = c.sync() // as in State
 	return mat.NewDense(c.st.N, c.st.M, c.st.V)
 }
 
@@ -652,12 +655,12 @@ func (c *core) Close() error {
 	if c.closed {
 		return nil
 	}
-	c.sync()
+	serr := c.sync()
 	c.closed = true
 	if err := c.sp.Close(); err != nil {
 		return fmt.Errorf("solvers: closing the operator's space: %w", err)
 	}
-	return nil
+	return serr
 }
 
 // Converged reports whether every column met its tolerance.

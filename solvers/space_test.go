@@ -309,6 +309,31 @@ func TestSpaceGoldenBits(t *testing.T) {
 			if len(op.spaces) != 2 {
 				t.Errorf("%d spaces for a start and a resume", len(op.spaces))
 			}
+			// A State saved on the host space resumes on the other one
+			// with the same bits (a CPU checkpoint continued on a GPU).
+			start := v0
+			if !c.warm {
+				start = nil
+			}
+			hostSv, err := c.method.Start(dense, b, start, c.settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for hostSv.Progress().Iteration < c.mid && !hostSv.Done() {
+				if err := hostSv.Iterate(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			moved, err := Resume(op, c.method, b, hostSv.State().Clone())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Run(context.Background(), moved); err != nil {
+				t.Fatal(err)
+			}
+			if got := hashState(moved.State()); got != goldenHashes[c.name][3] {
+				t.Errorf("resumed on the column-major space from a host State: %s, want %s", got, goldenHashes[c.name][3])
+			}
 		})
 	}
 }
