@@ -324,6 +324,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		e.st.PendingV0R0 = v0R0(v0, sol.State())
 		e.st.PendingSolverSeconds = 0
 	}
+	defer sol.Close() // a device backend's vectors
 	solverSec := e.st.PendingSolverSeconds + time.Since(tSolve).Seconds()
 	for !sol.Done() {
 		if err := ctx.Err(); err != nil {
@@ -342,8 +343,8 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		}
 		solverSec += time.Since(t).Seconds()
 		if len(e.recs.list) > 0 {
-			st := sol.State()
-			e.recs.iteration(e.step, st.Iteration, st.RelResiduals)
+			p := sol.Progress() // scalars only: no vector leaves a device
+			e.recs.iteration(e.step, p.Iteration, p.RelResiduals)
 		}
 	}
 	st := sol.State()
