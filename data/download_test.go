@@ -84,7 +84,7 @@ func TestDownloadRejectsCorruptFile(t *testing.T) {
 	if !errors.Is(err, ErrChecksum) {
 		t.Fatalf("corrupt download: got %v, want ErrChecksum", err)
 	}
-	if !strings.Contains(err.Error(), uciSHA256["bike"][0]) {
+	if !strings.Contains(err.Error(), mustUCI(t, "bike").DataSHA256) {
 		t.Errorf("error does not give the expected hash: %v", err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(dir, "bike"))
@@ -117,7 +117,7 @@ func TestCorruptLocalFileIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrChecksum) {
 		t.Fatalf("got %v, want ErrChecksum", err)
 	}
-	for _, want := range []string{bad, uciSHA256["pol"][0], sha256Hex(b), "delete"} {
+	for _, want := range []string{bad, mustUCI(t, "pol").DataSHA256, sha256Hex(b), "delete"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
@@ -152,4 +152,13 @@ func TestDefaultDirectories(t *testing.T) {
 	if hits.Load() != 2 {
 		t.Errorf("%d requests, want 2", hits.Load())
 	}
+}
+
+func mustUCI(t *testing.T, name string) UCIDataset {
+	t.Helper()
+	u, ok := LookupUCI(name)
+	if !ok {
+		t.Fatalf("no UCI dataset %q", name)
+	}
+	return u
 }

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
 // NumSplits is the number of train/test splits of each UCI dataset.
@@ -34,20 +36,50 @@ const (
 // maxDownload bounds a download; the largest file is under 2 MB.
 const maxDownload = 64 << 20
 
-// uciSHA256 are the SHA-256 checksums of the pinned upstream files.
-var uciSHA256 = map[string][2]string{ // name → {data, mask}
-	"pol":          {"1c16126352954571e78f52d5a9d1b947a38655885d7cadd9407a4c9615fe4e04", "c5540259aabe58f5c7a534ed6f5141f8c1157d5de592e45884b7fced6091e981"},
-	"elevators":    {"e39bc18a80ec3611e4fd76d0f86ee377e96ba21b568b9997576d538dafe56b7b", "9fe662eacca95ae2c9301cbc4c4134e55d58e903cb0cfb683771ffdd2d248eb5"},
-	"bike":         {"411f76ae426c0e348a2629dcf6b3b29102c7db465eae780a3454c39db1dfac4f", "cf13dc25e80c03019cf2b01666f9cc29b03ea222f5c519536023ea56669bf337"},
-	"protein":      {"f709d0107c3ee90ab019b9e5d77fc2ae182158958cb70b1903236a51334fd01b", "22afe05e8d17c428558d78a77efeecc08d58004b6c95741d1c533c3207c69fe9"},
-	"keggdirected": {"51b7bb56e3f3eae36273cdd5a549c042bdf0ec10948a6f8e6b01a1d6912212cd", "b8a7fc902444fdbc5866e8bf314e4778a303d675ef5267c83c5c25b70dacd357"},
+// UCIDataset describes one of the UCI regression datasets Load knows: the
+// one place that lists them, their sizes and the checksums of their files.
+type UCIDataset struct {
+	Name string // as Load spells it
+	Rows int    // rows of data.csv.gz; each split tests on a tenth of them
+	D    int    // input dimensions
+	// DataSHA256 and MaskSHA256 are the SHA-256 checksums of the pinned
+	// upstream data.csv.gz and test_mask.csv.gz.
+	DataSHA256, MaskSHA256 string
+}
+
+// TrainSize returns the number of training points of a split, to within one
+// point (nine tenths of the rows; the exact count depends on the split).
+func (u UCIDataset) TrainSize() int { return u.Rows - u.Rows/NumSplits }
+
+// uciDatasets are the paper's five datasets in the paper's column order.
+var uciDatasets = []UCIDataset{
+	{"pol", 15000, 26, "1c16126352954571e78f52d5a9d1b947a38655885d7cadd9407a4c9615fe4e04", "c5540259aabe58f5c7a534ed6f5141f8c1157d5de592e45884b7fced6091e981"},
+	{"elevators", 16599, 18, "e39bc18a80ec3611e4fd76d0f86ee377e96ba21b568b9997576d538dafe56b7b", "9fe662eacca95ae2c9301cbc4c4134e55d58e903cb0cfb683771ffdd2d248eb5"},
+	{"bike", 17379, 17, "411f76ae426c0e348a2629dcf6b3b29102c7db465eae780a3454c39db1dfac4f", "cf13dc25e80c03019cf2b01666f9cc29b03ea222f5c519536023ea56669bf337"},
+	{"protein", 45730, 9, "f709d0107c3ee90ab019b9e5d77fc2ae182158958cb70b1903236a51334fd01b", "22afe05e8d17c428558d78a77efeecc08d58004b6c95741d1c533c3207c69fe9"},
+	{"keggdirected", 48827, 20, "51b7bb56e3f3eae36273cdd5a549c042bdf0ec10948a6f8e6b01a1d6912212cd", "b8a7fc902444fdbc5866e8bf314e4778a303d675ef5267c83c5c25b70dacd357"},
+}
+
+// UCIDatasets returns the UCI datasets Load knows, in the paper's order
+// (pol, elevators, bike, protein, keggdirected).
+func UCIDatasets() []UCIDataset { return append([]UCIDataset(nil), uciDatasets...) }
+
+// LookupUCI returns the UCI dataset of a name (case-insensitive).
+func LookupUCI(name string) (UCIDataset, bool) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	for _, u := range uciDatasets {
+		if u.Name == key {
+			return u, true
+		}
+	}
+	return UCIDataset{}, false
 }
 
 // Names returns the names of the UCI datasets Load knows, sorted.
 func Names() []string {
-	names := make([]string, 0, len(uciSHA256))
-	for n := range uciSHA256 {
-		names = append(names, n)
+	names := make([]string, 0, len(uciDatasets))
+	for _, u := range uciDatasets {
+		names = append(names, u.Name)
 	}
 	sort.Strings(names)
 	return names
@@ -65,12 +97,12 @@ func Load(name string, opts ...Option) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := strings.ToLower(strings.TrimSpace(name))
-	sums, ok := uciSHA256[key]
+	u, ok := LookupUCI(name)
+	key := u.Name
 	if !ok {
 		return nil, fmt.Errorf("%w %q: known datasets are %s (use LoadCSV for your own file, Synthetic for generated data)", ErrUnknownDataset, name, strings.Join(Names(), ", "))
 	}
-	raw, err := c.fetch(key, DataFile, sums[0])
+	raw, err := c.fetch(key, DataFile, u.DataSHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +114,7 @@ func Load(name string, opts ...Option) (*Dataset, error) {
 	if err := checkShape(t, src); err != nil {
 		return nil, err
 	}
-	if raw, err = c.fetch(key, MaskFile, sums[1]); err != nil {
+	if raw, err = c.fetch(key, MaskFile, u.MaskSHA256); err != nil {
 		return nil, err
 	}
 	msrc := key + "/" + MaskFile
@@ -164,7 +196,7 @@ func (c *config) fetch(name, file, sum string) ([]byte, error) {
 
 // download fetches url into a temporary file next to dst, checks its
 // SHA-256 and only then renames it to dst. On any failure nothing is left.
-func (c *config) download(url, dst, sum string) (err error) {
+func (c *config) download(url, dst, sum string) error {
 	client := c.client
 	if client == nil {
 		client = &http.Client{Timeout: 2 * time.Minute}
@@ -180,37 +212,24 @@ func (c *config) download(url, dst, sum string) (err error) {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%w: %s is missing and GET %s answered %s", ErrDownload, dst, url, resp.Status)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrDownload, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	err = atomicfile.Write(dst, 0o644, func(w io.Writer) error {
+		h := sha256.New()
+		n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(resp.Body, maxDownload+1))
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: GET %s: %v", ErrDownload, url, err)
+		case n > maxDownload:
+			return fmt.Errorf("%w: GET %s: more than %d bytes, not a UCI file; check BaseURL", ErrDownload, url, maxDownload)
 		}
-	}()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(resp.Body, maxDownload+1))
-	if err != nil {
-		return fmt.Errorf("%w: GET %s: %v", ErrDownload, url, err)
-	}
-	if n > maxDownload {
-		return fmt.Errorf("%w: GET %s: more than %d bytes, not a UCI file; check BaseURL", ErrDownload, url, maxDownload)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
-		return fmt.Errorf("%w: downloaded %s from %s: sha256 %s, expected %s; the file was discarded: check BaseURL and retry", ErrChecksum, filepath.Base(dst), url, got, sum)
-	}
-	if err = tmp.Sync(); err != nil {
+		if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+			return fmt.Errorf("%w: downloaded %s from %s: sha256 %s, expected %s; the file was discarded: check BaseURL and retry", ErrChecksum, filepath.Base(dst), url, got, sum)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrDownload) && !errors.Is(err, ErrChecksum) {
 		return fmt.Errorf("%w: %v", ErrDownload, err)
 	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("%w: %v", ErrDownload, err)
-	}
-	if err = os.Rename(tmp.Name(), dst); err != nil {
-		return fmt.Errorf("%w: %v", ErrDownload, err)
-	}
-	return nil
+	return err
 }
 
 func sha256Hex(b []byte) string {

@@ -227,8 +227,8 @@ func readGzLines(t *testing.T, path string) [][]float64 {
 // so the checks behind the checksum are reached: a mask that does not fit
 // the data, values other than 0/1, and a split without test rows.
 func TestMaskErrors(t *testing.T) {
-	saved := uciSHA256["pol"]
-	t.Cleanup(func() { uciSHA256["pol"] = saved })
+	saved := uciDatasets[0]
+	t.Cleanup(func() { uciDatasets[0] = saved })
 	gz := func(s string) []byte {
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
@@ -254,7 +254,7 @@ func TestMaskErrors(t *testing.T) {
 			d, m := gz(tc.data), gz(tc.mask)
 			os.WriteFile(filepath.Join(dir, "pol", DataFile), d, 0o644)
 			os.WriteFile(filepath.Join(dir, "pol", MaskFile), m, 0o644)
-			uciSHA256["pol"] = [2]string{sha256Hex(d), sha256Hex(m)}
+			uciDatasets[0].DataSHA256, uciDatasets[0].MaskSHA256 = sha256Hex(d), sha256Hex(m)
 			ds, err := Load("pol", Dir(dir), Normalise(false))
 			if tc.want == nil {
 				if err != nil || ds.NTrain() != 2 || ds.NTest() != 1 || ds.YTrain[1] != 9 || ds.XTest.At(0, 0) != 3 {

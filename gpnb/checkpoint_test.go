@@ -22,15 +22,15 @@ func savedCheckpoint(t testing.TB) ([]byte, string) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	o.OnIteration(func(step, iter int, _ []float64) {
-		if step == 2 && iter == 1 {
+	o.AddRecorder(Hooks{Iteration: func(p Progress) {
+		if p.Step == 2 && p.Iteration == 1 {
 			cancel()
 		}
-	})
+	}})
 	if err := o.Run(ctx, 3); !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
-	b, err := EncodeCheckpoint(o.State(), ds.String())
+	b, err := EncodeCheckpoint(o.State())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func resealed(b []byte, version uint32) []byte {
 
 func TestCheckpointErrors(t *testing.T) {
 	good, _ := savedCheckpoint(t)
-	if _, _, err := DecodeCheckpoint(good); err != nil {
+	if _, err := DecodeCheckpoint(good); err != nil {
 		t.Fatalf("good checkpoint: %v", err)
 	}
 	flipped := append([]byte(nil), good...)
@@ -67,11 +67,12 @@ func TestCheckpointErrors(t *testing.T) {
 		{"appended", append(append([]byte(nil), good...), 0), ErrCheckpointCorrupt},
 		{"flipped byte", flipped, ErrCheckpointCorrupt},
 		{"bad magic", badMagic, ErrCheckpointCorrupt},
-		{"version 2", resealed(good, 2), ErrCheckpointVersion},
+		{"version 3", resealed(good, 3), ErrCheckpointVersion},
+		{"version 1 payload that is not format 1", resealed(good, 1), ErrCheckpointCorrupt},
 		{"version 0", resealed(good, 0), ErrCheckpointVersion},
 	}
 	for _, c := range cases {
-		_, _, err := DecodeCheckpoint(c.b)
+		_, err := DecodeCheckpoint(c.b)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
 		}
@@ -94,7 +95,7 @@ func TestResumeErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Same config: fine, and safe fields may change.
-	if _, err := Resume(path, ds, WithConfig(Config{WarmStart: true, Probes: 4, LearningRate: 0.01}), WithSettings(solvers.Settings{MaxIterations: 5})); err != nil {
+	if _, err := Resume(path, ds, WithConfig(Config{WarmStart: true, Probes: 4, LearningRate: 0.01}), WithChanges(func(c *Config) { c.Settings.MaxIterations = 5 })); err != nil {
 		t.Fatalf("compatible resume: %v", err)
 	}
 	// The machine's resources may change: another memory budget and worker
@@ -132,7 +133,8 @@ func TestResumeErrors(t *testing.T) {
 		{WarmStart: true, Probes: 4, Kernel: RBF},
 		{WarmStart: true, Probes: 4, Seed: 1},
 		{WarmStart: true, Probes: 4, FixedProbes: ProbesResampled},
-		{WarmStart: true, Probes: 4, Gradient: ExactGradient},
+		{WarmStart: true, Probes: 4, Estimator: ExactGradient},
+		{WarmStart: true, Probes: 4, Solver: solvers.CG{PrecondRank: 3, PrecondDiagonal: true}},
 		{WarmStart: true, Probes: 4, ProbeDist: Rademacher},
 		{WarmStart: true, Probes: 4, Operator: kernel.Options{Float32: true}},
 		{WarmStart: true, Probes: 4, Operator: kernel.Options{Mode: kernel.ModeMatrixFree}},
@@ -160,7 +162,7 @@ func TestResumeErrors(t *testing.T) {
 	if _, err := Resume(dir+"/missing", ds); err == nil {
 		t.Error("missing file: no error")
 	}
-	if _, err := Resume(path, ds, WithLearningRate(-1)); err == nil {
+	if _, err := Resume(path, ds, WithChanges(func(c *Config) { c.LearningRate = -1 })); err == nil {
 		t.Error("negative learning rate on resume: no error")
 	}
 }
@@ -205,7 +207,7 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 	f.Add([]byte(checkpointMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, _, err := DecodeCheckpoint(b)
+		st, err := DecodeCheckpoint(b)
 		if err == nil {
 			if cerr := st.check(); cerr != nil {
 				t.Fatalf("decoded state fails its check: %v", cerr)

@@ -1,12 +1,12 @@
 package gpnb
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
@@ -20,28 +20,33 @@ const (
 	RBF      = kernel.RBF
 )
 
-// GradientMode selects how level 2 computes ∇L.
-type GradientMode int
+// EstimatorKind selects how level 2 computes ∇L.
+type EstimatorKind int
 
 const (
 	// Hutchinson estimates the trace term of eq. 4 with s probe vectors
 	// (eq. 5) and solves H[v_y, v_1..v_s] = [y, z_1..z_s] with the
 	// configured iterative solver. The default.
-	Hutchinson GradientMode = iota
+	Hutchinson EstimatorKind = iota
 	// ExactGradient uses a Cholesky factorisation of H (eq. 4 exactly): for
 	// small n and for reference traces such as the paper's figure 4.
 	ExactGradient
 )
 
+var estimatorNames = enumNames{"hutchinson", "exact"}
+
 // String returns "hutchinson" or "exact".
-func (g GradientMode) String() string {
-	switch g {
-	case Hutchinson:
-		return "hutchinson"
-	case ExactGradient:
-		return "exact"
-	}
-	return fmt.Sprintf("GradientMode(%d)", int(g))
+func (g EstimatorKind) String() string { return estimatorNames.name(int(g), "EstimatorKind") }
+
+// MarshalText returns String().
+func (g EstimatorKind) MarshalText() ([]byte, error) {
+	return estimatorNames.marshal(int(g), "estimator")
+}
+
+// UnmarshalText parses hutchinson or exact (case-insensitive; "cholesky" is
+// an alias of exact).
+func (g *EstimatorKind) UnmarshalText(b []byte) error {
+	return estimatorNames.unmarshal((*int)(g), b, "estimator", map[string]int{"cholesky": int(ExactGradient)})
 }
 
 // ProbeDist is the distribution of the Hutchinson probe vectors z_j, which
@@ -55,15 +60,19 @@ const (
 	Rademacher
 )
 
+var probeDistNames = enumNames{"gaussian", "rademacher"}
+
 // String returns "gaussian" or "rademacher".
-func (p ProbeDist) String() string {
-	switch p {
-	case Gaussian:
-		return "gaussian"
-	case Rademacher:
-		return "rademacher"
-	}
-	return fmt.Sprintf("ProbeDist(%d)", int(p))
+func (p ProbeDist) String() string { return probeDistNames.name(int(p), "ProbeDist") }
+
+// MarshalText returns String().
+func (p ProbeDist) MarshalText() ([]byte, error) {
+	return probeDistNames.marshal(int(p), "probe distribution")
+}
+
+// UnmarshalText parses gaussian or rademacher ("normal" is an alias).
+func (p *ProbeDist) UnmarshalText(b []byte) error {
+	return probeDistNames.unmarshal((*int)(p), b, "probe distribution", map[string]int{"normal": int(Gaussian)})
 }
 
 // ProbeMode says whether probes are drawn once or every step.
@@ -79,106 +88,188 @@ const (
 	ProbesResampled
 )
 
+var probeModeNames = enumNames{"auto", "fixed", "resampled"}
+
 // String returns "auto", "fixed" or "resampled".
-func (p ProbeMode) String() string {
-	switch p {
-	case ProbesAuto:
-		return "auto"
-	case ProbesFixed:
-		return "fixed"
-	case ProbesResampled:
-		return "resampled"
-	}
-	return fmt.Sprintf("ProbeMode(%d)", int(p))
+func (p ProbeMode) String() string { return probeModeNames.name(int(p), "ProbeMode") }
+
+// MarshalText returns String().
+func (p ProbeMode) MarshalText() ([]byte, error) { return probeModeNames.marshal(int(p), "probe mode") }
+
+// UnmarshalText parses auto, fixed or resampled ("true" and "false" are
+// aliases of fixed and resampled).
+func (p *ProbeMode) UnmarshalText(b []byte) error {
+	return probeModeNames.unmarshal((*int)(p), b, "probe mode", map[string]int{"true": int(ProbesFixed), "false": int(ProbesResampled)})
 }
 
-// Default values for the zero fields of Config.
+// enumNames spells the values 0, 1, ... of an enumeration.
+type enumNames []string
+
+func (e enumNames) name(v int, typ string) string {
+	if v >= 0 && v < len(e) {
+		return e[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, v)
+}
+
+func (e enumNames) marshal(v int, what string) ([]byte, error) {
+	if v < 0 || v >= len(e) {
+		return nil, fmt.Errorf("gpnb: %w: unknown %s %d: use one of %s", ErrConfig, what, v, strings.Join(e, ", "))
+	}
+	return []byte(e[v]), nil
+}
+
+func (e enumNames) unmarshal(dst *int, b []byte, what string, aliases map[string]int) error {
+	s := strings.ToLower(strings.TrimSpace(string(b)))
+	for i, n := range e {
+		if s == n {
+			*dst = i
+			return nil
+		}
+	}
+	if v, ok := aliases[s]; ok {
+		*dst = v
+		return nil
+	}
+	return fmt.Errorf("gpnb: %w: unknown %s %q: use one of %s", ErrConfig, what, b, strings.Join(e, ", "))
+}
+
+// Defaults of the zero fields of Config (the paper's values, appendix B),
+// and the evaluation's.
 const (
 	DefaultProbes       = 16
 	DefaultLearningRate = 0.1
 	AdamBeta1           = 0.9
 	AdamBeta2           = 0.999
 	AdamEpsilon         = 1e-8
+	// DefaultMaxExactN is the largest number of training points for which
+	// Cholesky is used (ExactGradient, TrackExactMLL, Evaluate, Predict)
+	// when Config.MaxExactN is 0: 3 n×n float64 matrices are 9.6 GB there.
+	DefaultMaxExactN = 20000
+	// DefaultEvalRelTol is the relative residual tolerance of the iterative
+	// solves of Evaluate and Predict beyond MaxExactN when Config.EvalRelTol
+	// is 0.
+	DefaultEvalRelTol = 1e-6
 )
 
-// Config configures an Optimiser. The zero value of every field is a usable
-// default: Matérn-3/2, conjugate gradients with the paper's tolerances, 16
-// Gaussian probes resampled each step, zero initialisation (the paper's
-// baseline), learning rate 0.1, every hyperparameter initialised at 1.0.
+// Config describes one run as plain data: kernel, initial θ, solver method
+// with all its parameters, stopping rules, gradient estimator, probes, warm
+// start, Adam's learning rate, seed, the kernel operator's storage and what
+// is recorded. It is the one description of a run: checkpoints and State
+// hold it, `gpnb train` and `gpnb reproduce` build it from their flags (one
+// flag per field), and a reproduction job stores it in its job.json. It
+// serialises with encoding/json (the solver as {"name": "cg", ...}) and
+// encoding/gob.
+//
+// The zero value of every field is a usable default: Matérn-3/2, conjugate
+// gradients with the paper's tolerances, 16 Gaussian probes resampled each
+// step, zero initialisation (the paper's baseline), learning rate 0.1, every
+// hyperparameter initialised at 1.0. Paper gives the paper's settings.
+//
+// Fields tagged `resume:"change"` may differ when a run is resumed (see
+// WithConfig); the others are fixed by the run's first step.
 type Config struct {
 	// Kernel is the kernel family (default Matern32).
-	Kernel kernel.Family
+	Kernel kernel.Family `json:"kernel"`
+	// Init is the initial constrained θ; a zero value means 1.0 for every
+	// hyperparameter (the paper's initialisation).
+	Init kernel.Hyper `json:"init"`
 
-	// Solver is the level-3 linear solver; nil means solvers.CG{}.
-	Solver solvers.Method
+	// Solver is the level-3 linear solver, with its parameters; nil means
+	// solvers.CG{}.
+	Solver solvers.Method `json:"-"`
 	// Settings are the solver's stopping rules. Zero tolerances mean the
 	// paper's 0.01 (mean column) and 0.1 (probe columns).
-	Settings solvers.Settings
+	Settings solvers.Settings `json:"settings" resume:"change"`
 
-	// Gradient selects the Hutchinson estimator (default) or the exact
+	// Estimator selects the Hutchinson estimator (default) or the exact
 	// Cholesky gradient.
-	Gradient GradientMode
+	Estimator EstimatorKind `json:"estimator"`
 	// WarmStart starts each solve at the previous step's solution instead
 	// of at zero.
-	WarmStart bool
+	WarmStart bool `json:"warm_start"`
 	// FixedProbes decides whether probes are drawn once (ProbesFixed) or
 	// every step (ProbesResampled). ProbesAuto, the zero value, ties it to
 	// WarmStart, as in the paper. Setting it explicitly lets an ablation
 	// warm-start with resampled probes or fix probes with a zero start.
-	FixedProbes ProbeMode
+	FixedProbes ProbeMode `json:"fixed_probes"`
 	// Probes is the number s of probe vectors (default 16).
-	Probes int
+	Probes int `json:"probes"`
 	// ProbeDist is the probe distribution (default Gaussian).
-	ProbeDist ProbeDist
+	ProbeDist ProbeDist `json:"probe_dist"`
 
 	// LearningRate is Adam's step size (default 0.1).
-	LearningRate float64
+	LearningRate float64 `json:"learning_rate" resume:"change"`
 	// Seed seeds the probe generator (math/rand/v2 PCG).
-	Seed uint64
-	// Init is the initial constrained θ; a zero value means 1.0 for every
-	// hyperparameter (the paper's initialisation).
-	Init kernel.Hyper
+	Seed uint64 `json:"seed"`
 
 	// Operator configures the CPU kernel operator (dense cache or
-	// matrix-free, memory budget, float32).
-	Operator kernel.Options
-	// Backend, when set, builds the kernel operator instead of the CPU
-	// kernel.NewOperator(X, k, Operator), e.g. the GPU backend:
-	//
-	//	Backend: func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
-	//		return cuda.New(x, k, cuda.Options{})
-	//	}
-	//
-	// An operator that implements kernel.Rekerneler is rebuilt in place at
-	// each step. Backend is not saved in checkpoints: pass it again with
-	// WithBackend (or WithConfig) when resuming. A different backend gives
-	// a valid continuation, but not the same bits.
-	Backend func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error)
+	// matrix-free, memory budget, precision, workers). A backend given with
+	// WithBackend uses what applies to it.
+	Operator kernel.Options `json:"operator"`
 
 	// TrackExactMLL records the Cholesky log marginal likelihood at the
 	// start of every step in StepRecord.ExactMLL (O(n³) per step).
-	TrackExactMLL bool
-
+	TrackExactMLL bool `json:"track_exact_mll,omitempty"`
 	// DropResidualTraces leaves StepRecord.Residuals empty: the history
 	// (and so every checkpoint and Result) then holds O(steps) numbers
 	// instead of one row of s+1 residuals per solver iteration, which for
 	// a cold SGD run of 100 steps is millions of numbers. Iteration counts,
-	// convergence, timings and the OnIteration hook are unaffected, and so
-	// are the bits of θ. It may change on resume (WithConfig).
-	DropResidualTraces bool
-
+	// convergence, timings and the recorders are unaffected, and so are the
+	// bits of θ.
+	DropResidualTraces bool `json:"drop_residual_traces,omitempty" resume:"change"`
 	// CheckpointPath, when set, makes Step save a checkpoint after every
 	// completed step and Run save one when interrupted.
-	CheckpointPath string
+	CheckpointPath string `json:"checkpoint_path,omitempty" resume:"change"`
 
-	// OnIteration, when set, is called after every solver iteration with
-	// the 1-based step number, the 1-based iteration number within the
-	// step and each column's relative residual. It is not saved in
-	// checkpoints; set it again after Resume with Optimiser.OnIteration.
-	OnIteration func(step, iter int, relRes []float64)
-	// OnStep, when set, is called with each completed step's record. Not
-	// saved in checkpoints; see Optimiser.OnStep.
-	OnStep func(StepRecord)
+	// MaxExactN is the largest number of training points for which
+	// Cholesky is used (0 means DefaultMaxExactN): ExactGradient and
+	// TrackExactMLL refuse larger n, and Evaluate and Predict use batched
+	// CG beyond it unless one n×n matrix fits the memory budget.
+	MaxExactN int `json:"max_exact_n,omitempty" resume:"change"`
+	// EvalRelTol is the relative residual tolerance of Evaluate's and
+	// Predict's iterative solves (0 means DefaultEvalRelTol).
+	EvalRelTol float64 `json:"eval_rel_tol,omitempty" resume:"change"`
+}
+
+// configJSON is Config with its solver in the form solvers.MarshalMethod
+// writes.
+type configJSON struct {
+	plainConfig
+	Solver json.RawMessage `json:"solver,omitempty"`
+}
+
+type plainConfig Config
+
+// MarshalJSON writes c with its solver as {"name": "cg", ...}.
+func (c Config) MarshalJSON() ([]byte, error) {
+	out := configJSON{plainConfig: plainConfig(c)}
+	if c.Solver != nil {
+		b, err := solvers.MarshalMethod(c.Solver)
+		if err != nil {
+			return nil, err
+		}
+		out.Solver = b
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	var in configJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*c = Config(in.plainConfig)
+	c.Solver = nil
+	if len(in.Solver) > 0 && string(in.Solver) != "null" {
+		m, err := solvers.UnmarshalMethod(in.Solver)
+		if err != nil {
+			return err
+		}
+		c.Solver = m
+	}
+	return nil
 }
 
 // fixedProbes resolves FixedProbes against WarmStart.
@@ -192,22 +283,45 @@ func (c *Config) fixedProbes() bool {
 	return c.WarmStart
 }
 
-// withDefaults fills zero fields and checks the result for dimension d.
-func (c Config) withDefaults(d int) (Config, error) {
+// maxExactN returns MaxExactN or its default.
+func (c *Config) maxExactN() int {
+	if c.MaxExactN > 0 {
+		return c.MaxExactN
+	}
+	return DefaultMaxExactN
+}
+
+// evalRelTol returns EvalRelTol or its default.
+func (c *Config) evalRelTol() float64 {
+	if c.EvalRelTol > 0 {
+		return c.EvalRelTol
+	}
+	return DefaultEvalRelTol
+}
+
+// Resolve returns c as a run on d input dimensions uses it: every zero field
+// that stands for a default set to that default (the solver, tolerances and
+// MaxIterations, probes, learning rate, initial θ, and FixedProbes resolved
+// against WarmStart), or the ErrConfig error that NewOptimiser would return.
+// Resolving a resolved Config changes nothing. State.Config holds this form.
+func (c Config) Resolve(d int) (Config, error) {
+	if c.FixedProbes < ProbesAuto || c.FixedProbes > ProbesResampled {
+		return c, fmt.Errorf("gpnb: %w: unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", ErrConfig, c.FixedProbes)
+	}
+	c.Solver = solvers.Canonical(c.Solver)
 	if c.Solver == nil {
 		c.Solver = solvers.CG{}
-	}
-	if c.Settings.RelTolMean == 0 {
-		c.Settings.RelTolMean = 0.01
-	}
-	if c.Settings.RelTolProbes == 0 {
-		c.Settings.RelTolProbes = 0.1
 	}
 	if c.Probes == 0 {
 		c.Probes = DefaultProbes
 	}
 	if c.LearningRate == 0 {
 		c.LearningRate = DefaultLearningRate
+	}
+	if c.fixedProbes() {
+		c.FixedProbes = ProbesFixed
+	} else {
+		c.FixedProbes = ProbesResampled
 	}
 	if c.Init.Lengthscales == nil && c.Init.Signal == 0 && c.Init.Noise == 0 {
 		c.Init = kernel.DefaultHyper(d)
@@ -217,6 +331,11 @@ func (c Config) withDefaults(d int) (Config, error) {
 	if err := c.check(d); err != nil {
 		return c, err
 	}
+	s, err := c.Settings.Resolve(c.Solver)
+	if err != nil {
+		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
+	}
+	c.Settings = s
 	return c, nil
 }
 
@@ -224,82 +343,106 @@ func (c Config) withDefaults(d int) (Config, error) {
 var ErrConfig = errors.New("invalid configuration")
 
 func (c *Config) check(d int) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("gpnb: %w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
 	switch {
 	case !c.Kernel.Valid():
-		return fmt.Errorf("gpnb: %w: unknown kernel family %v: use Matern12, Matern32, Matern52 or RBF", ErrConfig, c.Kernel)
-	case c.Gradient != Hutchinson && c.Gradient != ExactGradient:
-		return fmt.Errorf("gpnb: %w: unknown gradient mode %v: use Hutchinson or ExactGradient", ErrConfig, c.Gradient)
-	case c.FixedProbes < ProbesAuto || c.FixedProbes > ProbesResampled:
-		return fmt.Errorf("gpnb: %w: unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", ErrConfig, c.FixedProbes)
+		return bad("unknown kernel family %v: use Matern12, Matern32, Matern52 or RBF", c.Kernel)
+	case c.Estimator != Hutchinson && c.Estimator != ExactGradient:
+		return bad("unknown estimator %v: use Hutchinson or ExactGradient", c.Estimator)
 	case c.ProbeDist != Gaussian && c.ProbeDist != Rademacher:
-		return fmt.Errorf("gpnb: %w: unknown probe distribution %v: use Gaussian or Rademacher", ErrConfig, c.ProbeDist)
+		return bad("unknown probe distribution %v: use Gaussian or Rademacher", c.ProbeDist)
 	case c.Probes < 1:
-		return fmt.Errorf("gpnb: %w: Probes = %d: need at least 1 probe vector (the paper uses 16)", ErrConfig, c.Probes)
+		return bad("Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
-		return fmt.Errorf("gpnb: %w: LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", ErrConfig, c.LearningRate)
-	case !(c.Settings.RelTolMean > 0) || !(c.Settings.RelTolProbes > 0):
-		return fmt.Errorf("gpnb: %w: solver tolerances (%v, %v) must be > 0 (the paper uses 0.01 and 0.1)", ErrConfig, c.Settings.RelTolMean, c.Settings.RelTolProbes)
-	case c.Settings.MaxIterations < 0:
-		return fmt.Errorf("gpnb: %w: MaxIterations = %d must be ≥ 0 (0 means the solver's default)", ErrConfig, c.Settings.MaxIterations)
+		return bad("LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", c.LearningRate)
+	case c.MaxExactN < 0:
+		return bad("MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
+	case c.EvalRelTol < 0 || math.IsNaN(c.EvalRelTol) || math.IsInf(c.EvalRelTol, 0):
+		return bad("EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
 	}
-	if _, err := encodeMethod(c.Solver); err != nil {
-		return err
+	if err := solvers.Check(c.Solver); err != nil {
+		return bad("%v", err)
 	}
 	if err := c.Init.Validate(d); err != nil {
-		return fmt.Errorf("gpnb: %w: Init: %v", ErrConfig, err)
+		return bad("Init: %v", err)
 	}
 	return nil
 }
 
-// MethodSpec names a solver method and its parameters as plain data, so a
-// checkpoint can rebuild it.
-type MethodSpec struct {
-	Name         string  // "cg", "ap", "sgd" or "cholesky"
-	PrecondRank  int     // CG
-	PrecondNoise float64 // CG
-	BlockSize    int     // AP
-	BatchSize    int     // SGD
-	LearningRate float64 // SGD, normalised
-	// RawLearningRate is SGD's unnormalised (paper) learning rate.
-	RawLearningRate float64
-	Momentum        float64 // SGD
-	Seed            uint64  // SGD
+// PaperSGDLearningRates returns the SGD learning rates of the paper's
+// appendix B by dataset name, found there by grid search, in the paper's
+// units (solvers.SGD.RawLearningRate).
+func PaperSGDLearningRates() map[string]float64 {
+	return map[string]float64{"pol": 90, "elevators": 20, "bike": 100, "protein": 20, "keggdirected": 30}
 }
 
-// encodeMethod turns a solvers.Method into a MethodSpec.
-func encodeMethod(m solvers.Method) (MethodSpec, error) {
-	switch v := m.(type) {
-	case solvers.CG:
-		return MethodSpec{Name: "cg", PrecondRank: v.PrecondRank, PrecondNoise: v.PrecondNoise}, nil
-	case *solvers.CG:
-		return MethodSpec{Name: "cg", PrecondRank: v.PrecondRank, PrecondNoise: v.PrecondNoise}, nil
+// Paper returns the paper's settings (appendix B) for the named solver (cg,
+// ap, sgd, or cholesky for the exact reference) on the named dataset:
+// Matérn-3/2, 16 Gaussian probes, Adam's learning rate 0.1, tolerances 0.01
+// (mean) and 0.1 (probes), AP blocks of 2000, SGD batches of 1000 with
+// momentum 0.9 and the dataset's learning rate from PaperSGDLearningRates
+// (the normalised default for other datasets). Warm start is off (the
+// paper's baseline); set WarmStart for its method.
+func Paper(solver, dataset string) (Config, error) {
+	c := Config{
+		Kernel:       Matern32,
+		Probes:       DefaultProbes,
+		LearningRate: DefaultLearningRate,
+		Settings:     solvers.Settings{RelTolMean: solvers.DefaultRelTolMean, RelTolProbes: solvers.DefaultRelTolProbes},
+	}
+	m, err := solvers.ParseMethod(solver)
+	if err != nil {
+		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
+	}
+	switch m := m.(type) {
 	case solvers.AP:
-		return MethodSpec{Name: "ap", BlockSize: v.BlockSize}, nil
-	case *solvers.AP:
-		return MethodSpec{Name: "ap", BlockSize: v.BlockSize}, nil
+		m.BlockSize = solvers.DefaultBlockSize
+		c.Solver = m
 	case solvers.SGD:
-		return MethodSpec{Name: "sgd", BatchSize: v.BatchSize, LearningRate: v.LearningRate, RawLearningRate: v.RawLearningRate, Momentum: v.Momentum, Seed: v.Seed}, nil
-	case *solvers.SGD:
-		return MethodSpec{Name: "sgd", BatchSize: v.BatchSize, LearningRate: v.LearningRate, RawLearningRate: v.RawLearningRate, Momentum: v.Momentum, Seed: v.Seed}, nil
+		m.BatchSize, m.Momentum = solvers.DefaultBatchSize, solvers.DefaultMomentum
+		m.RawLearningRate = PaperSGDLearningRates()[dataset]
+		c.Solver = m
 	case solvers.Cholesky:
-		return MethodSpec{Name: "cholesky"}, nil
-	case *solvers.Cholesky:
-		return MethodSpec{Name: "cholesky"}, nil
+		c.Estimator, c.Solver = ExactGradient, m
+	default:
+		c.Solver = m
 	}
-	return MethodSpec{}, fmt.Errorf("gpnb: %w: solver %T cannot be saved in a checkpoint: use solvers.CG, AP, SGD or Cholesky", ErrConfig, m)
+	return c, nil
 }
 
-// Method rebuilds the solvers.Method that s describes.
-func (s MethodSpec) Method() (solvers.Method, error) {
-	switch strings.ToLower(s.Name) {
-	case "cg":
-		return solvers.CG{PrecondRank: s.PrecondRank, PrecondNoise: s.PrecondNoise}, nil
-	case "ap":
-		return solvers.AP{BlockSize: s.BlockSize}, nil
-	case "sgd":
-		return solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.LearningRate, RawLearningRate: s.RawLearningRate, Momentum: s.Momentum, Seed: s.Seed}, nil
-	case "cholesky":
-		return solvers.Cholesky{}, nil
+// Differences returns the fields in which c and other differ, by their Go
+// path ("Solver", "Settings.RelTolMean", "Operator.Mode", ...); with
+// fixedOnly, only the fields a resumed run may not change (those not tagged
+// `resume:"change"`). Slices and the solver compare by value and float64s by
+// their bits.
+func (c Config) Differences(other Config, fixedOnly bool) []string {
+	c.Solver, other.Solver = solvers.Canonical(c.Solver), solvers.Canonical(other.Solver)
+	var out []string
+	diffValues(reflect.ValueOf(c), reflect.ValueOf(other), "", fixedOnly, &out)
+	return out
+}
+
+func diffValues(a, b reflect.Value, path string, fixedOnly bool, out *[]string) {
+	if a.Kind() == reflect.Struct {
+		t := a.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() || (fixedOnly && f.Tag.Get("resume") == "change") {
+				continue
+			}
+			diffValues(a.Field(i), b.Field(i), strings.TrimPrefix(path+"."+f.Name, "."), fixedOnly, out)
+		}
+		return
 	}
-	return nil, fmt.Errorf("gpnb: %w: unknown solver %q: use cg, ap, sgd or cholesky", ErrConfig, s.Name)
+	if a.Kind() == reflect.Float64 {
+		if math.Float64bits(a.Float()) != math.Float64bits(b.Float()) {
+			*out = append(*out, path)
+		}
+		return
+	}
+	if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+		*out = append(*out, path)
+	}
 }

@@ -63,41 +63,58 @@ type Estimator struct {
 	rng  *rand.Rand
 	op   kernel.GramOperator
 	// opDesc is kernel.Describe of the last operator built.
-	opDesc string
+	opDesc  string
+	backend Backend
 
-	onIter func(iter int, relRes []float64)
+	recs recorders
+	step int // the optimiser step in progress, for Progress.Step
 }
 
 // NewEstimator returns the level-2 estimator for the training part of ds.
-// It uses the fields Solver, Settings, Gradient, WarmStart, FixedProbes,
-// Probes, ProbeDist, Seed, Operator and TrackExactMLL of cfg (zero values
-// take their defaults).
-func NewEstimator(ds *data.Dataset, cfg Config) (*Estimator, error) {
+// It uses the fields Solver, Settings, Estimator, WarmStart, FixedProbes,
+// Probes, ProbeDist, Seed, Operator, TrackExactMLL and MaxExactN of cfg (zero
+// values take their defaults), and the options WithBackend and WithRecorder.
+func NewEstimator(ds *data.Dataset, cfg Config, opts ...Option) (*Estimator, error) {
 	if err := checkDataset(ds); err != nil {
 		return nil, err
 	}
-	cfg, err := cfg.withDefaults(ds.D())
+	cfg, err := cfg.Resolve(ds.D())
 	if err != nil {
 		return nil, err
 	}
-	if (cfg.Gradient == ExactGradient || cfg.TrackExactMLL) && ds.NTrain() > MaxExactN {
-		return nil, fmt.Errorf("gpnb: %w: ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator or a subset", ErrConfig, ds.NTrain(), MaxExactN)
+	o, err := collect(opts)
+	if err != nil {
+		return nil, err
 	}
-	e := newEstimator(ds, cfg)
+	if o.expect != nil || o.changes != nil {
+		return nil, errors.New("gpnb: WithConfig and WithChanges apply to Resume only")
+	}
+	e, err := newEstimator(ds, cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	e.pcg = rand.NewPCG(cfg.Seed, probeStream)
 	e.rng = rand.New(e.pcg)
 	return e, nil
 }
 
-// newEstimator sets up everything but the generator.
-func newEstimator(ds *data.Dataset, cfg Config) *Estimator {
-	return &Estimator{
-		x:   ds.XTrain,
-		y:   mat.NewDense(ds.NTrain(), 1, ds.YTrain),
-		n:   ds.NTrain(),
-		d:   ds.D(),
-		cfg: cfg,
+// newEstimator sets up everything but the generator, for a resolved cfg.
+func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
+	if (cfg.Estimator == ExactGradient || cfg.TrackExactMLL) && ds.NTrain() > cfg.maxExactN() {
+		return nil, fmt.Errorf("gpnb: %w: ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator, a subset, or raise Config.MaxExactN on a machine with the memory", ErrConfig, ds.NTrain(), cfg.maxExactN())
 	}
+	e := &Estimator{
+		x:       ds.XTrain,
+		y:       mat.NewDense(ds.NTrain(), 1, ds.YTrain),
+		n:       ds.NTrain(),
+		d:       ds.D(),
+		cfg:     cfg,
+		backend: o.backend,
+	}
+	for _, r := range o.recorders {
+		e.recs.add(r)
+	}
+	return e, nil
 }
 
 // restore sets the estimator's state from st (already checked).
@@ -112,10 +129,10 @@ func (e *Estimator) restore(st EstimatorState) error {
 	return nil
 }
 
-// OnIteration sets (or with nil clears) the function called after every
-// solver iteration with the 1-based iteration number and each column's
-// relative residual.
-func (e *Estimator) OnIteration(f func(iter int, relRes []float64)) { e.onIter = f }
+// AddRecorder adds r to the recorders called after every solver iteration
+// (RecordIteration; Progress.Step is 0 for an estimator used on its own)
+// and returns the function that removes it again.
+func (e *Estimator) AddRecorder(r Recorder) (remove func()) { return e.recs.add(r) }
 
 // Pending reports whether a solve was interrupted and will be continued by
 // the next Gradient call.
@@ -161,8 +178,8 @@ func (e *Estimator) Gradient(ctx context.Context, k kernel.Kernel, dst []float64
 	}
 	t0 := time.Now()
 	var exact *Exact
-	if e.cfg.Gradient == ExactGradient || e.cfg.TrackExactMLL {
-		ex, err := NewExact(e.x, e.y.RawMatrix().Data, k)
+	if e.cfg.Estimator == ExactGradient || e.cfg.TrackExactMLL {
+		ex, err := newExact(e.x, e.y.RawMatrix().Data, k, e.cfg.maxExactN())
 		if err != nil {
 			return err
 		}
@@ -172,7 +189,7 @@ func (e *Estimator) Gradient(ctx context.Context, k kernel.Kernel, dst []float64
 			rec.ExactMLL = &v
 		}
 	}
-	if e.cfg.Gradient == ExactGradient {
+	if e.cfg.Estimator == ExactGradient {
 		if err := exact.Gradient(dst); err != nil {
 			return err
 		}
@@ -199,7 +216,7 @@ func (e *Estimator) operator(k kernel.Kernel) (kernel.GramOperator, error) {
 	if err := e.Close(); err != nil {
 		return nil, err
 	}
-	op, err := newOperator(e.x, k, &e.cfg)
+	op, err := e.newOperator(e.x, k)
 	if err != nil {
 		return nil, err
 	}
@@ -234,10 +251,11 @@ func operatorErr(op kernel.GramOperator) error {
 	return nil
 }
 
-// newOperator builds H_θ with cfg's Backend, or the CPU operator.
-func newOperator(x *mat.Dense, k kernel.Kernel, cfg *Config) (kernel.GramOperator, error) {
-	if cfg.Backend != nil {
-		op, err := cfg.Backend(x, k)
+// newOperator builds H_θ for inputs x with the estimator's Backend, or the
+// CPU operator.
+func (e *Estimator) newOperator(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+	if e.backend != nil {
+		op, err := e.backend(x, k)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +264,7 @@ func newOperator(x *mat.Dense, k kernel.Kernel, cfg *Config) (kernel.GramOperato
 		}
 		return op, nil
 	}
-	return kernel.NewOperator(x, k, cfg.Operator)
+	return kernel.NewOperator(x, k, e.cfg.Operator)
 }
 
 // drawProbes fills the n×s probe matrix column by column from the generator.
@@ -306,6 +324,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		e.st.PendingV0R0 = v0R0(v0, sol.State())
 		e.st.PendingSolverSeconds = 0
 	}
+	defer sol.Close() // a device backend's vectors
 	solverSec := e.st.PendingSolverSeconds + time.Since(tSolve).Seconds()
 	for !sol.Done() {
 		if err := ctx.Err(); err != nil {
@@ -323,9 +342,9 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 			return fmt.Errorf("solver iteration: %w", err)
 		}
 		solverSec += time.Since(t).Seconds()
-		if e.onIter != nil {
-			st := sol.State()
-			e.onIter(st.Iteration, clone(st.RelResiduals))
+		if len(e.recs.list) > 0 {
+			p := sol.Progress() // scalars only: no vector leaves a device
+			e.recs.iteration(e.step, p.Iteration, p.RelResiduals)
 		}
 	}
 	st := sol.State()

@@ -28,7 +28,7 @@ func TestEstimatorStandalone(t *testing.T) {
 	if err := ex.Gradient(want); err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEstimator(ds, Config{Gradient: ExactGradient})
+	e, err := NewEstimator(ds, Config{Estimator: ExactGradient})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +53,11 @@ func TestEstimatorStandalone(t *testing.T) {
 	}
 	paused, _ := NewEstimator(ds, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	paused.OnIteration(func(iter int, _ []float64) {
-		if iter == 3 {
+	paused.AddRecorder(Hooks{Iteration: func(p Progress) {
+		if p.Iteration == 3 {
 			cancel()
 		}
-	})
+	}})
 	g2 := make([]float64, 4)
 	if err := paused.Gradient(ctx, k, g2, nil); !errors.Is(err, context.Canceled) || !paused.Pending() {
 		t.Fatalf("interrupted: %v, pending %v", err, paused.Pending())
@@ -120,7 +120,7 @@ func TestBackend(t *testing.T) {
 		op, err := kernel.NewOperator(x, k, kernel.Options{})
 		return plainOp{GramOperator: op, closed: &closed}, err
 	}
-	o, err := NewOptimiser(ds, Config{WarmStart: true, Backend: backend})
+	o, err := NewOptimiser(ds, Config{WarmStart: true}, WithBackend(backend))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestBackend(t *testing.T) {
 		op, err := kernel.NewOperator(x, k, kernel.Options{})
 		return plainOp{GramOperator: op, closed: new(int), err: errors.New("device lost")}, err
 	}
-	f, _ := NewOptimiser(ds, Config{Backend: failing})
+	f, _ := NewOptimiser(ds, Config{}, WithBackend(failing))
 	if err := f.Step(context.Background()); err == nil || !strings.Contains(err.Error(), "device lost") {
 		t.Errorf("operator Err: got %v", err)
 	}
@@ -182,11 +182,11 @@ func TestEvaluateWithBackend(t *testing.T) {
 		op, err := kernel.NewOperator(x, k, kernel.Options{})
 		return plainOp{GramOperator: op, closed: &closed}, err
 	}
-	o, err := NewOptimiser(ds, Config{Init: init, Backend: backend})
+	o, err := NewOptimiser(ds, Config{Init: init, MaxExactN: 50}, WithBackend(backend))
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, err := NewOptimiser(ds, Config{Init: init, Backend: backend, Operator: kernel.Options{MemoryBudget: 800}})
+	small, err := NewOptimiser(ds, Config{Init: init, MaxExactN: 50, Operator: kernel.Options{MemoryBudget: 800}}, WithBackend(backend))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +198,6 @@ func TestEvaluateWithBackend(t *testing.T) {
 	if err := small.Step(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	old := MaxExactN
-	MaxExactN = 50
-	defer func() { MaxExactN = old }()
 	before := calls
 	ip, err := o.Evaluate()
 	if err != nil {

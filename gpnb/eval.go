@@ -12,10 +12,6 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-// EvalRelTol is the relative residual tolerance of the iterative solves
-// Evaluate uses when n exceeds MaxExactN.
-var EvalRelTol = 1e-6
-
 // evalBatch is the number of test points whose variance solves share one
 // batched CG run in the iterative evaluation.
 const evalBatch = 256
@@ -37,13 +33,13 @@ type Eval struct {
 }
 
 // Evaluate computes test RMSE and test log-likelihood at the current
-// hyperparameters exactly by Cholesky when n ≤ MaxExactN (with Exact), or
+// hyperparameters exactly by Cholesky when n ≤ Config.MaxExactN (with Exact), or
 // when one n×n float64 matrix fits the operator's memory budget
 // (Config.Operator.MemoryBudget, default half of physical memory; factorised
 // in place on the host, after releasing the estimator's operator). With a
 // Backend (a GPU, say) the host matrix must also fit half of the host's
 // physical memory, since the budget may describe the device. Otherwise it
-// uses batched conjugate gradients to relative tolerance EvalRelTol, on the
+// uses batched conjugate gradients to relative tolerance Config.EvalRelTol, on the
 // Backend's operator when there is one. Eval.Method says which. It fails
 // when the dataset has no test part.
 func (o *Optimiser) Evaluate() (Eval, error) {
@@ -52,8 +48,8 @@ func (o *Optimiser) Evaluate() (Eval, error) {
 		return Eval{}, errors.New("gpnb: evaluate: the dataset has no test part: load a UCI split, give data.TestFile, or use data.TestSize")
 	}
 	k := o.Kernel()
-	if o.st.N <= MaxExactN {
-		e, err := NewExact(ds.XTrain, ds.YTrain, k)
+	if o.st.N <= o.cfg.maxExactN() {
+		e, err := newExact(ds.XTrain, ds.YTrain, k, o.cfg.maxExactN())
 		if err != nil {
 			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
 		}
@@ -64,7 +60,7 @@ func (o *Optimiser) Evaluate() (Eval, error) {
 		mll := e.MLL()
 		return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: "cholesky", MLL: &mll}, nil
 	}
-	if inPlaceFits(o.st.N, o.cfg.Operator.MemoryBudget) && (o.cfg.Backend == nil || inPlaceFits(o.st.N, kernel.DefaultMemoryBudget())) {
+	if inPlaceFits(o.st.N, o.cfg.Operator.MemoryBudget) && (o.est.backend == nil || inPlaceFits(o.st.N, kernel.DefaultMemoryBudget())) {
 		// One n×n matrix, factorised in place: the estimator's operator
 		// (another n×n) is released first and rebuilt by the next step.
 		if err := o.est.Close(); err != nil {
@@ -78,17 +74,19 @@ func (o *Optimiser) Evaluate() (Eval, error) {
 		}
 		return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: "cholesky", MLL: &mll}, nil
 	}
-	mean, variance, err := predictIterative(ds.XTrain, ds.YTrain, ds.XTest, k, &o.cfg, EvalRelTol)
+	tol := o.cfg.evalRelTol()
+	mean, variance, err := o.est.predictIterative(ds.XTest, k, tol)
 	if err != nil {
 		return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
 	}
-	return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: fmt.Sprintf("cg rel. tol %g", EvalRelTol)}, nil
+	return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: fmt.Sprintf("cg rel. tol %g", tol)}, nil
 }
 
 // predictIterative computes the predictive mean and variance (with noise)
 // at xs by solving H[α, W] = [y, K(X,xs)] with batched CG.
-func predictIterative(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel, cfg *Config, tol float64) (mean, variance []float64, err error) {
-	op, err := newOperator(x, k, cfg)
+func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64) (mean, variance []float64, err error) {
+	x, y := e.x, e.y.RawMatrix().Data
+	op, err := e.newOperator(x, k)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,17 +13,12 @@ import (
 	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
-// MaxExactN is the largest number of training points the exact Cholesky
-// baseline accepts. Exact stores H and its factor (and, for Gradient, H⁻¹),
-// 8·n² bytes each: 20000 points already need about 10 GB. Raise it only on a
-// machine with the memory for it.
-var MaxExactN = 20000
-
 // ErrNotPositiveDefinite is returned (wrapped) when the Cholesky factorisation
 // of H = K + σ²I fails in float64.
 var ErrNotPositiveDefinite = errors.New("not positive definite: increase the noise or add jitter")
 
-// ErrTooLarge is returned (wrapped) when n exceeds MaxExactN.
+// ErrTooLarge is returned (wrapped) when n exceeds DefaultMaxExactN (or
+// Config.MaxExactN).
 var ErrTooLarge = errors.New("too many points for an exact (Cholesky) computation")
 
 // Exact is the exact Gaussian-process baseline: a Cholesky factorisation of
@@ -41,8 +36,15 @@ type Exact struct {
 // NewExact factorises H = K(X,X) + σ²I for inputs X (n×d), targets y (length
 // n) and kernel k. It returns an error, never a panic, for empty or
 // mismatched inputs, non-finite values, invalid hyperparameters, n larger
-// than MaxExactN, or an H that is not positive definite in float64.
+// than DefaultMaxExactN (Exact stores H and its factor, and for Gradient H⁻¹,
+// 8·n² bytes each: 20000 points already need about 10 GB), or an H that is
+// not positive definite in float64.
 func NewExact(X *mat.Dense, y []float64, k kernel.Kernel) (*Exact, error) {
+	return newExact(X, y, k, DefaultMaxExactN)
+}
+
+// newExact is NewExact with the limit maxN on n (Config.MaxExactN).
+func newExact(X *mat.Dense, y []float64, k kernel.Kernel, maxN int) (*Exact, error) {
 	if X == nil || X.IsEmpty() {
 		return nil, errors.New("gpnb: exact: no training inputs: X is empty")
 	}
@@ -50,8 +52,8 @@ func NewExact(X *mat.Dense, y []float64, k kernel.Kernel) (*Exact, error) {
 	if len(y) != n {
 		return nil, fmt.Errorf("gpnb: exact: X has %d rows but y has %d values: give one target per row", n, len(y))
 	}
-	if n > MaxExactN {
-		return nil, fmt.Errorf("gpnb: exact: %w: n = %d > MaxExactN = %d (needs ~%.1f GB): use an iterative solver or a subset", ErrTooLarge, n, MaxExactN, 3*8*float64(n)*float64(n)/1e9)
+	if n > maxN {
+		return nil, fmt.Errorf("gpnb: exact: %w: n = %d > MaxExactN = %d (needs ~%.1f GB): use an iterative solver or a subset", ErrTooLarge, n, maxN, 3*8*float64(n)*float64(n)/1e9)
 	}
 	if !k.Family.Valid() {
 		return nil, fmt.Errorf("gpnb: exact: unknown kernel family %v: use kernel.Matern32, Matern12, Matern52 or RBF", k.Family)

@@ -218,11 +218,7 @@ func TestExactBadInput(t *testing.T) {
 	if _, _, err := e.Predict(mat.NewDense(2, 3, nil)); err == nil {
 		t.Error("predict with wrong d: no error")
 	}
-	old := MaxExactN
-	MaxExactN = 5
-	_, err = NewExact(X, y, good)
-	MaxExactN = old
-	if !errors.Is(err, ErrTooLarge) {
+	if _, err = newExact(X, y, good, 5); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("n > MaxExactN: got %v, want ErrTooLarge", err)
 	}
 }

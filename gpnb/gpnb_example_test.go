@@ -46,19 +46,30 @@ func ExampleNewOptimiser() {
 // Pause a run, save it, and continue in another process (a new notebook
 // cell) from the checkpoint.
 func ExampleResume() {
-	ds, _ := data.Synthetic(200, 2, 7)
+	ds, err := data.Synthetic(200, 2, 7)
+	if err != nil {
+		panic(err)
+	}
 	path := filepath.Join(os.TempDir(), "gpnb-example.ckpt")
 	defer os.Remove(path)
 
-	opt, _ := gpnb.NewOptimiser(ds, gpnb.Config{WarmStart: true, CheckpointPath: path})
-	_ = opt.Run(context.Background(), 3) // saves after every step
+	opt, err := gpnb.NewOptimiser(ds, gpnb.Config{WarmStart: true, CheckpointPath: path})
+	if err != nil {
+		panic(err)
+	}
+	if err := opt.Run(context.Background(), 3); err != nil { // saves after every step
+		panic(err)
+	}
 
-	opt, err := gpnb.Resume(path, ds)
+	// Later, in another process: the same data, the saved run.
+	opt, err = gpnb.Resume(path, ds)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("resumed at step", opt.Steps())
-	_ = opt.RunTo(context.Background(), 5)
+	if err := opt.RunTo(context.Background(), 5); err != nil {
+		panic(err)
+	}
 	fmt.Println("now at step", opt.Steps(), "with", len(opt.History()), "records")
 	// Output:
 	// resumed at step 3
@@ -86,7 +97,7 @@ func ExampleExact() {
 func ExampleNewEstimator() {
 	ds, _ := data.Synthetic(200, 2, 3)
 	k := kernel.Kernel{Family: gpnb.Matern32, Hyper: kernel.DefaultHyper(2)}
-	exact, _ := gpnb.NewEstimator(ds, gpnb.Config{Gradient: gpnb.ExactGradient})
+	exact, _ := gpnb.NewEstimator(ds, gpnb.Config{Estimator: gpnb.ExactGradient})
 	hutch, _ := gpnb.NewEstimator(ds, gpnb.Config{Probes: 64, Solver: solvers.CG{}})
 	ge := make([]float64, 4)
 	gh := make([]float64, 4)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
-	"github.com/gpnb/gpnb/solvers"
 )
 
 // Matrix is a dense row-major matrix as plain data, the serialisable form
@@ -44,34 +43,19 @@ func (m Matrix) Dense() *mat.Dense {
 	return mat.NewDense(m.Rows, m.Cols, append([]float64(nil), m.Data...))
 }
 
-// ConfigSpec is Config as plain data: what a checkpoint stores and what
-// State reports. FixedProbes is resolved (true or false).
-type ConfigSpec struct {
-	Kernel         string
-	Solver         MethodSpec
-	Settings       solvers.Settings
-	Gradient       GradientMode
-	WarmStart      bool
-	FixedProbes    bool
-	Probes         int
-	ProbeDist      ProbeDist
-	LearningRate   float64
-	Seed           uint64
-	Init           []float64 // constrained (ℓ_1..ℓ_d, s, σ)
-	Operator       kernel.Options
-	TrackExactMLL  bool
-	CheckpointPath string
-	// DropResidualTraces mirrors Config.DropResidualTraces.
-	DropResidualTraces bool
-}
-
 // State is everything an Optimiser holds, as plain exported data: what a
 // user can inspect between steps and what a checkpoint stores. Fields are
 // copies; changing them does not change the optimiser.
 type State struct {
-	Config      ConfigSpec
+	// Config is the run's configuration, resolved (Config.Resolve).
+	Config      Config
 	Fingerprint string // data.Dataset.Fingerprint of the training data
-	N, D        int
+	// Dataset and Split name the training data (data.Dataset.Name and
+	// Split); DataTag is its data.Dataset.String() (name, split, sizes).
+	Dataset string
+	Split   int
+	DataTag string
+	N, D    int
 
 	// Step is the number of completed Adam steps.
 	Step int
@@ -100,38 +84,29 @@ type State struct {
 // NewOptimiser or Resume; it is not safe for concurrent use.
 type Optimiser struct {
 	ds  *data.Dataset
-	cfg Config
-	st  State // level 1; st.EstimatorState is unused (est holds it)
+	cfg Config // resolved
+	st  State  // level 1; st.EstimatorState is unused (est holds it)
 	est *Estimator
-
-	onStep func(StepRecord)
 }
 
 // NewOptimiser returns an optimiser for the training part of ds. Zero
-// fields of cfg take their defaults (see Config).
-func NewOptimiser(ds *data.Dataset, cfg Config) (*Optimiser, error) {
-	if err := checkDataset(ds); err != nil {
+// fields of cfg take their defaults (see Config); the options WithBackend
+// and WithRecorder apply.
+func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, error) {
+	est, err := NewEstimator(ds, cfg, opts...)
+	if err != nil {
 		return nil, err
 	}
 	d := ds.D()
-	cfg, err := cfg.withDefaults(d)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := specOf(cfg)
-	if err != nil {
-		return nil, err
-	}
-	est, err := NewEstimator(ds, cfg)
-	if err != nil {
-		return nil, err
-	}
-	o := &Optimiser{ds: ds, cfg: cfg, est: est, onStep: cfg.OnStep}
-	o.OnIteration(cfg.OnIteration)
+	cfg = est.cfg
+	o := &Optimiser{ds: ds, cfg: cfg, est: est}
 	raw := cfg.Init.Raw()
 	o.st = State{
-		Config:      spec,
+		Config:      cfg,
 		Fingerprint: ds.Fingerprint(),
+		Dataset:     ds.Name,
+		Split:       ds.Split,
+		DataTag:     ds.String(),
 		N:           ds.NTrain(),
 		D:           d,
 		Raw:         raw,
@@ -155,43 +130,11 @@ func checkDataset(ds *data.Dataset) error {
 	return nil
 }
 
-func specOf(c Config) (ConfigSpec, error) {
-	ms, err := encodeMethod(c.Solver)
-	if err != nil {
-		return ConfigSpec{}, err
-	}
-	return ConfigSpec{
-		Kernel:         c.Kernel.String(),
-		Solver:         ms,
-		Settings:       c.Settings,
-		Gradient:       c.Gradient,
-		WarmStart:      c.WarmStart,
-		FixedProbes:    c.fixedProbes(),
-		Probes:         c.Probes,
-		ProbeDist:      c.ProbeDist,
-		LearningRate:   c.LearningRate,
-		Seed:           c.Seed,
-		Init:           c.Init.Vector(),
-		Operator:       c.Operator,
-		TrackExactMLL:  c.TrackExactMLL,
-		CheckpointPath: c.CheckpointPath,
-
-		DropResidualTraces: c.DropResidualTraces,
-	}, nil
-}
-
-// OnIteration sets (or with nil clears) the function called after every
-// solver iteration with the 1-based step, the 1-based iteration within the
-// step and each column's relative residual (column 0 is the mean system).
-// A live residual chart hooks in here; cancelling the context passed to
-// Step from inside it pauses the step after that iteration.
-func (o *Optimiser) OnIteration(f func(step, iter int, relRes []float64)) {
-	if f == nil {
-		o.est.OnIteration(nil)
-		return
-	}
-	o.est.OnIteration(func(iter int, relRes []float64) { f(o.st.Step+1, iter, relRes) })
-}
+// AddRecorder adds r to the optimiser's recorders, called after every solver
+// iteration and every completed step (see Recorder), and returns the
+// function that removes it again. A live view, a progress bar and a user's
+// own recorder coexist.
+func (o *Optimiser) AddRecorder(r Recorder) (remove func()) { return o.est.AddRecorder(r) }
 
 // Close releases the kernel operator (for a GPU backend, its device
 // memory). The optimiser stays usable: the next step builds a new one.
@@ -199,10 +142,6 @@ func (o *Optimiser) Close() error { return o.est.Close() }
 
 // Estimator returns the optimiser's level-2 estimator.
 func (o *Optimiser) Estimator() *Estimator { return o.est }
-
-// OnStep sets (or with nil clears) the function called with each completed
-// step's record.
-func (o *Optimiser) OnStep(f func(StepRecord)) { o.onStep = f }
 
 // Steps returns the number of completed steps.
 func (o *Optimiser) Steps() int { return o.st.Step }
@@ -215,7 +154,7 @@ func (o *Optimiser) Kernel() kernel.Kernel {
 	return kernel.Kernel{Family: o.cfg.Kernel, Hyper: o.Hyper()}
 }
 
-// Config returns the configuration, with defaults filled in.
+// Config returns the run's configuration, resolved (Config.Resolve).
 func (o *Optimiser) Config() Config { c := o.cfg; c.Init = c.Init.Clone(); return c }
 
 // Dataset returns the data the optimiser trains on.
@@ -228,7 +167,7 @@ func (o *Optimiser) History() History { return cloneHistory(o.st.History) }
 func (o *Optimiser) State() State {
 	s := o.st
 	s.Theta = o.Hyper().Vector()
-	s.Config.Init = clone(s.Config.Init)
+	s.Config = o.Config()
 	s.Raw = clone(s.Raw)
 	s.Gradient = clone(s.Gradient)
 	s.AdamM = clone(s.AdamM)
@@ -332,6 +271,7 @@ func (o *Optimiser) Step(ctx context.Context) error {
 	step := o.st.Step + 1
 	rec := StepRecord{Step: step}
 	grad := make([]float64, o.st.D+2)
+	o.est.step = step
 	if err := o.est.Gradient(ctx, o.Kernel(), grad, &rec); err != nil {
 		o.st.PendingStepSeconds += time.Since(t0).Seconds()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -354,9 +294,7 @@ func (o *Optimiser) Step(ctx context.Context) error {
 			return fmt.Errorf("gpnb: step %d done but saving the checkpoint failed: %w", step, err)
 		}
 	}
-	if o.onStep != nil {
-		o.onStep(cloneHistory(History{rec})[0])
-	}
+	o.est.recs.step(rec)
 	return nil
 }
 
@@ -381,7 +319,7 @@ func (o *Optimiser) adam(grad []float64) {
 func (o *Optimiser) String() string {
 	h := o.Hyper()
 	mode := o.cfg.Solver.Name()
-	if o.cfg.Gradient == ExactGradient {
+	if o.cfg.Estimator == ExactGradient {
 		mode = "exact gradient"
 	} else if o.cfg.WarmStart {
 		mode += " + warm start"
@@ -392,4 +330,23 @@ func (o *Optimiser) String() string {
 	}
 	return fmt.Sprintf("gpnb.Optimiser: %s (n=%d, d=%d), %s, %s kernel, %d steps done%s; noise %.4g, signal %.4g, length scales %.4g",
 		o.ds.Name, o.st.N, o.st.D, mode, o.cfg.Kernel, o.st.Step, pending, h.Noise, h.Signal, h.Lengthscales)
+}
+
+// Change lets f modify the run's configuration between steps, with the
+// limits of a resumed run (see WithChanges): only the fields tagged
+// `resume:"change"` may differ, others give ErrConfigMismatch and leave the
+// configuration as it was. A pending mid-step solve keeps the solver
+// settings it started with.
+func (o *Optimiser) Change(f func(*Config)) error {
+	want := o.Config()
+	f(&want)
+	want, err := want.Resolve(o.st.D)
+	if err != nil {
+		return err
+	}
+	if err := changeable(o.cfg, want); err != nil {
+		return err
+	}
+	o.cfg, o.est.cfg, o.st.Config = want, want, want
+	return nil
 }

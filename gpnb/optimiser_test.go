@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -92,7 +93,7 @@ func TestHutchinsonExplicit(t *testing.T) {
 func TestAdamExact(t *testing.T) {
 	ds := synth(t, 50, 2, 4)
 	const lr = 0.05
-	o, err := NewOptimiser(ds, Config{Gradient: ExactGradient, LearningRate: lr})
+	o, err := NewOptimiser(ds, Config{Estimator: ExactGradient, LearningRate: lr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func runTrace(t *testing.T, ds *data.Dataset, cfg Config, steps int) (*Optimiser
 // testTraces checks that warm start and the baseline reach the same
 // hyperparameters and test LLH and both follow the exact trace (figure 4).
 func testTraces(t *testing.T, ds *data.Dataset, steps int, tolTrace, tolLLH float64) {
-	exact, te := runTrace(t, ds, Config{Gradient: ExactGradient}, steps)
+	exact, te := runTrace(t, ds, Config{Estimator: ExactGradient}, steps)
 	ee, err := exact.Evaluate()
 	if err != nil {
 		t.Fatal(err)
@@ -332,11 +333,11 @@ func TestResumeBitIdentical(t *testing.T) {
 			// Interrupted mid-solve in step 3 after 2 solver iterations.
 			c, _ := NewOptimiser(ds, tc.cfg)
 			cctx, cancel := context.WithCancel(ctx)
-			c.OnIteration(func(step, iter int, _ []float64) {
-				if step == 3 && iter == 2 {
+			c.AddRecorder(Hooks{Iteration: func(p Progress) {
+				if p.Step == 3 && p.Iteration == 2 {
 					cancel()
 				}
-			})
+			}})
 			err = c.Run(cctx, 10)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("interrupted run returned %v, want context.Canceled", err)
@@ -500,7 +501,7 @@ func TestDeterministicGOMAXPROCS(t *testing.T) {
 	for _, cfg := range []Config{
 		{WarmStart: true, Seed: 11, Solver: solvers.SGD{BatchSize: 60, Seed: 4}, Settings: solvers.Settings{MaxIterations: 20000}},
 		{WarmStart: true, Seed: 11, Solver: solvers.CG{}},
-		{Gradient: ExactGradient, TrackExactMLL: true},
+		{Estimator: ExactGradient, TrackExactMLL: true},
 	} {
 		var states [2]State
 		var evals [2]Eval
@@ -520,7 +521,7 @@ func TestDeterministicGOMAXPROCS(t *testing.T) {
 		}
 		compareStates(t, states[0], states[1])
 		if evals[0].TestLLH != evals[1].TestLLH || *evals[0].MLL != *evals[1].MLL {
-			t.Errorf("%v: evaluation differs between GOMAXPROCS 1 and 2: %+v vs %+v", cfg.Gradient, evals[0], evals[1])
+			t.Errorf("%v: evaluation differs between GOMAXPROCS 1 and 2: %+v vs %+v", cfg.Estimator, evals[0], evals[1])
 		}
 	}
 }
@@ -580,15 +581,16 @@ func TestEvaluateIterative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := MaxExactN
-	MaxExactN = 100
+	for _, x := range []*Optimiser{o, small} {
+		if err := x.Change(func(c *Config) { c.MaxExactN = 100 }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ip, err := o.Evaluate()
 	if err != nil {
-		MaxExactN = old
 		t.Fatal(err)
 	}
 	it, err := small.Evaluate()
-	MaxExactN = old
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +666,7 @@ func TestOptimiserBadInput(t *testing.T) {
 		{LearningRate: math.NaN()},
 		{LearningRate: -1},
 		{Kernel: 42},
-		{Gradient: 7},
+		{Estimator: 7},
 		{ProbeDist: 3},
 		{FixedProbes: 9},
 		{Init: kernel.Hyper{Lengthscales: []float64{1}, Signal: 1, Noise: 1}},
@@ -697,11 +699,11 @@ func TestRunInterruptSaves(t *testing.T) {
 	ds := synth(t, 100, 2, 1)
 	path := t.TempDir() + "/x.ckpt"
 	ctx, cancel := context.WithCancel(context.Background())
-	o, err := NewOptimiser(ds, Config{WarmStart: true, CheckpointPath: path, OnStep: func(r StepRecord) {
+	o, err := NewOptimiser(ds, Config{WarmStart: true, CheckpointPath: path}, WithRecorder(Hooks{Step: func(r StepRecord) {
 		if r.Step == 2 {
 			cancel()
 		}
-	}})
+	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -767,27 +769,36 @@ func TestHooksAndTracking(t *testing.T) {
 	ds := synth(t, 120, 2, 4)
 	var seen [][]float64
 	var steps []int
-	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true,
-		OnIteration: func(step, iter int, rel []float64) {
-			if step == 2 {
-				if iter != len(seen)+1 {
-					t.Errorf("iteration %d after %d", iter, len(seen))
+	var other []int // a second recorder, removed after step 1
+	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true}, WithRecorder(Hooks{
+		Iteration: func(p Progress) {
+			if p.Step == 2 {
+				if p.Iteration != len(seen)+1 {
+					t.Errorf("iteration %d after %d", p.Iteration, len(seen))
 				}
-				seen = append(seen, rel)
+				seen = append(seen, p.RelResiduals)
 			}
 		},
-		OnStep: func(r StepRecord) { steps = append(steps, r.Step) },
-	})
+		Step: func(r StepRecord) { steps = append(steps, r.Step) },
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var remove func()
+	remove = o.AddRecorder(Hooks{Step: func(r StepRecord) {
+		other = append(other, r.Step)
+		remove()
+	}})
 	k0 := o.Kernel()
 	if err := o.Run(context.Background(), 3); err != nil {
 		t.Fatal(err)
 	}
 	h := o.History()
 	if len(steps) != 3 || steps[2] != 3 {
-		t.Errorf("OnStep saw %v", steps)
+		t.Errorf("the first recorder saw steps %v", steps)
+	}
+	if !reflect.DeepEqual(other, []int{1}) {
+		t.Errorf("the second recorder, removed during step 1, saw steps %v", other)
 	}
 	r := h[1]
 	if len(seen) != r.SolverIterations || len(r.Residuals) != r.SolverIterations+1 {

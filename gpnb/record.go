@@ -1,5 +1,7 @@
 package gpnb
 
+import "github.com/gpnb/gpnb/gpnb/kernel"
+
 // StepRecord is what one marginal-likelihood step leaves behind: the unit of
 // record (DESIGN.md). A History is the list of them, in step order. All
 // fields are plain data so records serialise to JSON and gob unchanged.
@@ -52,6 +54,12 @@ type StepRecord struct {
 	// (kernel.Describe); empty in records of checkpoints written before
 	// steps recorded it.
 	Operator string `json:"operator,omitempty"`
+}
+
+// Hyper returns the hyperparameters after the step (constrained, on the
+// scale the run trains on).
+func (r StepRecord) Hyper() kernel.Hyper {
+	return kernel.Hyper{Lengthscales: append([]float64(nil), r.Lengthscales...), Signal: r.Signal, Noise: r.Noise}
 }
 
 // History is the record of every step so far, in order.
@@ -135,4 +143,9 @@ type Result struct {
 	Operator string  `json:"operator,omitempty"`
 	Final    Final   `json:"final"`
 	History  History `json:"history"`
+	// Config is the run's configuration (resolved), less what does not
+	// change its results: the checkpoint path, the operator's memory budget
+	// and workers, and DropResidualTraces. nil in results written before gpnb
+	// recorded it.
+	Config *Config `json:"config,omitempty"`
 }

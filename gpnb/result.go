@@ -1,5 +1,7 @@
 package gpnb
 
+import "github.com/gpnb/gpnb/gpnb/kernel"
+
 // NotEvaluated is Result.EvalMethod when no test metrics were computed.
 const NotEvaluated = "not evaluated"
 
@@ -8,35 +10,52 @@ const NotEvaluated = "not evaluated"
 // when ev is not nil, the test metrics (otherwise they are 0 and EvalMethod
 // is NotEvaluated, so the Result still marshals to JSON).
 func (o *Optimiser) Result(ev *Eval) Result {
-	h := o.Hyper()
-	solver := o.cfg.Solver.Name()
-	if o.cfg.Gradient == ExactGradient {
-		solver = "cholesky"
-	}
-	r := Result{
-		Dataset:       o.ds.Name,
-		Split:         o.ds.Split,
-		NTrain:        o.ds.NTrain(),
-		NTest:         o.ds.NTest(),
-		D:             o.ds.D(),
-		Kernel:        o.cfg.Kernel.String(),
-		Solver:        solver,
-		WarmStart:     o.cfg.WarmStart,
-		Probes:        o.cfg.Probes,
-		Seed:          o.cfg.Seed,
-		StepsDone:     o.st.Step,
-		TotalSeconds:  o.st.History.TotalSeconds(),
-		SolverSeconds: o.st.History.TotalSolverSeconds(),
-		EvalMethod:    NotEvaluated,
-		Operator:      o.est.OperatorDescription(),
-		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
-		History:       o.History(),
-	}
-	if r.Operator == "" && len(r.History) > 0 {
-		r.Operator = r.History[len(r.History)-1].Operator
+	st := o.State()
+	r := st.Result()
+	r.NTest = o.ds.NTest()
+	if d := o.est.OperatorDescription(); d != "" {
+		r.Operator = d
 	}
 	if ev != nil {
 		r.TestRMSE, r.TestLLH, r.EvalMethod = ev.TestRMSE, ev.TestLLH, ev.Method
+	}
+	return r
+}
+
+// Result is the state's run as a Result, without test metrics
+// (EvalMethod NotEvaluated): what the charts of package viz read, so a
+// checkpoint (ReadCheckpoint) can be charted as a finished run can.
+func (st *State) Result() Result {
+	h := kernel.HyperFromRaw(st.Raw)
+	solver := st.Config.Solver.Name()
+	if st.Config.Estimator == ExactGradient {
+		solver = "cholesky"
+	}
+	// The configuration as it determines the run: not where it was
+	// checkpointed, the machine's memory budget and workers, or whether its
+	// residual traces were kept (the history shows that).
+	cfg := st.Config
+	cfg.CheckpointPath, cfg.Operator.MemoryBudget, cfg.Operator.Workers, cfg.DropResidualTraces = "", 0, 0, false
+	r := Result{
+		Dataset:       st.Dataset,
+		Split:         st.Split,
+		NTrain:        st.N,
+		D:             st.D,
+		Kernel:        st.Config.Kernel.String(),
+		Solver:        solver,
+		WarmStart:     st.Config.WarmStart,
+		Probes:        st.Config.Probes,
+		Seed:          st.Config.Seed,
+		StepsDone:     st.Step,
+		TotalSeconds:  st.History.TotalSeconds(),
+		SolverSeconds: st.History.TotalSolverSeconds(),
+		EvalMethod:    NotEvaluated,
+		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
+		History:       cloneHistory(st.History),
+		Config:        &cfg,
+	}
+	if len(r.History) > 0 {
+		r.Operator = r.History[len(r.History)-1].Operator
 	}
 	return r
 }

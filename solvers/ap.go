@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -29,7 +30,7 @@ const DefaultBlockSize = 2000
 type AP struct {
 	// BlockSize is the number of indices per block; 0 means
 	// DefaultBlockSize (2000). It is capped at n.
-	BlockSize int
+	BlockSize int `json:"block_size,omitempty"`
 }
 
 // APState is AP's method-specific state. The block factors are not part of
@@ -97,13 +98,14 @@ func (m AP) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	}
 	starts := blockRanges(n, bs)
 	st.AP = &APState{BlockSize: bs, Starts: starts, Picks: make([]int, len(starts)-1), Last: -1}
-	a := newAPSolver(op, b, st)
-	if V0 == nil {
-		copy(st.R, b.RawMatrix().Data)
-	} else if err := a.trueResidual(nil); err != nil {
+	a, err := newAPSolver(op, b, st)
+	if err != nil {
 		return nil, err
 	}
-	a.updateResiduals(true)
+	if err := a.initialResidual(V0 == nil); err != nil {
+		_ = a.sp.Close()
+		return nil, err
+	}
 	st.Converged = a.allConverged()
 	a.record()
 	return a, nil
@@ -129,39 +131,56 @@ func (m AP) resume(op Operator, b *mat.Dense, st *State) (Solver, error) {
 			return nil, fmt.Errorf("%w: state's AP block partition does not fit n = %d and block size %d", ErrShape, st.N, bs)
 		}
 	}
-	return newAPSolver(op, b, st), nil
+	return newAPSolver(op, b, st)
 }
 
 type apSolver struct {
 	core
-	factors []*mat.Cholesky // per block, nil until first picked
-	idx     [][]int         // per block index lists, built lazily
-	sym     *mat.SymDense   // BlockSize×BlockSize scratch
-	delta   []float64       // BlockSize×M
-	score   []float64       // per column scratch
+	factors []Block // per block: its Cholesky factor, nil until first picked
+	idx     []Index // per block: its indices, with its factor
+	delta   []Block // Δ for a full block and, if smaller, for the last
+	scores  []float64
+	idxBuf  []int
 }
 
-func newAPSolver(op Operator, b *mat.Dense, st *State) *apSolver {
+func newAPSolver(op Operator, b *mat.Dense, st *State) (*apSolver, error) {
 	nb := len(st.AP.Starts) - 1
-	return &apSolver{
-		core:    newCore(op, b, st),
-		factors: make([]*mat.Cholesky, nb),
-		idx:     make([][]int, nb),
-		delta:   make([]float64, st.AP.BlockSize*st.M),
-		score:   make([]float64, st.M),
+	a := &apSolver{
+		factors: make([]Block, nb),
+		idx:     make([]Index, nb),
+		scores:  make([]float64, nb*st.M),
+		idxBuf:  make([]int, st.AP.BlockSize),
 	}
+	if err := a.init(op, b, st); err != nil {
+		return nil, err
+	}
+	full, err := a.sp.NewBlock(st.AP.BlockSize, st.M)
+	if err == nil {
+		a.delta = append(a.delta, full)
+		if last := st.AP.Starts[nb] - st.AP.Starts[nb-1]; last != st.AP.BlockSize {
+			var d Block
+			d, err = a.sp.NewBlock(last, st.M)
+			a.delta = append(a.delta, d)
+		}
+	}
+	if err != nil {
+		_ = a.sp.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
 // pick returns the block with the largest weighted residual.
-func (a *apSolver) pick() int {
+func (a *apSolver) pick() (int, error) {
 	st := a.st
 	m := st.M
+	if err := a.sp.Dots(a.scores, a.r, a.r, nil, st.AP.Starts); err != nil {
+		return 0, fmt.Errorf("solvers: AP: the operator's space failed: %w", err)
+	}
 	best, bestScore := 0, -1.0
 	for bl := 0; bl+1 < len(st.AP.Starts); bl++ {
-		lo, hi := st.AP.Starts[bl], st.AP.Starts[bl+1]
-		sumSqCols(a.score, st.R[lo*m:hi*m], hi-lo, m)
 		s := 0.0
-		for j, v := range a.score {
+		for j, v := range a.scores[bl*m : (bl+1)*m] {
 			if !st.ColumnConverged[j] {
 				s += v / (st.BNorms[j] * st.BNorms[j])
 			}
@@ -170,84 +189,90 @@ func (a *apSolver) pick() int {
 			best, bestScore = bl, s
 		}
 	}
-	return best
+	return best, nil
 }
 
-func (a *apSolver) factor(bl int) (*mat.Cholesky, error) {
+// factor returns block bl's indices and Cholesky factor, computing them
+// the first time bl is picked.
+func (a *apSolver) factor(bl int) (Index, Block, error) {
 	if f := a.factors[bl]; f != nil {
-		return f, nil
+		return a.idx[bl], f, nil
 	}
 	st := a.st
 	lo, hi := st.AP.Starts[bl], st.AP.Starts[bl+1]
 	k := hi - lo
-	idx := make([]int, k)
+	idx := a.idxBuf[:k]
 	for i := range idx {
 		idx[i] = lo + i
 	}
-	a.idx[bl] = idx
-	if a.sym == nil {
-		a.sym = mat.NewSymDense(st.AP.BlockSize, nil)
+	ix, err := a.sp.NewIndex(idx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("solvers: AP: the operator's space failed: %w", err)
 	}
-	sym := a.sym
-	if k != st.AP.BlockSize {
-		sym = mat.NewSymDense(k, nil)
+	f, err := a.sp.NewBlock(k, k)
+	if err != nil {
+		return nil, nil, fmt.Errorf("solvers: AP: the operator's space failed: %w", err)
 	}
-	a.op.BlockTo(sym, idx)
+	a.sp.Principal(f, ix)
 	st.Work.BlockEntries += k * k
-	if !allFinite(sym.RawSymmetric().Data) {
-		return nil, fmt.Errorf("%w: AP: block %d of H (rows %d..%d) has NaN or Inf: check the hyperparameters", ErrNotFinite, bl, lo, hi-1)
+	err = a.sp.Factorize(f)
+	switch {
+	case errors.Is(err, ErrNotFinite):
+		return nil, nil, fmt.Errorf("%w: AP: block %d of H (rows %d..%d) has NaN or Inf: check the hyperparameters", ErrNotFinite, bl, lo, hi-1)
+	case errors.Is(err, ErrNotPositiveDefinite):
+		st.Work.BlockFactorisations++
+		return nil, nil, fmt.Errorf("%w: AP: Cholesky factorisation of block %d (rows %d..%d) failed; %s", ErrNotPositiveDefinite, bl, lo, hi-1, pdAdvice)
+	case err != nil:
+		return nil, nil, fmt.Errorf("solvers: AP: the operator's space failed: %w", err)
 	}
-	f := new(mat.Cholesky)
-	ok := f.Factorize(sym)
 	st.Work.BlockFactorisations++
-	if !ok {
-		return nil, fmt.Errorf("%w: AP: Cholesky factorisation of block %d (rows %d..%d) failed; %s", ErrNotPositiveDefinite, bl, lo, hi-1, pdAdvice)
-	}
-	a.factors[bl] = f
-	return f, nil
+	a.idx[bl], a.factors[bl] = ix, f
+	return ix, f, nil
 }
 
-// Iterate does one block update.
+// Iterate does one block update: Δ = H[I,I]⁻¹R[I,:], V[I,:] += Δ,
+// R −= H[:,I]Δ. The new R is computed into the scratch block and the two
+// swap roles once it is known to be finite, so a failure leaves the state
+// of the last iteration.
 func (a *apSolver) Iterate() error {
-	if a.err != nil {
-		return a.err
+	if err := a.stopped(); err != nil {
+		return err
 	}
 	if a.Done() {
 		return nil
 	}
 	st := a.st
-	n, m := st.N, st.M
-	bl := a.pick()
-	f, err := a.factor(bl)
+	bl, err := a.pick()
 	if err != nil {
 		return a.fail(err)
 	}
-	lo, hi := st.AP.Starts[bl], st.AP.Starts[bl+1]
-	k := hi - lo
-	delta := mat.NewDense(k, m, a.delta[:k*m])
-	if err := f.SolveTo(delta, mat.NewDense(k, m, st.R[lo*m:hi*m])); err != nil {
-		// mat.Condition: the block is numerically singular but was
-		// factorised; the solve is still usable, as in Wu et al.
-		if _, ok := err.(mat.Condition); !ok {
-			return a.fail(fmt.Errorf("%w: AP: block %d solve failed: %v; %s", ErrNotPositiveDefinite, bl, err, pdAdvice))
-		}
+	ix, f, err := a.factor(bl)
+	if err != nil {
+		return a.fail(err)
 	}
-	hd := mat.NewDense(n, m, a.tmp)
-	a.op.ColsMulTo(hd, a.idx[bl], delta)
+	k := st.AP.Starts[bl+1] - st.AP.Starts[bl]
+	delta := a.delta[0]
+	if k != st.AP.BlockSize {
+		delta = a.delta[1]
+	}
+	a.sp.GatherRows(delta, ix, a.r, nil)
+	a.sp.Solve(delta, f, delta, nil)
+	a.sp.MulCols(a.tmp, ix, delta, nil)
 	st.Work.RowEvaluations += k
-	if !allFinite(a.delta[:k*m]) || !allFinite(a.tmp) {
+	a.sp.Xpby(a.tmp, a.r, a.negOnes, nil) // R − H[:,I]Δ
+	// A NaN or Inf in Δ or H[:,I]Δ shows in the new residual's norms.
+	sq, err := a.dots(a.tmp, a.tmp, nil)
+	if err != nil {
+		return a.fail(err)
+	}
+	if !allFinite(sq) {
 		return a.fail(fmt.Errorf("%w: AP: block update produced NaN or Inf at iteration %d; %s", ErrNotFinite, st.Iteration+1, pdAdvice))
 	}
-	dd := a.delta[:k*m]
-	for i, d := range dd {
-		st.V[lo*m+i] += d
-	}
-	for i, h := range a.tmp {
-		st.R[i] -= h
-	}
+	a.r, a.tmp = a.tmp, a.r
+	a.sp.AxpyRows(a.v, ix, a.ones, delta, nil)
 	st.AP.Picks[bl]++
 	st.AP.Last = bl
-	a.updateResiduals(true)
+	a.setResiduals(sq, nil, true)
 	st.Iteration++
 	st.Converged = a.allConverged()
 	a.record()

@@ -28,13 +28,13 @@ type CG struct {
 	// Cholesky approximation of H − σ_p²I (plus diag(K − LLᵀ) with
 	// PrecondDiagonal), applied with the Woodbury identity. Building it costs
 	// k columns of H (RowEvaluations) and is redone on Resume.
-	PrecondRank int
+	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondNoise is σ_p², the variance on the preconditioner's diagonal,
 	// normally the noise variance σ² of H = K + σ²I (at most min_i H_ii).
 	// The solver does not know σ: 0 means "ask the operator", which works
 	// when it implements NoiseVariancer; otherwise set it (> 0) whenever
 	// PrecondRank > 0.
-	PrecondNoise float64
+	PrecondNoise float64 `json:"precond_noise,omitempty"`
 	// PrecondDiagonal adds the diagonal correction diag(K − LLᵀ) to the
 	// preconditioner, P = LLᵀ + diag(K − LLᵀ) + σ_p²I (the FITC
 	// approximation of H, exact on the diagonal). Without it, P = LLᵀ + σ²I
@@ -42,7 +42,7 @@ type CG struct {
 	// at length scales 1 this made CG slower than no preconditioner (see
 	// the tests) — so it is usually the better choice for kernels whose
 	// spectrum decays slowly.
-	PrecondDiagonal bool
+	PrecondDiagonal bool `json:"precond_diagonal,omitempty"`
 }
 
 // NoiseVariancer is implemented by operators H = K + σ²I that know their
@@ -104,19 +104,19 @@ func (m CG) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 		return nil, err
 	}
 	st.CG = &CGState{P: make([]float64, n*st.M), RZ: make([]float64, st.M)}
-	c := &cgSolver{core: newCore(op, b, st), m: m}
-	if err := c.setup(); err != nil {
+	c, err := newCGSolver(op, b, st, m)
+	if err != nil {
 		return nil, err
 	}
-	if V0 == nil {
-		copy(st.R, b.RawMatrix().Data)
-	} else if err := c.trueResidual(nil); err != nil {
+	if err := c.initialResidual(V0 == nil); err != nil {
+		_ = c.sp.Close()
 		return nil, err
 	}
-	c.updateResiduals(true)
 	// p = z = M⁻¹r for every column.
-	all := activeCols(nil, make([]bool, st.M))
-	c.restart(all)
+	if err := c.restart(c.all); err != nil {
+		_ = c.sp.Close()
+		return nil, err
+	}
 	st.Converged = c.allConverged()
 	c.record()
 	return c, nil
@@ -129,162 +129,178 @@ func (m CG) resume(op Operator, b *mat.Dense, st *State) (Solver, error) {
 	if st.CG == nil || len(st.CG.P) != st.N*st.M || len(st.CG.RZ) != st.M {
 		return nil, fmt.Errorf("%w: state has no valid CG part: it was not saved from a CG solver", ErrShape)
 	}
-	c := &cgSolver{core: newCore(op, b, st), m: m}
-	if err := c.setup(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return newCGSolver(op, b, st, m)
 }
 
 type cgSolver struct {
 	core
 	m   CG
-	pre *pivChol // nil without a preconditioner
+	pre *precond // nil without a preconditioner
 
-	act        []int
-	cand       []int
-	pa, qa, za []float64 // n×k gathers of P, H·P, M⁻¹R
-	pq, alpha  []float64
+	p     Block // search directions P
+	z     Block // M⁻¹R (R itself without a preconditioner)
+	q     Block // H·P: core.tmp, free again once V and R are updated
+	act   []int
+	cand  []int
+	again []int
+	pq    []float64 // pᵀHp, then rᵀz, per active column
+	rr    []float64 // rᵀr per active column, with a preconditioner
+	alpha []float64
 }
 
-func (c *cgSolver) setup() error {
-	n, m := c.st.N, c.st.M
-	c.pa = make([]float64, n*m)
-	c.qa = make([]float64, n*m)
-	c.za = make([]float64, n*m)
-	c.pq = make([]float64, m)
-	c.alpha = make([]float64, m)
-	if c.m.PrecondRank > 0 {
-		noise, err := c.m.precondNoise(c.op)
-		if err != nil {
-			return err
-		}
-		pre, err := newPivChol(c.op, c.m.PrecondRank, noise, c.m.PrecondDiagonal, &c.st.Work)
-		if err != nil {
-			return err
-		}
-		c.pre = pre
+// newCGSolver sets up the space (B, V, R, P and scratch) and the
+// preconditioner, which is rebuilt from the operator on Resume.
+func newCGSolver(op Operator, b *mat.Dense, st *State, m CG) (*cgSolver, error) {
+	n, nc := st.N, st.M
+	c := &cgSolver{
+		m:     m,
+		act:   make([]int, 0, nc),
+		cand:  make([]int, 0, nc),
+		again: make([]int, 0, nc),
+		pq:    make([]float64, nc),
+		rr:    make([]float64, nc),
+		alpha: make([]float64, nc),
+	}
+	if err := c.init(op, b, st); err != nil {
+		return nil, err
+	}
+	err := c.bind(&c.p, st.CG.P, n, nc)
+	if err == nil {
+		err = c.setupPrecond()
+	}
+	if err != nil {
+		_ = c.sp.Close()
+		return nil, err
+	}
+	c.q = c.tmp
+	return c, nil
+}
+
+func (c *cgSolver) setupPrecond() error {
+	c.z = c.r
+	if c.m.PrecondRank == 0 {
+		return nil
+	}
+	noise, err := c.m.precondNoise(c.op)
+	if err != nil {
+		return err
+	}
+	pc, err := newPivChol(c.op, c.m.PrecondRank, noise, c.m.PrecondDiagonal, &c.st.Work)
+	if err != nil || pc == nil {
+		return err
+	}
+	if c.pre, err = pc.upload(c.sp, c.st.M); err != nil {
+		return err
+	}
+	c.z, err = c.sp.NewBlock(c.st.N, c.st.M)
+	return err
+}
+
+// precondCols sets Z[:,cols] = M⁻¹R[:,cols] (nothing to do without a
+// preconditioner: Z is R).
+func (c *cgSolver) precondCols(cols []int) {
+	if c.pre == nil {
+		return
+	}
+	c.sp.Copy(c.z, c.r, cols)
+	c.pre.apply(c.sp, c.z, cols)
+}
+
+// restart sets P[:,j] = M⁻¹R[:,j] and RZ[j] = rᵀM⁻¹r for j in cols.
+func (c *cgSolver) restart(cols []int) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	c.precondCols(cols)
+	c.sp.Copy(c.p, c.z, cols)
+	rz, err := c.dots(c.r, c.z, cols)
+	if err != nil {
+		return err
+	}
+	for a, j := range cols {
+		c.st.CG.RZ[j] = rz[a]
 	}
 	return nil
 }
 
-// precondCols sets za (n×k, contiguous) = M⁻¹R[:,cols].
-func (c *cgSolver) precondCols(cols []int) []float64 {
-	n, m, k := c.st.N, c.st.M, len(cols)
-	z := c.za[:n*k]
-	gatherCols(z, c.st.R, n, m, cols)
-	if c.pre != nil {
-		c.pre.apply(z, k)
-	}
-	return z
-}
-
-// restart sets P[:,j] = M⁻¹R[:,j] and RZ[j] = rᵀM⁻¹r for j in cols.
-func (c *cgSolver) restart(cols []int) {
-	n, m, k := c.st.N, c.st.M, len(cols)
-	if k == 0 {
-		return
-	}
-	z := c.precondCols(cols)
-	cs := c.st.CG
-	for _, j := range cols {
-		cs.RZ[j] = 0
-	}
-	for i := 0; i < n; i++ {
-		for a, j := range cols {
-			cs.P[i*m+j] = z[i*k+a]
-			cs.RZ[j] += c.st.R[i*m+j] * z[i*k+a]
-		}
-	}
-}
-
 // Iterate does one CG step on every unconverged column.
 func (c *cgSolver) Iterate() error {
-	if c.err != nil {
-		return c.err
+	if err := c.stopped(); err != nil {
+		return err
 	}
 	if c.Done() {
 		return nil
 	}
 	st, cs := c.st, c.st.CG
-	n, m := st.N, st.M
 	c.act = activeCols(c.act, st.ColumnConverged)
 	k := len(c.act)
-	pa, qa := c.pa[:n*k], c.qa[:n*k]
-	gatherCols(pa, cs.P, n, m, c.act)
-	c.op.MulTo(mat.NewDense(n, k, qa), mat.NewDense(n, k, pa))
+	c.sp.Mul(c.q, c.p, c.act)
 	st.Work.OperatorProducts += k
-	if !allFinite(qa) {
-		return c.fail(fmt.Errorf("%w: CG: the operator returned NaN or Inf for H·p at iteration %d: check the hyperparameters; %s", ErrNotFinite, st.Iteration+1, pdAdvice))
-	}
 	pq := c.pq[:k]
-	for a := range pq {
-		pq[a] = 0
+	if err := c.sp.Dots(pq, c.p, c.q, c.act, nil); err != nil {
+		return c.fail(fmt.Errorf("solvers: CG: the operator's space failed: %w", err))
 	}
-	for i := 0; i < n; i++ {
-		for a := range pq {
-			pq[a] += pa[i*k+a] * qa[i*k+a]
-		}
+	// A NaN or Inf anywhere in H·p makes pᵀHp NaN or Inf (0·Inf is NaN),
+	// so pq is the finiteness check of the product.
+	if !allFinite(pq) {
+		return c.fail(fmt.Errorf("%w: CG: the operator returned NaN or Inf for H·p at iteration %d: check the hyperparameters; %s", ErrNotFinite, st.Iteration+1, pdAdvice))
 	}
 	alpha := c.alpha[:k]
 	for a, j := range c.act {
 		if !(pq[a] > 0) {
-			if math.IsNaN(pq[a]) || math.IsInf(pq[a], 0) {
-				return c.fail(fmt.Errorf("%w: CG: pᵀHp is %v for column %d at iteration %d; %s", ErrNotFinite, pq[a], j, st.Iteration+1, pdAdvice))
-			}
 			return c.fail(fmt.Errorf("%w: CG: pᵀHp = %v ≤ 0 for column %d at iteration %d; %s", ErrNotPositiveDefinite, pq[a], j, st.Iteration+1, pdAdvice))
 		}
 		alpha[a] = cs.RZ[j] / pq[a]
 	}
-	for i := 0; i < n; i++ {
-		for a, j := range c.act {
-			st.V[i*m+j] += alpha[a] * pa[i*k+a]
-			st.R[i*m+j] -= alpha[a] * qa[i*k+a]
-		}
+	c.sp.Axpy(c.v, alpha, c.p, c.act)
+	for a := range alpha {
+		alpha[a] = -alpha[a]
 	}
+	c.sp.Axpy(c.r, alpha, c.q, c.act)
 	// z = M⁻¹r, β = r'z'/rz, p = z + βp.
-	z := c.precondCols(c.act)
+	c.precondCols(c.act)
 	rz := c.pq[:k] // reuse
-	for a := range rz {
-		rz[a] = 0
+	if err := c.sp.Dots(rz, c.r, c.z, c.act, nil); err != nil {
+		return c.fail(fmt.Errorf("solvers: CG: the operator's space failed: %w", err))
 	}
-	for i := 0; i < n; i++ {
-		for a, j := range c.act {
-			rz[a] += st.R[i*m+j] * z[i*k+a]
+	rr := rz // without a preconditioner z = r
+	if c.pre != nil {
+		rr = c.rr[:k]
+		if err := c.sp.Dots(rr, c.r, c.r, c.act, nil); err != nil {
+			return c.fail(fmt.Errorf("solvers: CG: the operator's space failed: %w", err))
 		}
 	}
+	beta := alpha // reuse
 	for a, j := range c.act {
-		beta := rz[a] / cs.RZ[j]
+		beta[a] = rz[a] / cs.RZ[j]
 		cs.RZ[j] = rz[a]
-		alpha[a] = beta // reuse
 	}
-	for i := 0; i < n; i++ {
-		for a, j := range c.act {
-			cs.P[i*m+j] = z[i*k+a] + alpha[a]*cs.P[i*m+j]
-		}
-	}
+	c.sp.Xpby(c.p, c.z, beta, c.act)
 	// Candidates for convergence get their true residual checked.
+	c.setResiduals(rr, c.act, false)
 	c.cand = c.cand[:0]
 	for _, j := range c.act {
-		st.RelResiduals[j] = c.relResidual(j)
 		if st.RelResiduals[j] < st.Settings.tol(j) {
 			c.cand = append(c.cand, j)
 		}
 	}
 	if len(c.cand) > 0 {
-		if err := c.trueResidual(c.cand); err != nil {
+		sq, err := c.trueResidual(c.cand)
+		if err != nil {
 			return c.fail(err)
 		}
-		var again []int
+		c.setResiduals(sq, c.cand, false)
+		c.again = c.again[:0]
 		for _, j := range c.cand {
-			st.RelResiduals[j] = c.relResidual(j)
 			if st.RelResiduals[j] < st.Settings.tol(j) {
 				st.ColumnConverged[j] = true
 			} else {
-				again = append(again, j)
+				c.again = append(c.again, j)
 			}
 		}
-		c.restart(again)
+		if err := c.restart(c.again); err != nil {
+			return c.fail(err)
+		}
 	}
 	if !allFinite(st.RelResiduals) {
 		return c.fail(fmt.Errorf("%w: CG: residual became NaN or Inf at iteration %d; %s", ErrNotFinite, st.Iteration+1, pdAdvice))

@@ -41,13 +41,14 @@ func (m Cholesky) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, erro
 		return nil, err
 	}
 	st.Cholesky = &CholeskyState{}
-	c := &cholSolver{core: newCore(op, b, st)}
-	if V0 == nil {
-		copy(st.R, b.RawMatrix().Data)
-	} else if err := c.trueResidual(nil); err != nil {
+	c := &cholSolver{}
+	if err := c.init(op, b, st); err != nil {
 		return nil, err
 	}
-	c.updateResiduals(true)
+	if err := c.initialResidual(V0 == nil); err != nil {
+		_ = c.sp.Close()
+		return nil, err
+	}
 	st.Converged = c.allConverged()
 	c.record()
 	return c, nil
@@ -60,15 +61,20 @@ func (m Cholesky) resume(op Operator, b *mat.Dense, st *State) (Solver, error) {
 	if st.Cholesky == nil {
 		st.Cholesky = &CholeskyState{}
 	}
-	return &cholSolver{core: newCore(op, b, st)}, nil
+	c := &cholSolver{}
+	if err := c.init(op, b, st); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 type cholSolver struct{ core }
 
-// Iterate builds, factorises and solves.
+// Iterate builds, factorises and solves, on the host, and uploads the
+// solution to the space (Cholesky is the reference, not a GPU method).
 func (c *cholSolver) Iterate() error {
-	if c.err != nil {
-		return c.err
+	if err := c.stopped(); err != nil {
+		return err
 	}
 	if c.Done() {
 		return nil
@@ -99,13 +105,16 @@ func (c *cholSolver) Iterate() error {
 	if !allFinite(sol.Data) {
 		return c.fail(fmt.Errorf("%w: Cholesky solve produced NaN or Inf; %s", ErrNotFinite, pdAdvice))
 	}
-	copy(st.V, sol.Data)
+	if err := c.sp.Upload(c.v, sol.Data); err != nil {
+		return c.fail(fmt.Errorf("solvers: Cholesky: the operator's space failed: %w", err))
+	}
 	// R = B − H·V with one operator product (H itself was overwritten by
 	// its factor; keeping a copy would double the memory).
-	if err := c.trueResidual(nil); err != nil {
+	sq, err := c.trueResidual(nil)
+	if err != nil {
 		return c.fail(err)
 	}
-	c.updateResiduals(true)
+	c.setResiduals(sq, nil, true)
 	st.Iteration++
 	// Converged refers to the true residual, like every method: an
 	// ill-conditioned H can leave the exact solve above tolerance.

@@ -1,6 +1,7 @@
 package solvers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -16,13 +17,15 @@ import (
 // exactly). P⁻¹ is applied with the Woodbury identity:
 //
 //	P⁻¹r = D⁻¹r − D⁻¹L (I_k + LᵀD⁻¹L)⁻¹ LᵀD⁻¹r.
+//
+// It is built on the host from k columns of H; upload moves it into the
+// solver's space, where it is applied.
 type pivChol struct {
 	n, k int
 	dinv []float64      // D⁻¹, n
 	l    blas64.General // n×k
 	dl   blas64.General // D⁻¹L, n×k
-	c    mat.Cholesky   // of I_k + LᵀD⁻¹L
-	t, u *mat.Dense     // k×m scratch
+	cm   *mat.SymDense  // I_k + LᵀD⁻¹L
 }
 
 // newPivChol builds the preconditioner from the diagonal and k columns of
@@ -115,29 +118,48 @@ func newPivChol(op Operator, rank int, noise float64, diagCorrection bool, w *Wo
 	for i := 0; i < k; i++ {
 		cm.SetSym(i, i, cm.At(i, i)+1)
 	}
-	if !pc.c.Factorize(cm) {
-		return nil, fmt.Errorf("%w: CG preconditioner: I + LᵀD⁻¹L is not positive definite; %s", ErrNotPositiveDefinite, pdAdvice)
-	}
+	pc.cm = cm
 	return pc, nil
 }
 
-// apply overwrites z (row-major n×m, contiguous) with P⁻¹z.
-func (p *pivChol) apply(z []float64, m int) {
-	if p.t == nil || p.t.RawMatrix().Cols < m {
-		p.t = mat.NewDense(p.k, m, nil)
-		p.u = mat.NewDense(p.k, m, nil)
+// precond is a pivChol in a space, for up to m columns.
+type precond struct {
+	dl   Block // D⁻¹L, n×k
+	dinv Block // D⁻¹, n×1
+	c    Block // Cholesky factor of I_k + LᵀD⁻¹L, k×k
+	t    Block // k×m scratch
+}
+
+// upload moves p into sp and factorises I + LᵀD⁻¹L there.
+func (p *pivChol) upload(sp Space, m int) (*precond, error) {
+	var pc precond
+	var err error
+	if pc.dl, err = blockOf(sp, p.dl.Data, p.n, p.k); err != nil {
+		return nil, err
 	}
-	zg := blas64.General{Rows: p.n, Cols: m, Stride: m, Data: z[:p.n*m]}
-	t := p.t.Slice(0, p.k, 0, m).(*mat.Dense)
-	u := p.u.Slice(0, p.k, 0, m).(*mat.Dense)
-	// t = (D⁻¹L)ᵀz, u = C⁻¹t, z = D⁻¹z − (D⁻¹L)u.
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, p.dl, zg, 0, t.RawMatrix())
-	_ = p.c.SolveTo(u, t)
-	for i := 0; i < p.n; i++ {
-		row := zg.Data[i*m : (i+1)*m]
-		for j := range row {
-			row[j] *= p.dinv[i]
+	if pc.dinv, err = blockOf(sp, p.dinv, p.n, 1); err != nil {
+		return nil, err
+	}
+	if pc.c, err = blockOf(sp, p.cm.RawSymmetric().Data, p.k, p.k); err != nil {
+		return nil, err
+	}
+	if pc.t, err = sp.NewBlock(p.k, m); err != nil {
+		return nil, err
+	}
+	if err := sp.Factorize(pc.c); err != nil {
+		if errors.Is(err, ErrNotPositiveDefinite) || errors.Is(err, ErrNotFinite) {
+			return nil, fmt.Errorf("%w: CG preconditioner: I + LᵀD⁻¹L is not positive definite; %s", ErrNotPositiveDefinite, pdAdvice)
 		}
+		return nil, fmt.Errorf("solvers: CG preconditioner: the operator's space failed: %w", err)
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, p.dl, u.RawMatrix(), 1, zg)
+	return &pc, nil
+}
+
+// apply overwrites z[:,cols] with P⁻¹z[:,cols]:
+// t = (D⁻¹L)ᵀz, t ← C⁻¹t, z ← D⁻¹z − (D⁻¹L)t.
+func (p *precond) apply(sp Space, z Block, cols []int) {
+	sp.MulT(p.t, p.dl, z, cols)
+	sp.Solve(p.t, p.c, p.t, cols)
+	sp.ScaleRows(z, p.dinv, cols)
+	sp.MulAdd(z, -1, p.dl, p.t, cols)
 }

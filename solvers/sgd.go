@@ -81,20 +81,20 @@ const (
 // except that a row ending in such a check holds the true values.
 type SGD struct {
 	// BatchSize is |I|; 0 means DefaultBatchSize (1000). Capped at n.
-	BatchSize int
+	BatchSize int `json:"batch_size,omitempty"`
 	// LearningRate is the normalised step (see above); 0 means
 	// DefaultLearningRate (1.0). Leave it 0 when RawLearningRate is set:
 	// setting both is ErrSettings.
-	LearningRate float64
+	LearningRate float64 `json:"learning_rate,omitempty"`
 	// RawLearningRate, when > 0, is the paper's unnormalised learning rate:
 	// each iteration moves the batch's coordinates by RawLearningRate/|I|
 	// times their gradient (see above). 0 means the normalised step.
-	RawLearningRate float64
+	RawLearningRate float64 `json:"raw_learning_rate,omitempty"`
 	// Momentum ρ ∈ [0,1); 0 means DefaultMomentum (0.9). A negative value
 	// turns momentum off (ρ = 0).
-	Momentum float64
+	Momentum float64 `json:"momentum,omitempty"`
 	// Seed seeds the mini-batch sampler.
-	Seed uint64
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 // SGDState is SGD's method-specific state.
@@ -202,12 +202,10 @@ func (m SGD) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if V0 == nil {
-		copy(st.R, b.RawMatrix().Data)
-	} else if err := g.trueResidual(nil); err != nil {
+	if err := g.initialResidual(V0 == nil); err != nil {
+		_ = g.sp.Close()
 		return nil, err
 	}
-	g.updateResiduals(true)
 	st.Converged = g.allConverged()
 	g.record()
 	return g, nil
@@ -229,15 +227,20 @@ func (m SGD) resume(op Operator, b *mat.Dense, st *State) (Solver, error) {
 
 type sgdSolver struct {
 	core
-	bs       int
-	lr, mom  float64
-	raw      float64 // RawLearningRate; 0: normalised step lr
-	pcg      *rand.PCG
-	rng      *rand.Rand
-	act, idx []int
-	va, g    []float64
-	sym      *mat.SymDense // H[I,I] and its row sums: normalised step only,
-	rowsum   []float64     // allocated by the first curvature call
+	bs      int
+	lr, mom float64
+	raw     float64 // RawLearningRate; 0: normalised step lr
+	pcg     *rand.PCG
+	rng     *rand.Rand
+	act     []int
+	idx     []int
+	batch   Index // idx in the space
+	vel     Block // momentum buffer
+	g       Block // bs×m: H[I,:]V, then B[I,:] − H[I,:]V
+	bi      Block // bs×m: B[I,:]
+	frozen  []int
+	sym     *mat.SymDense // H[I,I] and its row sums: normalised step only,
+	rowsum  []float64     // allocated by the first curvature call
 }
 
 func newSGDSolver(op Operator, b *mat.Dense, st *State, m SGD) (*sgdSolver, error) {
@@ -249,22 +252,42 @@ func newSGDSolver(op Operator, b *mat.Dense, st *State, m SGD) (*sgdSolver, erro
 	if err := pcg.UnmarshalBinary(st.SGD.RNG); err != nil {
 		return nil, fmt.Errorf("%w: state's SGD generator state is invalid: %v", ErrShape, err)
 	}
-	return &sgdSolver{
-		core: newCore(op, b, st),
-		bs:   bs,
-		lr:   lr,
-		raw:  m.RawLearningRate,
-		mom:  mom,
-		pcg:  pcg,
-		rng:  rand.New(pcg),
-		idx:  make([]int, 0, bs),
-		va:   make([]float64, st.N*st.M),
-		g:    make([]float64, bs*st.M),
-	}, nil
+	s := &sgdSolver{
+		bs:     bs,
+		lr:     lr,
+		raw:    m.RawLearningRate,
+		mom:    mom,
+		pcg:    pcg,
+		rng:    rand.New(pcg),
+		act:    make([]int, 0, st.M),
+		idx:    make([]int, 0, bs),
+		frozen: make([]int, 0, st.M),
+	}
+	if err := s.init(op, b, st); err != nil {
+		return nil, err
+	}
+	err = s.bind(&s.vel, st.SGD.Velocity, st.N, st.M)
+	if err == nil {
+		s.g, err = s.sp.NewBlock(bs, st.M)
+	}
+	if err == nil {
+		s.bi, err = s.sp.NewBlock(bs, st.M)
+	}
+	if err == nil {
+		// Any valid indices: sample sets the batch before every use.
+		s.idx = sortedCopy(s.idx, st.SGD.Perm[:bs])
+		s.batch, err = s.sp.NewIndex(s.idx)
+	}
+	if err != nil {
+		_ = s.sp.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
-// sample draws the next mini-batch into s.idx, sorted.
-func (s *sgdSolver) sample() {
+// sample draws the next mini-batch into s.idx, sorted, and sends it to the
+// space.
+func (s *sgdSolver) sample() error {
 	perm := s.st.SGD.Perm
 	n := len(perm)
 	for i := 0; i < s.bs; i++ {
@@ -272,10 +295,12 @@ func (s *sgdSolver) sample() {
 		perm[i], perm[j] = perm[j], perm[i]
 	}
 	s.idx = sortedCopy(s.idx, perm[:s.bs])
+	return s.sp.SetIndex(s.batch, s.idx)
 }
 
 // curvature returns the Gershgorin bound max_i Σ_j |H[I,I]_ij| and the
-// largest diagonal entry of H[I,I].
+// largest diagonal entry of H[I,I]. It reads H[I,I] through the Operator
+// on the host (bs² entries), as only the normalised step needs it.
 func (s *sgdSolver) curvature() (lam, dmax float64) {
 	if s.sym == nil { // only the normalised step reads H[I,I]
 		s.sym, s.rowsum = mat.NewSymDense(s.bs, nil), make([]float64, s.bs)
@@ -311,23 +336,29 @@ func (s *sgdSolver) curvature() (lam, dmax float64) {
 
 // Iterate processes one mini-batch.
 func (s *sgdSolver) Iterate() error {
-	if s.err != nil {
-		return s.err
+	if err := s.stopped(); err != nil {
+		return err
 	}
 	if s.Done() {
 		return nil
 	}
 	st, ss := s.st, s.st.SGD
-	n, m := st.N, st.M
 	s.act = activeCols(s.act, st.ColumnConverged)
 	k := len(s.act)
-	s.sample()
-	va := s.va[:n*k]
-	gatherCols(va, st.V, n, m, s.act)
-	g := s.g[:s.bs*k]
-	s.op.RowsMulTo(mat.NewDense(s.bs, k, g), s.idx, mat.NewDense(n, k, va))
+	if err := s.sample(); err != nil {
+		return s.fail(fmt.Errorf("solvers: SGD: the operator's space failed: %w", err))
+	}
+	// g = H[I,:]V − B[I,:] is the batch's gradient; the space keeps its
+	// negative, B[I,:] − H[I,:]V, the true residual of the batch's rows.
+	s.sp.MulRows(s.g, s.batch, s.v, s.act)
 	st.Work.RowEvaluations += s.bs
-	if !allFinite(g) {
+	s.sp.GatherRows(s.bi, s.batch, s.bb, s.act)
+	s.sp.Xpby(s.g, s.bi, s.negOnes[:k], s.act)
+	sq, err := s.dots(s.g, s.g, s.act)
+	if err != nil {
+		return s.fail(err)
+	}
+	if !allFinite(sq) {
 		return s.fail(fmt.Errorf("%w: SGD: the operator returned NaN or Inf at iteration %d: check the hyperparameters; %s", ErrNotFinite, st.Iteration+1, pdAdvice))
 	}
 	var eta float64
@@ -343,53 +374,32 @@ func (s *sgdSolver) Iterate() error {
 		}
 		eta = s.lr * math.Min((1-s.mom)/dmax, 1/lam)
 	}
-	bd := s.b.RawMatrix().Data
-	for r, i := range s.idx {
-		for a, j := range s.act {
-			g[r*k+a] -= bd[i*m+j]
-		}
-	}
-	// Momentum decays everywhere; the gradient lands on the batch.
-	vel := ss.Velocity
-	if s.mom != 0 {
-		for i := 0; i < n; i++ {
-			for _, j := range s.act {
-				vel[i*m+j] *= s.mom
-			}
-		}
-	} else {
-		for i := 0; i < n; i++ {
-			for _, j := range s.act {
-				vel[i*m+j] = 0
-			}
-		}
-	}
-	for r, i := range s.idx {
-		for a, j := range s.act {
-			gv := g[r*k+a]
-			st.R[i*m+j] = -gv // R[I,:] is the true residual of the pre-step V
-			vel[i*m+j] -= eta * gv
-		}
-	}
-	for i := 0; i < n; i++ {
-		for _, j := range s.act {
-			st.V[i*m+j] += vel[i*m+j]
-		}
-	}
+	// Momentum decays everywhere (ρ = 0 clears it); the gradient lands on
+	// the batch: vel[I,:] −= η·g = vel[I,:] + η·(−g).
+	s.sp.Scale(s.vel, s.fill(k, s.mom), s.act)
+	s.sp.ScatterRows(s.r, s.batch, s.g, s.act) // R[I,:] is the true residual of the pre-step V
+	s.sp.AxpyRows(s.vel, s.batch, s.fill(k, eta), s.g, s.act)
+	s.sp.Axpy(s.v, s.ones[:k], s.vel, s.act)
 	st.Iteration++
+	rr, err := s.dots(s.r, s.r, s.act)
+	if err != nil {
+		return s.fail(err)
+	}
+	s.setResiduals(rr, s.act, false)
 	diverged := -1
+	s.frozen = s.frozen[:0]
 	for _, j := range s.act {
-		r := s.relResidual(j)
-		st.RelResiduals[j] = r
+		r := st.RelResiduals[j]
 		if !(r < sgdDivergence) {
 			diverged = j
 		}
 		if r < st.Settings.tol(j) {
 			st.ColumnConverged[j] = true
-			for i := 0; i < n; i++ {
-				vel[i*m+j] = 0
-			}
+			s.frozen = append(s.frozen, j)
 		}
+	}
+	if len(s.frozen) > 0 {
+		s.sp.Scale(s.vel, s.fill(len(s.frozen), 0), s.frozen)
 	}
 	if diverged >= 0 {
 		rate := fmt.Sprintf("LearningRate (now %v)", s.lr)
@@ -399,11 +409,12 @@ func (s *sgdSolver) Iterate() error {
 		return s.fail(fmt.Errorf("%w: SGD: estimated relative residual of column %d is %v at iteration %d: lower %s", ErrDiverged, diverged, st.RelResiduals[diverged], st.Iteration, rate))
 	}
 	if s.allConverged() || st.Iteration >= st.Settings.MaxIterations {
-		if err := s.trueResidual(nil); err != nil {
+		sq, err := s.trueResidual(nil)
+		if err != nil {
 			return s.fail(err)
 		}
 		ss.Verifications++
-		s.updateResiduals(true)
+		s.setResiduals(sq, nil, true)
 	}
 	st.Converged = s.allConverged()
 	ss.RNG, _ = s.pcg.AppendBinary(ss.RNG[:0])

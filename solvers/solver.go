@@ -51,6 +51,8 @@ var (
 	ErrShape = errors.New("solvers: dimension mismatch")
 	// ErrSettings: a Settings or Method field is out of range.
 	ErrSettings = errors.New("solvers: invalid settings")
+	// ErrClosed: Iterate was called after Close.
+	ErrClosed = errors.New("solvers: the solver is closed")
 )
 
 const pdAdvice = "increase the noise σ (or add jitter to the diagonal) so that H = K + σ²I is well conditioned"
@@ -60,15 +62,15 @@ const pdAdvice = "increase the noise σ (or add jitter to the diagonal) so that 
 type Settings struct {
 	// RelTolMean is the relative residual tolerance ‖H v_0 − b_0‖/‖b_0‖ of
 	// column 0, the mean system. 0 means DefaultRelTolMean (0.01).
-	RelTolMean float64
+	RelTolMean float64 `json:"rel_tol_mean,omitempty"`
 	// RelTolProbes is the tolerance of columns 1..m−1, the probe systems.
 	// 0 means DefaultRelTolProbes (0.1).
-	RelTolProbes float64
+	RelTolProbes float64 `json:"rel_tol_probes,omitempty"`
 	// MaxIterations bounds the number of Iterate calls. 0 means the
 	// method's default: CG 1000, AP 20000 block updates, SGD 50000
 	// mini-batches, Cholesky 1. When it is reached before convergence the
 	// solver is Done but not Converged.
-	MaxIterations int
+	MaxIterations int `json:"max_iterations,omitempty"`
 }
 
 // Resolve returns s as method m will apply it: zero fields replaced by
@@ -141,6 +143,12 @@ type resumer interface {
 // Solver iterates towards the solution of H V = B. It is a step-wise object:
 // every Iterate leaves it at an iteration boundary whose whole state is the
 // exported State, so a solve can be stopped, saved and continued by Resume.
+//
+// A solver keeps its vectors (V, R and the method's own) in a Space: host
+// memory for most operators, device memory for a SpaceOperator such as a
+// GPU backend. Iterating moves only scalars between the space and the
+// solver; State and Solution download the vectors when they are called, and
+// Progress reads the scalars without touching the vectors.
 type Solver interface {
 	// Iterate does one iteration: a CG step over the unconverged columns,
 	// one AP block update, one SGD mini-batch, or the Cholesky solve. After
@@ -148,18 +156,45 @@ type Solver interface {
 	// ErrNotFinite, ErrDiverged) makes Done true and is returned again by
 	// later calls; failures found before the update (a non-finite operator
 	// product, pᵀHp ≤ 0, a failed factorisation) leave the state of the last
-	// good iteration.
+	// good iteration. After Close it returns ErrClosed.
 	Iterate() error
 	// Done reports whether iterating is over: converged, MaxIterations
-	// reached, or failed.
+	// reached, failed, or closed.
 	Done() bool
 	// Converged reports whether every column met its tolerance.
 	Converged() bool
-	// State returns the live state. It changes with each Iterate; use
-	// State().Clone() for a snapshot.
+	// State brings the solver's State up to date and returns it: the
+	// scalars are always current, the vectors are downloaded from the
+	// space (on the host space they are the solver's own storage, so
+	// nothing is copied). The solver keeps updating the same value: call
+	// State again after Iterate to see the new vectors, and use
+	// State().Clone() for a snapshot. A failure to download fails the
+	// solver (Iterate returns it).
 	State() *State
-	// Solution returns V (n×m), a view of State().V.
+	// Solution returns V (n×m), a view of State().V brought up to date.
 	Solution() *mat.Dense
+	// Progress returns the scalars of the state, without downloading any
+	// vector: what a progress display or a per-iteration hook needs.
+	Progress() Progress
+	// Close brings the State up to date (as State does) and releases what
+	// the solver holds in its space (device memory of a GPU operator), and
+	// returns a failure to do either. State, Solution and Progress keep
+	// working afterwards; Iterate returns ErrClosed (or the error that had
+	// stopped the solver). Closing twice does nothing. On the host space
+	// nothing needs releasing, so a solver that is not closed costs only
+	// garbage.
+	Close() error
+}
+
+// Progress is the scalar part of a solver's State, as Solver.Progress
+// returns it. Its slices are views of the State's, valid until the next
+// Iterate: copy them to keep them.
+type Progress struct {
+	Iteration       int       // completed iterations
+	RelResiduals    []float64 // ‖R[:,j]‖/‖b_j‖ (see State)
+	ColumnConverged []bool    // columns that met their tolerance
+	Converged       bool      // every column met its tolerance
+	Work            Work      // cost so far
 }
 
 // Work counts what a solve has cost so far, in units that compare across
@@ -478,110 +513,252 @@ func newState(method string, n, m int, v []float64, b *mat.Dense, s Settings) *S
 	return st
 }
 
-// core holds what every solver shares: the operator, B, the state and
-// views of V and R.
+// core holds what every solver shares: the operator, its space, B, the
+// state, and the blocks of B, V and R in the space.
 type core struct {
 	op  Operator
-	b   *mat.Dense // contiguous n×m copy
+	sp  Space
+	b   *mat.Dense // contiguous n×m host copy
 	st  *State
-	v   *mat.Dense // view of st.V
-	r   *mat.Dense // view of st.R
 	err error
-	tmp []float64 // n×m scratch
+
+	bb, v, r Block     // B, V, R in the space
+	tmp      Block     // n×m scratch
+	bound    []binding // what State downloads
+	closed   bool
+
+	sums    []float64 // m scalars from Dots
+	coef    []float64 // m coefficients
+	ones    []float64 // m × 1
+	negOnes []float64 // m × −1
+	all     []int     // 0..m−1
 }
 
-func newCore(op Operator, b *mat.Dense, st *State) core {
-	return core{
-		op:  op,
-		b:   b,
-		st:  st,
-		v:   mat.NewDense(st.N, st.M, st.V),
-		r:   mat.NewDense(st.N, st.M, st.R),
-		tmp: make([]float64, st.N*st.M),
+// binding is a vector of the State that lives in a block of the space: the
+// block *b (a pointer, so that a solver may swap its blocks) is downloaded
+// into dst when the State is asked for.
+type binding struct {
+	dst []float64
+	b   *Block
+}
+
+// init sets up c for op, B and st: it gets the space, and uploads B, V and
+// R. It must be called on the core inside its solver (bindings point into
+// it). On error the space is closed.
+func (c *core) init(op Operator, b *mat.Dense, st *State) error {
+	sp, err := spaceFor(op)
+	if err != nil {
+		return fmt.Errorf("solvers: getting the operator's space: %w", err)
 	}
+	n, m := st.N, st.M
+	c.op, c.sp, c.b, c.st = op, sp, b, st
+	c.sums = make([]float64, m)
+	c.coef = make([]float64, m)
+	c.ones = make([]float64, m)
+	c.negOnes = make([]float64, m)
+	c.all = make([]int, m)
+	for j := range c.ones {
+		c.ones[j], c.negOnes[j], c.all[j] = 1, -1, j
+	}
+	if c.bb, err = c.upload(b.RawMatrix().Data, n, m); err == nil {
+		if err = c.bind(&c.v, st.V, n, m); err == nil {
+			if err = c.bind(&c.r, st.R, n, m); err == nil {
+				c.tmp, err = sp.NewBlock(n, m)
+			}
+		}
+	}
+	if err != nil {
+		_ = sp.Close()
+		return err
+	}
+	return nil
 }
 
-// State returns the live state (see Solver).
-func (c *core) State() *State { return c.st }
-
-// Solution returns V as a view of State().V.
-func (c *core) Solution() *mat.Dense { return c.v }
-
-// Converged reports whether every column met its tolerance.
-func (c *core) Converged() bool { return c.st.Converged }
-
-// Done reports whether the solve is over: converged, out of iterations,
-// or failed.
-func (c *core) Done() bool {
-	return c.err != nil || c.st.Converged || c.st.Iteration >= c.st.Settings.MaxIterations
+// upload returns a block of the solver's space holding data (see blockOf).
+func (c *core) upload(data []float64, r, cols int) (Block, error) {
+	return blockOf(c.sp, data, r, cols)
 }
 
-// trueResidual sets R[:,cols] = B[:,cols] − H·V[:,cols] with one operator
-// product over those columns (all columns when cols is nil).
-func (c *core) trueResidual(cols []int) error {
-	n, m := c.st.N, c.st.M
-	if cols == nil {
-		c.op.MulTo(mat.NewDense(n, m, c.tmp), c.v)
-		c.st.Work.OperatorProducts += m
-		if !allFinite(c.tmp) {
-			return fmt.Errorf("%w: the operator returned NaN or Inf for H·V: check the operator's inputs and hyperparameters", ErrNotFinite)
-		}
-		bd := c.b.RawMatrix().Data
-		for i, hv := range c.tmp {
-			c.st.R[i] = bd[i] - hv
-		}
+// blockOf returns a block of sp holding the row-major r×c matrix data: on
+// the host space a block over data itself, so that the solver updates it
+// in place; elsewhere a new block with a copy.
+func blockOf(sp Space, data []float64, r, c int) (Block, error) {
+	if h, ok := sp.(*hostSpace); ok {
+		return h.wrap(data, r, c), nil
+	}
+	bl, err := sp.NewBlock(r, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.Upload(bl, data); err != nil {
+		return nil, err
+	}
+	return bl, nil
+}
+
+// bind sets *b to a block holding the State vector dst and registers it to
+// be downloaded by State.
+func (c *core) bind(b *Block, dst []float64, r, cols int) error {
+	bl, err := c.upload(dst, r, cols)
+	if err != nil {
+		return err
+	}
+	*b = bl
+	c.bound = append(c.bound, binding{dst: dst, b: b})
+	return nil
+}
+
+// State brings the State's vectors up to date and returns it (see Solver).
+func (c *core) State() *State {
+	_ = c.sync() // a failure fails the solver: Iterate returns it
+	return c.st
+}
+
+// sync downloads the bound vectors into the State. A failure of the space
+// fails the solver, and is returned.
+func (c *core) sync() error {
+	if c.closed {
 		return nil
 	}
-	k := len(cols)
-	if k == 0 {
-		return nil
-	}
-	vin := c.tmp[:n*k]
-	out := make([]float64, n*k)
-	gatherCols(vin, c.st.V, n, m, cols)
-	c.op.MulTo(mat.NewDense(n, k, out), mat.NewDense(n, k, vin))
-	c.st.Work.OperatorProducts += k
-	if !allFinite(out) {
-		return fmt.Errorf("%w: the operator returned NaN or Inf for H·V: check the operator's inputs and hyperparameters", ErrNotFinite)
-	}
-	bd := c.b.RawMatrix().Data
-	for i := 0; i < n; i++ {
-		for a, j := range cols {
-			c.st.R[i*m+j] = bd[i*m+j] - out[i*k+a]
+	for _, bd := range c.bound {
+		if err := c.sp.Download(bd.dst, *bd.b); err != nil {
+			err = fmt.Errorf("solvers: downloading the state from the operator's space: %w", err)
+			if c.err == nil {
+				c.err = err
+			}
+			return err
 		}
 	}
 	return nil
 }
 
-// updateResiduals recomputes RelResiduals from R and sets ColumnConverged
-// from the tolerances when setFlags is true.
-func (c *core) updateResiduals(setFlags bool) {
+// Solution returns V as a view of State().V.
+func (c *core) Solution() *mat.Dense {
+	_ = c.sync() // as in State
+	return mat.NewDense(c.st.N, c.st.M, c.st.V)
+}
+
+// Progress returns the scalar part of the state (see Solver).
+func (c *core) Progress() Progress {
 	st := c.st
-	sumSqCols(st.RelResiduals, st.R, st.N, st.M)
-	for j := range st.RelResiduals {
+	return Progress{
+		Iteration:       st.Iteration,
+		RelResiduals:    st.RelResiduals,
+		ColumnConverged: st.ColumnConverged,
+		Converged:       st.Converged,
+		Work:            st.Work,
+	}
+}
+
+// Close downloads the state and releases the space (see Solver).
+func (c *core) Close() error {
+	if c.closed {
+		return nil
+	}
+	serr := c.sync()
+	c.closed = true
+	if err := c.sp.Close(); err != nil {
+		return fmt.Errorf("solvers: closing the operator's space: %w", err)
+	}
+	return serr
+}
+
+// Converged reports whether every column met its tolerance.
+func (c *core) Converged() bool { return c.st.Converged }
+
+// Done reports whether the solve is over: converged, out of iterations,
+// failed or closed.
+func (c *core) Done() bool {
+	return c.err != nil || c.closed || c.st.Converged || c.st.Iteration >= c.st.Settings.MaxIterations
+}
+
+// stopped returns the error Iterate returns, if iterating is over for a
+// reason other than convergence or the iteration budget.
+func (c *core) stopped() error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// dots returns Dots(x, y) over cols (nil: all) in c.sums.
+func (c *core) dots(x, y Block, cols []int) ([]float64, error) {
+	k := len(cols)
+	if cols == nil {
+		k = c.st.M
+	}
+	out := c.sums[:k]
+	if err := c.sp.Dots(out, x, y, cols, nil); err != nil {
+		return nil, fmt.Errorf("solvers: the operator's space failed: %w", err)
+	}
+	return out, nil
+}
+
+// trueResidual sets R[:,cols] = B[:,cols] − H·V[:,cols] with one operator
+// product over those columns (all columns when cols is nil), and returns
+// the columns' ‖R[:,j]‖² (in c.sums). A non-finite product leaves R as it
+// was.
+func (c *core) trueResidual(cols []int) ([]float64, error) {
+	k := len(cols)
+	if cols == nil {
+		k = c.st.M
+	}
+	if k == 0 {
+		return nil, nil
+	}
+	c.sp.Mul(c.tmp, c.v, cols)
+	c.st.Work.OperatorProducts += k
+	c.sp.Xpby(c.tmp, c.bb, c.negOnes[:k], cols) // B − HV
+	sq, err := c.dots(c.tmp, c.tmp, cols)
+	if err != nil {
+		return nil, err
+	}
+	if !allFinite(sq) {
+		return nil, fmt.Errorf("%w: the operator returned NaN or Inf for H·V: check the operator's inputs and hyperparameters", ErrNotFinite)
+	}
+	c.sp.Copy(c.r, c.tmp, cols)
+	return sq, nil
+}
+
+// initialResidual sets R = B − H·V0 (R = B when V0 was nil: no product)
+// and the relative residuals and flags, at Start.
+func (c *core) initialResidual(zeroStart bool) error {
+	var sq []float64
+	var err error
+	if zeroStart {
+		c.sp.Copy(c.r, c.bb, nil)
+		sq, err = c.dots(c.r, c.r, nil)
+	} else {
+		sq, err = c.trueResidual(nil)
+	}
+	if err != nil {
+		return err
+	}
+	c.setResiduals(sq, nil, true)
+	return nil
+}
+
+// setResiduals sets RelResiduals[j] = √sq[a]/‖b_j‖ for the a-th column j
+// of cols (nil: all), and ColumnConverged from the tolerances when
+// setFlags is true.
+func (c *core) setResiduals(sq []float64, cols []int, setFlags bool) {
+	st := c.st
+	if cols == nil {
+		cols = c.all
+	}
+	for a, j := range cols {
 		if st.BNorms[j] == 0 {
 			st.RelResiduals[j] = 0
 		} else {
-			st.RelResiduals[j] = math.Sqrt(st.RelResiduals[j]) / st.BNorms[j]
+			st.RelResiduals[j] = math.Sqrt(sq[a]) / st.BNorms[j]
 		}
 		if setFlags {
 			st.ColumnConverged[j] = st.RelResiduals[j] < st.Settings.tol(j)
 		}
 	}
-}
-
-// relResidual returns column j's relative residual from R.
-func (c *core) relResidual(j int) float64 {
-	st := c.st
-	if st.BNorms[j] == 0 {
-		return 0
-	}
-	var s float64
-	for i := 0; i < st.N; i++ {
-		v := st.R[i*st.M+j]
-		s += v * v
-	}
-	return math.Sqrt(s) / st.BNorms[j]
 }
 
 // allConverged reports whether every column is flagged converged.
@@ -605,6 +782,15 @@ func (c *core) fail(err error) error {
 	return err
 }
 
+// fill returns c.coef[:k] set to v.
+func (c *core) fill(k int, v float64) []float64 {
+	out := c.coef[:k]
+	for a := range out {
+		out[a] = v
+	}
+	return out
+}
+
 // activeCols appends the indices of unconverged columns to dst[:0].
 func activeCols(dst []int, conv []bool) []int {
 	dst = dst[:0]
@@ -614,19 +800,6 @@ func activeCols(dst []int, conv []bool) []int {
 		}
 	}
 	return dst
-}
-
-// gatherCols copies columns cols of row-major n×m src into contiguous
-// row-major n×len(cols) dst.
-func gatherCols(dst, src []float64, n, m int, cols []int) {
-	k := len(cols)
-	for i := 0; i < n; i++ {
-		s := src[i*m : (i+1)*m]
-		d := dst[i*k : (i+1)*k]
-		for a, j := range cols {
-			d[a] = s[j]
-		}
-	}
 }
 
 // blockRanges splits 0..n−1 into contiguous blocks of size bs (the last one

@@ -441,8 +441,14 @@ func TestPivCholWoodbury(t *testing.T) {
 				p.Set(i, i, p.At(i, i)+0.09)
 			}
 		}
+		sp := HostSpace(sys.op)
+		pre, err := pc.upload(sp, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		z := mat.DenseCopyOf(sys.b)
-		pc.apply(z.RawMatrix().Data, 2)
+		zb := sp.(*hostSpace).wrap(z.RawMatrix().Data, 60, 2)
+		pre.apply(sp, zb, nil)
 		var back mat.Dense
 		back.Mul(&p, z)
 		back.Sub(&back, sys.b)
@@ -469,26 +475,28 @@ func TestNotPositiveDefinite(t *testing.T) {
 			h.SetSym(i, i+1, 0.9) // indefinite: eigenvalues 1 + 1.8cos(kπ/(n+1))
 		}
 	}
-	op, _ := NewDenseOperator(h)
+	dense, _ := NewDenseOperator(h)
 	b := mat.NewDense(n, 2, nil)
 	for i := 0; i < n; i++ {
 		b.Set(i, 0, float64(i%3)-1)
 		b.Set(i, 1, math.Sin(float64(i)))
 	}
 	for _, m := range []Method{CG{}, AP{BlockSize: n}, SGD{BatchSize: n, LearningRate: 1}, Cholesky{}} {
-		t.Run(m.Name(), func(t *testing.T) {
-			_, err := Solve(context.Background(), op, m, b, nil, Settings{RelTolMean: 1e-10, RelTolProbes: 1e-10})
-			want := ErrNotPositiveDefinite
-			if m.Name() == "sgd" {
-				want = ErrDiverged
-			}
-			if !errors.Is(err, want) {
-				t.Fatalf("error %v, want %v", err, want)
-			}
-			if !strings.Contains(err.Error(), "noise") && !strings.Contains(err.Error(), "LearningRate") {
-				t.Fatalf("error %q gives no advice", err)
-			}
-		})
+		for _, sp := range spaceKinds {
+			t.Run(m.Name()+"/"+sp.name, func(t *testing.T) {
+				_, err := Solve(context.Background(), sp.wrap(dense), m, b, nil, Settings{RelTolMean: 1e-10, RelTolProbes: 1e-10})
+				want := ErrNotPositiveDefinite
+				if m.Name() == "sgd" {
+					want = ErrDiverged
+				}
+				if !errors.Is(err, want) {
+					t.Fatalf("error %v, want %v", err, want)
+				}
+				if !strings.Contains(err.Error(), "noise") && !strings.Contains(err.Error(), "LearningRate") {
+					t.Fatalf("error %q gives no advice", err)
+				}
+			})
+		}
 	}
 }
 
@@ -511,28 +519,30 @@ func (o nanInjectOp) BlockTo(dst *mat.SymDense, idx []int) {
 func TestNaNOperator(t *testing.T) {
 	x := synthX(50, 2, 71)
 	sys := newKernelSystem(t, x, hyper(2, 1, 1, 1), rhs(x, 2, 72))
-	op := nanInjectOp{sys.op}
-	for _, m := range []Method{CG{}, AP{BlockSize: 10}, SGD{BatchSize: 10}, Cholesky{}} {
-		t.Run(m.Name(), func(t *testing.T) {
-			sv, err := Solve(context.Background(), op, m, sys.b, nil, Settings{})
-			if !errors.Is(err, ErrNotFinite) {
-				t.Fatalf("error %v, want ErrNotFinite", err)
-			}
-			if sv == nil || !sv.Done() || sv.Converged() {
-				t.Fatal("a failed solver must be Done and not Converged")
-			}
-			if err2 := sv.Iterate(); !errors.Is(err2, ErrNotFinite) {
-				t.Fatalf("Iterate after failure: %v", err2)
-			}
-			// State is still finite and serialisable.
-			if _, err := json.Marshal(sv.State()); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	// A warm start's initial product already shows the NaN.
-	if _, err := (CG{}).Start(op, sys.b, sys.b, Settings{}); !errors.Is(err, ErrNotFinite) {
-		t.Fatalf("Start with V0 on a NaN operator: %v", err)
+	for _, sp := range spaceKinds {
+		op := sp.wrap(nanInjectOp{sys.op})
+		for _, m := range []Method{CG{}, AP{BlockSize: 10}, SGD{BatchSize: 10}, Cholesky{}} {
+			t.Run(m.Name()+"/"+sp.name, func(t *testing.T) {
+				sv, err := Solve(context.Background(), op, m, sys.b, nil, Settings{})
+				if !errors.Is(err, ErrNotFinite) {
+					t.Fatalf("error %v, want ErrNotFinite", err)
+				}
+				if sv == nil || !sv.Done() || sv.Converged() {
+					t.Fatal("a failed solver must be Done and not Converged")
+				}
+				if err2 := sv.Iterate(); !errors.Is(err2, ErrNotFinite) {
+					t.Fatalf("Iterate after failure: %v", err2)
+				}
+				// State is still finite and serialisable.
+				if _, err := json.Marshal(sv.State()); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		// A warm start's initial product already shows the NaN.
+		if _, err := (CG{}).Start(op, sys.b, sys.b, Settings{}); !errors.Is(err, ErrNotFinite) {
+			t.Fatalf("%s: Start with V0 on a NaN operator: %v", sp.name, err)
+		}
 	}
 }
 

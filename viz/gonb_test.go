@@ -89,8 +89,8 @@ func TestEveryOutputIsFlushedAndLogged(t *testing.T) {
 	bad.Show()
 	l := NewLive("live")
 	l.Every = 0
-	l.OnIteration(1, 1, []float64{0.5, 0.6})
-	l.OnStep(gpnb.StepRecord{Step: 1, SolverIterations: 1, Residuals: [][]float64{{1, 1}, {0.5, 0.6}}})
+	l.RecordIteration(gpnb.Progress{Step: 1, Iteration: 1, RelResiduals: []float64{0.5, 0.6}})
+	l.RecordStep(gpnb.StepRecord{Step: 1, SolverIterations: 1, Residuals: [][]float64{{1, 1}, {0.5, 0.6}}})
 	l.Done()
 
 	// Every display and update is followed at once by a sync.

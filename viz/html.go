@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
 // css styles charts and tables; every class is prefixed gpnb- so a page or
@@ -163,39 +164,16 @@ func (c *Chart) Save(path string) error {
 		if err != nil {
 			return err
 		}
-		return writeFileAtomic(path, []byte(page))
+		return atomicfile.WriteFile(path, []byte(page), 0o644)
 	case ".png", ".svg", ".pdf":
 		var b strings.Builder
 		if err := c.WriteImage(&b, ext[1:]); err != nil {
 			return err
 		}
-		return writeFileAtomic(path, []byte(b.String()))
+		return atomicfile.WriteFile(path, []byte(b.String()), 0o644)
 	default:
 		return fmt.Errorf("%w: cannot save a chart as %q: use a path ending in .html, .png, .svg or .pdf", ErrChart, path)
 	}
-}
-
-// writeFileAtomic writes via a temporary file and a rename, so a reader
-// never sees half a file.
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Report is a standalone HTML page of headings, text, charts and tables:
@@ -327,5 +305,5 @@ func (r *Report) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, []byte(page))
+	return atomicfile.WriteFile(path, []byte(page), 0o644)
 }

@@ -13,14 +13,14 @@ import (
 // Live is a progress view for a training run in a notebook: a progress line
 // and two charts (the current solve's residuals, the solver iterations per
 // step so far) that update in place, through gonbui's UpdateHTML with a
-// stable display id. Hook it to an optimiser with Attach, or call
-// OnIteration and OnStep from your own callbacks. Updates are throttled to
-// one per Every; OnStep and Done always update. Methods are safe to call
-// from any goroutine.
+// stable display id. It is a gpnb.Recorder: hook it to an optimiser with
+// Attach (beside any other recorder), or call RecordIteration and
+// RecordStep yourself. Updates are throttled to one per Every; RecordStep
+// and Done always update. Methods are safe to call from any goroutine.
 type Live struct {
 	// Title heads the view.
 	Title string
-	// Every is the least time between two updates from OnIteration (0:
+	// Every is the least time between two updates from RecordIteration (0:
 	// every call updates).
 	Every time.Duration
 
@@ -43,15 +43,14 @@ func NewLive(title string) *Live {
 	return &Live{Title: title, Every: 250 * time.Millisecond}
 }
 
-// Attach hooks the view to o's OnIteration and OnStep.
-func (l *Live) Attach(o *gpnb.Optimiser) {
-	o.OnIteration(l.OnIteration)
-	o.OnStep(l.OnStep)
-}
+// Attach adds the view to o's recorders (gpnb.Optimiser.AddRecorder) and
+// returns the function that removes it again.
+func (l *Live) Attach(o *gpnb.Optimiser) (remove func()) { return o.AddRecorder(l) }
 
-// OnIteration records the relative residuals of every column after solver
-// iteration iter of optimiser step step (the optimiser's OnIteration hook).
-func (l *Live) OnIteration(step, iter int, relRes []float64) {
+// RecordIteration records the relative residuals of every column after a
+// solver iteration.
+func (l *Live) RecordIteration(p gpnb.Progress) {
+	step, iter, relRes := p.Step, p.Iteration, p.RelResiduals
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if step != l.step || iter < l.iter {
@@ -65,8 +64,8 @@ func (l *Live) OnIteration(step, iter int, relRes []float64) {
 	}
 }
 
-// OnStep records a completed step (the optimiser's OnStep hook).
-func (l *Live) OnStep(rec gpnb.StepRecord) {
+// RecordStep records a completed step.
+func (l *Live) RecordStep(rec gpnb.StepRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.history = append(l.history, rec)

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gpnb/gpnb/gpnb"
 )
 
 // notebookOutputs runs what four notebook cells of one kernel session show
@@ -42,9 +44,9 @@ func notebookOutputs(t *testing.T) (outputs []string, panels int) {
 	l := NewLive("a live view")
 	l.Every = 0
 	for i := 1; i <= 5; i++ {
-		l.OnIteration(1, i, []float64{1 / float64(i), 2 / float64(i)})
+		l.RecordIteration(gpnb.Progress{Step: 1, Iteration: i, RelResiduals: []float64{1 / float64(i), 2 / float64(i)}})
 	}
-	l.OnStep(res[1].History[0])
+	l.RecordStep(res[1].History[0])
 	l.Done()
 	panels += 2 // its residuals and iterations panels
 	must(Predictive(sinePrediction(2))).Show()

@@ -23,6 +23,7 @@ import (
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 func init() {
@@ -68,14 +69,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 
 	tr := repro.GPTrainer{DataDir: *dataDir}
-	base := repro.Job{Dataset: *dataName, Split: *split, Subset: *subset, Steps: *steps, Settings: repro.DefaultSettings()}
+	base, err := repro.PaperJob(*dataName, *split, "cg", false, *steps)
+	if err != nil {
+		return err
+	}
+	base.Subset = *subset
 	ds, err := tr.Dataset(base)
 	if err != nil && spec.UCI && (errors.Is(err, data.ErrDownload) || errors.Is(err, os.ErrNotExist)) {
 		n := *subset
 		if n == 0 {
 			n = repro.ApproxTrainSize(spec, 0)
 		}
-		d := repro.InputDims(spec)
+		d := spec.D
 		fmt.Fprintf(stderr, "gpnb bench: %s is not available (%v);\n  using synthetic-%d-%d-0 instead (set GPNB_DATA to the UCI directory for the real data)\n", spec.Name, err, n, d)
 		base.Dataset, base.Subset = fmt.Sprintf("synthetic-%d-%d-0", n, d), 0
 		ds, err = tr.Dataset(base)
@@ -90,21 +95,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *batchSize == 0 {
 		*batchSize = max(100, min(1000, n*1000/13500))
 	}
-	base.Settings.BlockSize, base.Settings.BatchSize = *blockSize, min(*batchSize, n)
+	methods := map[string]solvers.Method{"cg": solvers.CG{}, "ap": solvers.AP{BlockSize: *blockSize}, "sgd": solvers.SGD{BatchSize: min(*batchSize, n), Momentum: solvers.DefaultMomentum}}
 
 	fmt.Fprintf(stdout, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, GOMAXPROCS %d, %s/%s\n",
 		base.Dataset, base.Split, n, d, *steps, kernel.BLASName(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(stdout, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", *blockSize, base.Settings.BatchSize)
+	fmt.Fprintf(stdout, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", *blockSize, min(*batchSize, n))
 
 	train := func(solver string, warm, float32 bool, rank int) benchRun {
 		j := base
-		j.Solver, j.WarmStart = solver, warm
-		j.Settings.Float32, j.Settings.PrecondRank = float32, rank
-		cfg, err := tr.Config(j.Normalize())
-		if err != nil {
-			return benchRun{err: err}
+		m := methods[solver]
+		if rank > 0 {
+			m = solvers.CG{PrecondRank: rank}
 		}
-		o, err := gpnb.NewOptimiser(ds, cfg)
+		j.Config.Solver, j.Config.WarmStart, j.Config.Operator.Float32 = m, warm, float32
+		o, err := gpnb.NewOptimiser(ds, tr.Config(j))
 		if err != nil {
 			return benchRun{err: err}
 		}

@@ -25,6 +25,9 @@ func TestBench(t *testing.T) {
 		if c <= 0 || w <= 0 || strconv.FormatFloat(float64(c)/float64(w), 'f', 2, 64) != strconv.FormatFloat(ratio, 'f', 2, 64) {
 			t.Errorf("%s: iterations %d/%d printed ratio %v", r[1], c, w, ratio)
 		}
+		if w >= c {
+			t.Errorf("%s: warm start took %d iterations, cold %d: want fewer", r[1], w, c)
+		}
 	}
 	for _, want := range []string{"n=150, d=3", "gemm (blas64.Gemm, 150×150 · 150×17", "dense float64:", "dense float32:", "matrix-free:", "% of gemm", "square gemm (1500³, all", "counting kernel evaluation (19 flops per value)", "% of square gemm",
 		"float32 kernel storage against float64", "Memory: peak resident set"} {

@@ -25,9 +25,9 @@ type dataSummary struct {
 }
 
 func runData(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data", "--data NAME|synthetic|FILE.csv [--split K] [--subset N] [--json -|FILE]", stderr)
+	fs := newFlagSet("data", "--data NAME|synthetic-N-D-SEED|FILE.csv [--split K] [--subset N] [--json -|FILE]", stderr)
 	var df dataFlags
-	df.register(fs)
+	df.register(fs, stderr)
 	jsonPath := fs.String("json", "", "write the summary as JSON to this file (- for stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -22,6 +22,10 @@ func TestDemoCommand(t *testing.T) {
 		if row.ItersCold <= 0 || row.ItersWarm <= 0 || row.IterationRatio != float64(row.ItersCold)/float64(row.ItersWarm) {
 			t.Errorf("row %+v", row)
 		}
+		// The point of the demo: warm starts need fewer solver iterations.
+		if row.ItersWarm >= row.ItersCold {
+			t.Errorf("%s: warm start took %d iterations, cold %d: want fewer", row.Solver, row.ItersWarm, row.ItersCold)
+		}
 	}
 	code, out, _ = runCmd(t, "demo", "--synthetic", "--n", "100", "--steps", "2", "--solvers", "cg", "--probes", "2")
 	if code != 0 || !strings.Contains(out, "speed-up") || !strings.Contains(out, "cg") {

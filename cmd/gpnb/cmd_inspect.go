@@ -34,7 +34,7 @@ type inspection struct {
 	// Fingerprint of the training data (checkpoints only).
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// Config is the run's configuration (checkpoints only).
-	Config *gpnb.ConfigSpec `json:"config,omitempty"`
+	Config *gpnb.Config `json:"config,omitempty"`
 	// Run describes kernel, solver, start and probes in one line.
 	Run string `json:"run"`
 	// MaxIterations is the per-step solver cap in force (0: unknown).
@@ -148,11 +148,11 @@ func inspectPath(path string) (*inspection, error) {
 		return nil, fmt.Errorf("gpnb inspect: %w", err)
 	}
 	if bytes.HasPrefix(b, []byte(checkpointMagic)) {
-		st, tag, err := gpnb.DecodeCheckpoint(b)
+		st, err := gpnb.DecodeCheckpoint(b)
 		if err != nil {
 			return nil, fmt.Errorf("gpnb inspect: %s: %w", path, err)
 		}
-		return inspectState(path, st, tag), nil
+		return inspectState(path, st, st.DataTag), nil
 	}
 	rs, err := parseResults(b)
 	if err != nil {
@@ -172,20 +172,17 @@ func fileExists(path string) bool {
 func inspectState(path string, st *gpnb.State, tag string) *inspection {
 	cfg := st.Config
 	probes := "resampled"
-	if cfg.FixedProbes {
+	if cfg.FixedProbes == gpnb.ProbesFixed {
 		probes = "fixed"
 	}
 	in := &inspection{
 		Path: path, Kind: "checkpoint", DataTag: tag, N: st.N, D: st.D,
 		Fingerprint: st.Fingerprint, Config: &cfg,
-		Run: describeRun(cfg.Kernel, cfg.Solver.Name, cfg.Gradient == gpnb.ExactGradient, cfg.WarmStart,
+		Run: describeRun(cfg.Kernel.String(), cfg.Solver.Name(), cfg.Estimator == gpnb.ExactGradient, cfg.WarmStart,
 			fmt.Sprintf("%d %s %s probes", cfg.Probes, probes, cfg.ProbeDist)) + describeMethod(cfg, st.N),
 		Steps: st.Step, Theta: append([]float64(nil), st.Theta...),
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
-	if in.MaxIterations == 0 {
-		in.MaxIterations, _ = solvers.DefaultMaxIterations(cfg.Solver.Name)
-	}
 	if p := st.Pending; p != nil {
 		in.Pending = &pendingSolve{
 			Step: st.Step + 1, Iteration: p.Iteration,
@@ -265,9 +262,10 @@ func describeRun(kernelName, solver string, exact, warm bool, probes string) str
 // checkpoint's fields resolved by the solvers package itself (defaults
 // filled in, the AP block and SGD batch capped at n). A field the solver
 // would reject is described as the error it gives.
-func describeMethod(c gpnb.ConfigSpec, n int) string {
+func describeMethod(c gpnb.Config, n int) string {
 	var parts []string
-	method, err := c.Solver.Method()
+	var err error
+	method := c.Solver
 	switch m := method.(type) {
 	case solvers.CG:
 		if m.PrecondRank > 0 {
@@ -294,7 +292,7 @@ func describeMethod(c gpnb.ConfigSpec, n int) string {
 	}
 	if err != nil {
 		parts = append(parts, "invalid solver settings: "+err.Error())
-	} else if c.Gradient != gpnb.ExactGradient {
+	} else if c.Estimator != gpnb.ExactGradient {
 		if s, err := c.Settings.Resolve(method); err != nil {
 			parts = append(parts, "invalid stopping rules: "+err.Error())
 		} else {

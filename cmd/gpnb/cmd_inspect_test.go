@@ -85,11 +85,11 @@ func TestInspectCheckpoint(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opt.OnIteration(func(step, iter int, _ []float64) {
-		if step == 4 && iter == 2 {
+	opt.AddRecorder(gpnb.Hooks{Iteration: func(p gpnb.Progress) {
+		if p.Step == 4 && p.Iteration == 2 {
 			cancel()
 		}
-	})
+	}})
 	if err := opt.Run(ctx, 10); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
 	}
@@ -127,7 +127,7 @@ func TestInspectCheckpoint(t *testing.T) {
 			t.Errorf("θ[%d] = %v, checkpoint holds %v", i, in.Theta[i], v)
 		}
 	}
-	if in.Config == nil || in.Config.Solver.Name != "cg" || in.Config.Probes != 4 {
+	if in.Config == nil || in.Config.Solver.Name() != "cg" || in.Config.Probes != 4 {
 		t.Errorf("config %+v", in.Config)
 	}
 	checkHistory(t, in, st.History)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
 func init() {
@@ -35,9 +36,9 @@ type mllResult struct {
 func runMLL(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mll", "--data D [--split K] [--subset N] [--kernel matern32] [--noise S] [--signal S] [--lengthscales l1,l2,...] [--json -|FILE]", stderr)
 	var df dataFlags
-	var hf hyperFlags
-	df.register(fs)
-	hf.register(fs)
+	var rf runFlags
+	df.register(fs, stderr)
+	rf.register(fs, stderr, targetOf(gpnb.Config{}), only("kernel", "noise", "signal", "lengthscales"))
 	jsonPath := fs.String("json", "", "write {\"mll\", \"grad\"} as JSON to this file (- for stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -46,10 +47,11 @@ func runMLL(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	k, err := hf.build(ds.D())
+	cfg, err := rf.config(ds.Name, ds.D())
 	if err != nil {
 		return err
 	}
+	k := kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	e, err := gpnb.NewExact(ds.XTrain, ds.YTrain, k)
 	if err != nil {
 		return err

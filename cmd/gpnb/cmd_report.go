@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
@@ -224,11 +223,15 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 		return nil, "", fmt.Errorf("gpnb report: %w", err)
 	}
 	if bytes.HasPrefix(b, []byte(checkpointMagic)) {
-		st, tag, err := gpnb.DecodeCheckpoint(b)
+		st, err := gpnb.DecodeCheckpoint(b)
 		if err != nil {
 			return nil, "", fmt.Errorf("gpnb report: %s: %w", in, err)
 		}
-		return []gpnb.Result{resultOfState(st, tag)}, "checkpoint", nil
+		r := st.Result()
+		if r.Dataset == "" { // a format-1 checkpoint that named no dataset
+			r.Dataset = filepath.Base(in)
+		}
+		return []gpnb.Result{r}, "checkpoint", nil
 	}
 	rs, err := parseResults(b)
 	if err != nil {
@@ -290,49 +293,4 @@ func reportTitle(in string, results []gpnb.Result, kind string) string {
 		what += fmt.Sprintf(", step %d", r.StepsDone)
 	}
 	return fmt.Sprintf("gpnb report: %s (%s)", what, base)
-}
-
-// datasetOfTag returns the dataset name and split of a checkpoint's data
-// tag, data.Dataset.String ("pol split 0: 13500 train, ..."); ok is false
-// when the tag does not have that shape (an empty tag).
-func datasetOfTag(tag string) (name string, split int, ok bool) {
-	head, _, found := strings.Cut(tag, ": ")
-	if !found {
-		return "", 0, false
-	}
-	i := strings.LastIndex(head, " split ")
-	if i <= 0 {
-		return "", 0, false
-	}
-	split, err := strconv.Atoi(head[i+len(" split "):])
-	if err != nil {
-		return "", 0, false
-	}
-	return head[:i], split, true
-}
-
-// resultOfState turns a checkpoint's state and data tag into the Result
-// fields the charts read: the dataset is the one the tag names (or
-// "unknown data" for a checkpoint without one).
-func resultOfState(st *gpnb.State, tag string) gpnb.Result {
-	name, split, ok := datasetOfTag(tag)
-	if !ok {
-		name = "unknown data"
-	}
-	r := gpnb.Result{
-		Dataset:   name,
-		Split:     split,
-		NTrain:    st.N,
-		D:         st.D,
-		Kernel:    st.Config.Kernel,
-		Solver:    st.Config.Solver.Name,
-		WarmStart: st.Config.WarmStart,
-		Probes:    st.Config.Probes,
-		Seed:      st.Config.Seed,
-		StepsDone: st.Step,
-		History:   st.History,
-	}
-	r.TotalSeconds = st.History.TotalSeconds()
-	r.SolverSeconds = st.History.TotalSolverSeconds()
-	return r
 }

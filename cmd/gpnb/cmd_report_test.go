@@ -244,23 +244,3 @@ func TestReportCheckpointTitledByDataset(t *testing.T) {
 		t.Errorf("panels %q: want the iterations panel titled with the dataset", titles)
 	}
 }
-
-func TestDatasetOfTag(t *testing.T) {
-	for _, tc := range []struct {
-		tag   string
-		name  string
-		split int
-		ok    bool
-	}{
-		{"pol split 0: 13500 train, 1500 test, d=26, normalised", "pol", 0, true},
-		{"my data.csv split 3: 10 train, 0 test, d=1, not normalised", "my data.csv", 3, true},
-		{"", "", 0, false},
-		{"pol: 12 train", "", 0, false},
-		{"pol split x: 12 train", "", 0, false},
-	} {
-		name, split, ok := datasetOfTag(tc.tag)
-		if name != tc.name || split != tc.split || ok != tc.ok {
-			t.Errorf("datasetOfTag(%q) = %q, %d, %v; want %q, %d, %v", tc.tag, name, split, ok, tc.name, tc.split, tc.ok)
-		}
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // reproRunCLI runs the gpnb command line in-process and returns the exit code,
@@ -44,7 +47,7 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "fast"}, `--sgd-lr "fast": use paper`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "-1"}, `--sgd-lr "-1"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:0"}, `--sgd-lr "raw:0"`},
-		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:NaN"}, `--sgd-lr "raw:nan"`},
+		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:NaN"}, `--sgd-lr "raw:NaN"`},
 		{[]string{"reproduce", "--out", dir, "--backend", "tpu"}, `--backend "tpu": use cpu or cuda`},
 		{[]string{"reproduce", "--out", dir, "--backend", "cuda"}, "--backend cuda: "},
 		{[]string{"table", "--in", dir}, "no jobs/ directory"},
@@ -348,9 +351,10 @@ func TestSetMemoryLimit(t *testing.T) {
 	}
 }
 
-// --sgd-lr: paper (the default) gives the paper's datasets their raw rates,
-// a number is the normalised rate for all, raw:N the raw rate N for all.
-func TestParseSGDRate(t *testing.T) {
+// --sgd-lr: paper (the default) gives the paper's datasets their raw rates
+// (and others the normalised default), a number is the normalised rate for
+// all, raw:N the raw rate N for all.
+func TestSGDRateFlag(t *testing.T) {
 	for _, tc := range []struct {
 		in        string
 		paper     bool
@@ -362,17 +366,28 @@ func TestParseSGDRate(t *testing.T) {
 		{"2.5", false, 2.5, 0},
 		{"raw:45", false, 0, 45},
 	} {
-		var g repro.Grid
-		if err := parseSGDRate(tc.in, &g); err != nil {
+		var rf runFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		rf.register(fs, io.Discard, paperTarget(), nil)
+		if err := fs.Parse([]string{"--solver", "sgd", "--sgd-lr", tc.in}); err != nil {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
 		}
-		if (g.SGDRawLearningRates != nil) != tc.paper || g.Settings.SGDLearningRate != tc.norm || g.Settings.SGDRawLearningRate != tc.raw {
-			t.Errorf("%q: paper rates %v, normalised %v, raw %v; want paper %v, %v, %v", tc.in,
-				g.SGDRawLearningRates, g.Settings.SGDLearningRate, g.Settings.SGDRawLearningRate, tc.paper, tc.norm, tc.raw)
+		g, _, err := rf.grid()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if tc.paper && g.SGDRawLearningRates["pol"] != 90 {
-			t.Errorf("%q: pol's rate %v, want the paper's 90", tc.in, g.SGDRawLearningRates["pol"])
+		m := g.Methods["sgd"].(solvers.SGD)
+		if g.PaperSGDRates != tc.paper || m.LearningRate != tc.norm || m.RawLearningRate != tc.raw {
+			t.Errorf("%q: paper rates %v, normalised %v, raw %v; want paper %v, %v, %v", tc.in,
+				g.PaperSGDRates, m.LearningRate, m.RawLearningRate, tc.paper, tc.norm, tc.raw)
+		}
+		cfg, err := rf.config("pol", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]float64{true: 90, false: tc.raw}[tc.paper]; cfg.Solver.(solvers.SGD).RawLearningRate != want {
+			t.Errorf("%q: pol's raw rate %v, want %v", tc.in, cfg.Solver.(solvers.SGD).RawLearningRate, want)
 		}
 	}
 }

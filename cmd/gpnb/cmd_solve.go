@@ -6,10 +6,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -56,60 +58,40 @@ type solveWork struct {
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("solve", "--data D [--split K] [--subset N] --solver cg|ap|sgd|cholesky [--probes 16] [--seed S] [--noise --signal --lengthscales --kernel] [--block-size --batch-size --lr --momentum --precond-rank --precond-diag --max-iters --tol-mean --tol-probes] [--json -|FILE]", stderr)
+	fs := newFlagSet("solve", "--data D [--split K] [--subset N] --solver cg|ap|sgd|cholesky [--probes 16] [--seed S] [--noise --signal --lengthscales --kernel] [--block-size --batch-size --sgd-lr --momentum --precond-rank --precond-diagonal --max-iterations --tol-mean --tol-probes] [--json -|FILE]", stderr)
 	var df dataFlags
-	var hf hyperFlags
-	df.register(fs)
-	hf.register(fs)
-	solverName := fs.String("solver", "cg", "linear solver: cg, ap, sgd or cholesky")
-	probes := fs.Int("probes", 16, "number of Gaussian probe vectors z_j (columns 1..s)")
-	seed := fs.Uint64("seed", 0, "seed of the probes and of SGD's mini-batches")
-	blockSize := fs.Int("block-size", 0, fmt.Sprintf("AP block size (0 = %d)", solvers.DefaultBlockSize))
-	batchSize := fs.Int("batch-size", 0, fmt.Sprintf("SGD mini-batch size (0 = %d)", solvers.DefaultBatchSize))
-	lr := fs.Float64("lr", 0, fmt.Sprintf("SGD normalised learning rate (0 = %v; see solvers.SGD)", solvers.DefaultLearningRate))
-	momentum := fs.Float64("momentum", 0, fmt.Sprintf("SGD momentum (0 = %v, negative = none)", solvers.DefaultMomentum))
-	precondRank := fs.Int("precond-rank", 0, "CG pivoted-Cholesky preconditioner rank (0 = none, as in the paper); its σ² is --noise squared")
-	precondDiag := fs.Bool("precond-diag", false, "with --precond-rank: add the diagonal correction diag(K − LLᵀ) (FITC form)")
-	maxIters := fs.Int("max-iters", 0, "maximum solver iterations (0 = the method's default)")
-	tolMean := fs.Float64("tol-mean", solvers.DefaultRelTolMean, "relative residual tolerance of the mean system (column 0)")
-	tolProbes := fs.Float64("tol-probes", solvers.DefaultRelTolProbes, "relative residual tolerance of the probe systems")
+	var rf runFlags
+	df.register(fs, stderr)
+	rf.register(fs, stderr, targetOf(gpnb.Config{}), func(name string) bool {
+		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations")(name) ||
+			slices.ContainsFunc([][]string{methodFlags["cg"], methodFlags["ap"], methodFlags["sgd"]}, func(fl []string) bool { return slices.Contains(fl, name) })
+	})
+	fs.Var(deprecatedValue{fs: fs, old: "lr", name: "sgd-lr", w: stderr}, "lr", "deprecated: use --sgd-lr (--lr is Adam's learning rate in train)")
+	nprobes := fs.Int("probes", 16, "number of Gaussian probe vectors z_j (columns 1..s; 0: y alone)")
 	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	method, err := solveMethod(*solverName, *blockSize, *batchSize, *lr, *momentum, *precondRank, *precondDiag, hf.noise, *seed)
-	if err != nil {
-		return err
-	}
-	if *probes < 0 {
-		return fmt.Errorf("--probes %d: use 0 or more", *probes)
-	}
-	if *maxIters < 0 {
-		return fmt.Errorf("--max-iters %d: use 0 (the method's default) or more", *maxIters)
-	}
-	for _, t := range []struct {
-		name string
-		v    float64
-	}{{"tol-mean", *tolMean}, {"tol-probes", *tolProbes}} {
-		if !(t.v > 0) || math.IsInf(t.v, 0) {
-			return fmt.Errorf("--%s %v: use a finite tolerance > 0", t.name, t.v)
-		}
+	if *nprobes < 0 {
+		return fmt.Errorf("--probes %d: use 0 or more", *nprobes)
 	}
 	ds, err := df.load()
 	if err != nil {
 		return err
 	}
-	k, err := hf.build(ds.D())
+	cfg, err := rf.config(ds.Name, ds.D())
 	if err != nil {
 		return err
 	}
+	method, probes, seed := cfg.Solver, *nprobes, cfg.Seed
+	k := kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	op, err := kernel.NewOperator(ds.XTrain, k, kernel.Options{})
 	if err != nil {
 		return err
 	}
 	n := ds.NTrain()
-	b := solveRHS(ds.YTrain, *probes, *seed)
-	settings := solvers.Settings{RelTolMean: *tolMean, RelTolProbes: *tolProbes, MaxIterations: *maxIters}
+	b := solveRHS(ds.YTrain, probes, seed)
+	settings := cfg.Settings
 
 	start := time.Now()
 	sv, err := solvers.Solve(context.Background(), op, method, b, nil, settings)
@@ -119,7 +101,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	secs := time.Since(start).Seconds()
 	st := sv.State()
 	res := solveResult{
-		Dataset: ds.Name, Solver: method.Name(), N: n, D: ds.D(), Kernel: k.Family.String(), Probes: *probes,
+		Dataset: ds.Name, Solver: method.Name(), N: n, D: ds.D(), Kernel: k.Family.String(), Probes: probes,
 		Iterations: st.Iteration, Converged: st.Converged, RelResiduals: st.RelResiduals,
 		Seconds: secs, Work: solveWork(st.Work),
 	}
@@ -131,7 +113,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		res.RelErrorVsCholesky = &e
 	}
 	if *jsonPath == "" {
-		fmt.Fprintf(stdout, "%s: %s, n = %d, %d right-hand sides\n", ds, method.Name(), n, 1+*probes)
+		fmt.Fprintf(stdout, "%s: %s, n = %d, %d right-hand sides\n", ds, method.Name(), n, 1+probes)
 		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s\n", res.Iterations, res.Converged, res.Seconds)
 		fmt.Fprintf(stdout, "relative residual: mean %.3g, probes max %.3g\n", res.RelResiduals[0], maxOf(res.RelResiduals[1:]))
 		if res.RelErrorVsCholesky != nil {
@@ -140,36 +122,6 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return writeJSON(*jsonPath, res, stdout)
-}
-
-// solveMethod builds the solvers.Method the flags describe.
-func solveMethod(name string, blockSize, batchSize int, lr, momentum float64, precondRank int, precondDiag bool, noise float64, seed uint64) (solvers.Method, error) {
-	m, err := solvers.ParseMethod(name)
-	if err != nil {
-		return nil, fmt.Errorf("--solver: %w", err)
-	}
-	if blockSize < 0 || batchSize < 0 || precondRank < 0 {
-		return nil, fmt.Errorf("--block-size, --batch-size and --precond-rank must be ≥ 0 (0 = default)")
-	}
-	if math.IsNaN(lr) || lr < 0 || math.IsInf(lr, 0) {
-		return nil, fmt.Errorf("--lr %v: use a finite value > 0 (0 = default %v)", lr, solvers.DefaultLearningRate)
-	}
-	if math.IsNaN(momentum) || momentum >= 1 {
-		return nil, fmt.Errorf("--momentum %v: use a value < 1 (0 = default %v, negative = none)", momentum, solvers.DefaultMomentum)
-	}
-	switch m.(type) {
-	case solvers.CG:
-		cg := solvers.CG{PrecondRank: precondRank, PrecondDiagonal: precondDiag}
-		if precondRank > 0 {
-			cg.PrecondNoise = noise * noise
-		}
-		return cg, nil
-	case solvers.AP:
-		return solvers.AP{BlockSize: blockSize}, nil
-	case solvers.SGD:
-		return solvers.SGD{BatchSize: batchSize, LearningRate: lr, Momentum: momentum, Seed: seed}, nil
-	}
-	return m, nil
 }
 
 // solveRHS returns B = [y, z_1..z_s] with standard Gaussian probes from a

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/internal/atomicfile"
 	"github.com/gpnb/gpnb/viz"
 )
 
@@ -84,11 +84,7 @@ func runTable(args []string, stdout, stderr io.Writer) error {
 		_, err = stdout.Write(b.Bytes())
 		return err
 	}
-	tmp := *out + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, *out)
+	return atomicfile.WriteFile(*out, b.Bytes(), 0o644)
 }
 
 // writeTablesHTML writes a self-contained HTML page (inline styles, no

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
 // command is one gpnb subcommand. Each lives in its own file and registers
@@ -135,12 +136,29 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; a flag error becomes errUsage (already printed).
+// parseFlags parses args. A bad value of a known flag is an error naming
+// the flag and what to give (exit 1); an unknown flag or a malformed command
+// line prints the usage (errUsage, exit 2).
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
 			return err
 		}
+		var value, name, why string
+		if n, _ := fmt.Sscanf(err.Error(), "invalid value %q for flag -%s", &value, &name); n == 2 {
+			name = strings.TrimSuffix(name, ":")
+			_, why, _ = strings.Cut(err.Error(), ": ")
+			return fmt.Errorf("--%s %q: %s (see gpnb %s --help)", name, value, why, strings.TrimPrefix(fs.Name(), "gpnb "))
+		}
+		fmt.Fprintf(out, "%s: %v\n", fs.Name(), err)
+		fs.Usage()
 		return errUsage
 	}
 	if fs.NArg() > 0 {
@@ -157,18 +175,13 @@ func writeJSON(path string, v any, stdout io.Writer) error {
 	if path == "" {
 		return nil
 	}
+	if path != "-" {
+		return atomicfile.WriteJSON(path, v, true)
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = stdout.Write(b)
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	_, err = stdout.Write(append(b, '\n'))
+	return err
 }

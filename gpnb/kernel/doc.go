@@ -52,6 +52,20 @@
 // one thread unless OPENBLAS_NUM_THREADS is set. BLASName reports which BLAS
 // is in use.
 //
+// # Random features and the pathwise estimator
+//
+// PriorSamples holds F random Fourier features (Gaussian spectral density
+// for RBF, Student-t with 2ν degrees of freedom for Matérn-ν) and the
+// weights of s prior function samples, drawn once from a seed and rescaled
+// to each θ. PathwiseDraws adds the noise draws ε for the training points;
+// its ProbesTo gives the right-hand sides ξ_j = f_j(X) + σε_j ~ N(0, H) of
+// the pathwise gradient estimator (Lin et al., NeurIPS 2024, arXiv
+// 2405.18457). From the solutions ζ_j = H⁻¹ξ_j and v_y = H⁻¹y,
+// PathwiseTrace and PathwiseGradient reduce against ∂H (one Reduce), and
+// PathwisePosterior gives posterior samples, mean and variance at test
+// points (one CrossMulTo), with no further solve. Feature evaluation uses
+// the same fixed row tiles, so it too is bitwise reproducible.
+//
 // This package knows nothing of solvers or optimisers; it is the bottom layer
 // that both the CPU and the CUDA backends share.
 package kernel

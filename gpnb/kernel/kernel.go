@@ -28,6 +28,23 @@ func (f Family) String() string {
 	return fmt.Sprintf("Family(%d)", int(f))
 }
 
+// MarshalText returns String(), or an error for an undefined family.
+func (f Family) MarshalText() ([]byte, error) {
+	if !f.Valid() {
+		return nil, fmt.Errorf("kernel: unknown kernel family %d: use one of matern12, matern32, matern52, rbf", int(f))
+	}
+	return []byte(f.String()), nil
+}
+
+// UnmarshalText parses a family name as ParseFamily does.
+func (f *Family) UnmarshalText(b []byte) error {
+	v, err := ParseFamily(string(b))
+	if err == nil {
+		*f = v
+	}
+	return err
+}
+
 // Valid reports whether f is one of the defined families.
 func (f Family) Valid() bool { _, ok := familyNames[f]; return ok }
 
@@ -105,9 +122,9 @@ func SoftplusGrad(x float64) float64 {
 
 // Hyper holds constrained (positive) hyperparameters θ = (ℓ, s, σ).
 type Hyper struct {
-	Lengthscales []float64 // ℓ_1..ℓ_d, one per input dimension (ARD)
-	Signal       float64   // s: k(x,x) = s²
-	Noise        float64   // σ: observation noise standard deviation, H = K + σ²I
+	Lengthscales []float64 `json:"lengthscales"` // ℓ_1..ℓ_d, one per input dimension (ARD)
+	Signal       float64   `json:"signal"`       // s: k(x,x) = s²
+	Noise        float64   `json:"noise"`        // σ: observation noise standard deviation, H = K + σ²I
 }
 
 // DefaultHyper returns the paper's initialisation: every value 1.0.

@@ -32,6 +32,23 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// MarshalText returns String().
+func (m Mode) MarshalText() ([]byte, error) {
+	if m < ModeAuto || m > ModeMatrixFree {
+		return nil, fmt.Errorf("kernel: unknown operator mode %d: use one of auto, dense, matrixfree", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText parses a mode as ParseMode does.
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	if err == nil {
+		*m = v
+	}
+	return err
+}
+
 // ParseMode parses auto, dense or matrixfree (case-insensitive;
 // "matrix-free", "mf" and "tiled" are accepted aliases).
 func ParseMode(s string) (Mode, error) {

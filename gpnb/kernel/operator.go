@@ -19,16 +19,16 @@ func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
 type Options struct {
 	// Mode forces dense or matrix-free storage; ModeAuto chooses dense when
 	// the n×n cache fits MemoryBudget.
-	Mode Mode
+	Mode Mode `json:"mode"`
 	// MemoryBudget is the number of bytes the dense cache may use; 0 means
 	// DefaultMemoryBudget() (half of physical memory).
-	MemoryBudget int64
+	MemoryBudget int64 `json:"memory_budget,omitempty" resume:"change"`
 	// Float32 stores the dense cache as float32 (half the memory);
 	// products still accumulate in float64. Ignored in matrix-free mode.
-	Float32 bool
+	Float32 bool `json:"float32,omitempty"`
 	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
 	// not depend on it.
-	Workers int
+	Workers int `json:"workers,omitempty" resume:"change"`
 }
 
 // Work counts what an Operator has done since it was made. Plain data.

@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/data"
-	"github.com/gpnb/gpnb/gpnb/repro"
 )
 
 // Must returns v, or panics with err when it is not nil.
@@ -140,10 +139,11 @@ func hasFiles(dir, name string) bool {
 // many inputs; data.Synthetic with seed split+1) instead. Either way it
 // prints one line saying which, and where it looked.
 func LoadOrSynthetic(name string, split, subset int) (*data.Dataset, error) {
-	spec, err := repro.ParseDataset(name)
-	if err != nil || !spec.UCI {
-		return nil, fmt.Errorf("nb.LoadOrSynthetic: %q is not a UCI dataset: use one of %s (data.Synthetic or data.LoadCSV for other data)", name, strings.Join(repro.UCIDatasets, ", "))
+	u, ok := data.LookupUCI(name)
+	if !ok {
+		return nil, fmt.Errorf("nb.LoadOrSynthetic: %q is not a UCI dataset: use one of %s (data.Synthetic or data.LoadCSV for other data)", name, strings.Join(data.Names(), ", "))
 	}
+	name = u.Name
 	if split < 0 || split >= data.NumSplits {
 		return nil, fmt.Errorf("nb.LoadOrSynthetic: split %d of %s: use 0..%d", split, name, data.NumSplits-1)
 	}
@@ -162,8 +162,11 @@ func LoadOrSynthetic(name string, split, subset int) (*data.Dataset, error) {
 		fmt.Printf("%s (UCI files in %s)\n", ds, dir)
 		return ds, nil
 	}
-	n := repro.ApproxTrainSize(spec, subset)
-	ds, err := data.Synthetic(n, repro.InputDims(spec), uint64(split)+1)
+	n := u.TrainSize()
+	if subset > 0 && subset < n {
+		n = subset
+	}
+	ds, err := data.Synthetic(n, u.D, uint64(split)+1)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@
 // Reading results back is one line, in a notebook as in `gpnb table`:
 //
 //	rep, err := repro.Open("results/run")       // LoadResults + Summarise
-//	rep.Table1(repro.Minutes).Markdown(os.Stdout) // or CSV, HTML, WriteHTMLPage
+//	rep.Table1(repro.Minutes).Markdown(os.Stdout) // or CSV; viz.TableFromRepro draws it in HTML
 //	rep.PaperComparison().Markdown(os.Stdout)     // ours next to the paper's numbers
 //
 // Speed-up follows the paper: per dataset and solver, the mean total runtime

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // cancelAt wraps a Trainer and cancels the run when job id reaches step.
@@ -54,8 +55,8 @@ func stripTimes(recs []Record) []Record {
 // wall-clock time.
 func TestGPTrainerInterruptResume(t *testing.T) {
 	g := Grid{Datasets: []string{"synthetic-60-2-1", "synthetic-50-3-2"}, Splits: []int{0}, Solvers: []string{"cg", "ap", "sgd"},
-		Steps: 4, Settings: DefaultSettings()}
-	g.Settings.BlockSize, g.Settings.BatchSize, g.Settings.Probes = 20, 16, 4
+		Steps: 4, Config: paperBase(), Methods: map[string]solvers.Method{"ap": solvers.AP{BlockSize: 20}, "sgd": solvers.SGD{BatchSize: 16, Momentum: 0.9}}}
+	g.Config.Probes = 4
 	jobs, err := g.Jobs()
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestGPTrainerInterruptResume(t *testing.T) {
 		if math.IsNaN(r.TestLLH) || math.IsNaN(r.TestRMSE) || r.TestRMSE <= 0 || r.StepsDone != 4 || r.NTrain == 0 || r.NTest == 0 {
 			t.Errorf("%s: implausible result %+v", sa[i].Job.ID(), r)
 		}
-		if sa[i].Job.Solver != SolverCholesky && r.History.TotalSolverIterations() == 0 {
+		if sa[i].Job.Solver() != SolverCholesky && r.History.TotalSolverIterations() == 0 {
 			t.Errorf("%s: no solver iterations recorded", sa[i].Job.ID())
 		}
 	}
@@ -108,7 +109,7 @@ func TestGPTrainerInterruptResume(t *testing.T) {
 // with two cores (wall-clock fields aside).
 func TestGPTrainerGOMAXPROCS(t *testing.T) {
 	jobs, err := Grid{Datasets: []string{"synthetic-120-3-4"}, Splits: []int{0}, Solvers: []string{"cg", "sgd"}, Steps: 3,
-		Exact: ExactNever, Settings: DefaultSettings()}.Jobs()
+		Exact: ExactNever, Config: paperBase()}.Jobs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,8 @@ func TestGPTrainerUCI(t *testing.T) {
 	if os.Getenv("GPNB_DATA") == "" {
 		t.Skip("UCI data: GPNB_DATA not set")
 	}
-	j := Job{Dataset: "pol", Split: 3, Subset: 200, Solver: "cg", WarmStart: true, Steps: 2, Settings: DefaultSettings()}.Normalize()
+	j := testJob("pol", 3, 200, "cg", true)
+	j.Steps = 2
 	ds, err := GPTrainer{}.Dataset(j)
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +163,8 @@ func TestGPTrainerUCI(t *testing.T) {
 // runs agree in everything else.
 func TestGPTrainerResidualTraces(t *testing.T) {
 	g := Grid{Datasets: []string{"synthetic-60-2-1"}, Splits: []int{0}, Solvers: []string{"sgd"}, Modes: []string{"cold"}, Exact: ExactNever,
-		Steps: 3, Settings: DefaultSettings()}
-	g.Settings.BatchSize, g.Settings.Probes = 16, 4
+		Steps: 3, Config: paperBase(), Methods: map[string]solvers.Method{"sgd": solvers.SGD{BatchSize: 16, Momentum: 0.9}}}
+	g.Config.Probes = 4
 	jobs, err := g.Jobs()
 	if err != nil {
 		t.Fatal(err)

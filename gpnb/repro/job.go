@@ -1,12 +1,18 @@
 package repro
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // Errors returned by this package wrap one of these, so callers can test them
@@ -33,89 +39,47 @@ const (
 )
 
 // UCIDatasets are the paper's five datasets in the paper's column order.
-var UCIDatasets = []string{"pol", "elevators", "bike", "protein", "keggdirected"}
-
-// uciRows is the number of rows of each UCI dataset; every split holds one
-// tenth of them as test points (data/uci README).
-var uciRows = map[string]int{"pol": 15000, "elevators": 16599, "bike": 17379, "protein": 45730, "keggdirected": 48827}
-
-// uciDims is the number of input columns of each UCI dataset.
-var uciDims = map[string]int{"pol": 26, "elevators": 18, "bike": 17, "protein": 9, "keggdirected": 20}
+var UCIDatasets = func() []string {
+	var out []string
+	for _, u := range data.UCIDatasets() {
+		out = append(out, u.Name)
+	}
+	return out
+}()
 
 // NumSplits is the number of train/test splits of each UCI dataset.
-const NumSplits = 10
+const NumSplits = data.NumSplits
 
-// Settings are the knobs of one job besides its dataset, split, solver and
-// warm start. DefaultSettings gives the paper's values (appendix B). Settings
-// that do not apply to a job's solver are zeroed by Job.Normalize, so that
-// changing, say, the AP block size does not invalidate finished CG jobs.
-type Settings struct {
-	Kernel       string  `json:"kernel"`         // kernel family, "matern32" in the paper
-	Probes       int     `json:"probes"`         // s, the number of Gaussian probe vectors (16)
-	LearningRate float64 `json:"learning_rate"`  // Adam's learning rate (0.1)
-	RelTolMean   float64 `json:"rel_tol_mean"`   // ε_rel for H v_y = y (0.01)
-	RelTolProbes float64 `json:"rel_tol_probes"` // ε_rel for H v_j = z_j (0.1)
-	Seed         uint64  `json:"seed"`           // seeds probes (and SGD's batches)
-
-	BlockSize       int     `json:"block_size,omitempty"`        // AP block size (2000)
-	BatchSize       int     `json:"batch_size,omitempty"`        // SGD mini-batch size (1000)
-	Momentum        float64 `json:"momentum,omitempty"`          // SGD momentum (0.9)
-	SGDLearningRate float64 `json:"sgd_learning_rate,omitempty"` // SGD step size; 0 = the solver's documented default
-
-	// SGDRawLearningRate is SGD's learning rate in the paper's units
-	// (solvers.SGD.RawLearningRate, e.g. 90 for pol); 0 = the normalised
-	// SGDLearningRate. At most one of the two may be set.
-	SGDRawLearningRate float64 `json:"sgd_raw_learning_rate,omitempty"`
-
-	PrecondRank   int `json:"precond_rank,omitempty"`   // CG pivoted-Cholesky preconditioner rank; 0 = none (the paper)
-	MaxIterations int `json:"max_iterations,omitempty"` // cap on solver iterations per step; 0 = solver default
-
-	Float32 bool `json:"float32,omitempty"` // float32 kernel storage
-}
-
-// DefaultSettings returns the paper's settings: Matérn-3/2 ARD kernel, 16
-// probes, Adam learning rate 0.1, tolerances 0.01 (mean) and 0.1 (probes),
-// AP block size 2000, SGD batch size 1000 and momentum 0.9. The paper's SGD
-// learning rates depend on the dataset: see PaperSGDLearningRates.
-func DefaultSettings() Settings {
-	return Settings{
-		Kernel:       "matern32",
-		Probes:       16,
-		LearningRate: 0.1,
-		RelTolMean:   0.01,
-		RelTolProbes: 0.1,
-		BlockSize:    2000,
-		BatchSize:    1000,
-		Momentum:     0.9,
-	}
-}
-
-// PaperSGDLearningRates returns the SGD learning rates of the paper's
-// appendix B, found there by grid search, by dataset name. They are in the
-// paper's units (solvers.SGD.RawLearningRate): Grid.SGDRawLearningRates
-// takes this map, as gpnb reproduce does by default.
-func PaperSGDLearningRates() map[string]float64 {
-	return map[string]float64{"pol": 90, "elevators": 20, "bike": 100, "protein": 20, "keggdirected": 30}
-}
-
-// Job is one training run of the grid. It is stored as DIR/jobs/<ID>/job.json;
+// Job is one training run of the grid: its data (dataset, split, subset),
+// its number of Adam steps and its configuration, the one plain-data
+// description of a run (gpnb.Config). It is stored as DIR/jobs/<ID>/job.json;
 // a rerun whose job differs from the stored one is refused.
 type Job struct {
-	Dataset   string   `json:"dataset"`          // a UCI name or synthetic-N-D-SEED
-	Split     int      `json:"split"`            // 0–9
-	Subset    int      `json:"subset,omitempty"` // training points kept; 0 = all
-	Solver    string   `json:"solver"`           // cg, ap, sgd or cholesky
-	WarmStart bool     `json:"warm_start"`       // fixed probes and previous solutions as initial guesses
-	Steps     int      `json:"steps"`            // Adam steps
-	Settings  Settings `json:"settings"`
+	Dataset string      `json:"dataset"`          // a UCI name or synthetic-N-D-SEED
+	Split   int         `json:"split"`            // 0–9
+	Subset  int         `json:"subset,omitempty"` // training points kept; 0 = all
+	Steps   int         `json:"steps"`            // Adam steps
+	Config  gpnb.Config `json:"config"`
+}
+
+// Solver is the job's solver name: cg, ap or sgd, or cholesky for the exact
+// reference.
+func (j Job) Solver() string {
+	switch {
+	case j.Config.Estimator == gpnb.ExactGradient:
+		return SolverCholesky
+	case j.Config.Solver == nil:
+		return SolverCG
+	}
+	return j.Config.Solver.Name()
 }
 
 // Mode is "warm" or "cold", or "exact" for the Cholesky reference.
 func (j Job) Mode() string {
 	switch {
-	case j.Solver == SolverCholesky:
+	case j.Solver() == SolverCholesky:
 		return "exact"
-	case j.WarmStart:
+	case j.Config.WarmStart:
 		return "warm"
 	}
 	return "cold"
@@ -123,32 +87,70 @@ func (j Job) Mode() string {
 
 // ID names the job's directory: <dataset>-s<split>-<solver>-<cold|warm|exact>.
 func (j Job) ID() string {
-	return fmt.Sprintf("%s-s%d-%s-%s", j.Dataset, j.Split, j.Solver, j.Mode())
+	return fmt.Sprintf("%s-s%d-%s-%s", j.Dataset, j.Split, j.Solver(), j.Mode())
 }
 
-// Normalize zeroes the settings that do not apply to the job's solver and
-// returns the result. Jobs are stored and compared in this form.
+// Normalize returns j in the form jobs are stored and compared in: the
+// defaults of probes, learning rate and tolerances written out (a zero
+// Config and gpnb.Paper's give the same jobs), and for the exact reference
+// the settings it does not use (probes, solver settings, warm start,
+// precision) cleared and its solver set to solvers.Cholesky{}.
 func (j Job) Normalize() Job {
-	s := &j.Settings
-	if j.Solver != SolverAP {
-		s.BlockSize = 0
+	c := &j.Config
+	if c.Probes == 0 {
+		c.Probes = gpnb.DefaultProbes
 	}
-	if j.Solver != SolverSGD {
-		s.BatchSize, s.Momentum, s.SGDLearningRate, s.SGDRawLearningRate = 0, 0, 0, 0
+	if c.LearningRate == 0 {
+		c.LearningRate = gpnb.DefaultLearningRate
 	}
-	if j.Solver != SolverCG {
-		s.PrecondRank = 0
+	if c.Settings.RelTolMean == 0 {
+		c.Settings.RelTolMean = solvers.DefaultRelTolMean
 	}
-	if j.Solver == SolverCholesky {
-		j.WarmStart = false
-		s.Probes, s.RelTolMean, s.RelTolProbes, s.MaxIterations, s.Float32 = 0, 0, 0, 0, false
+	if c.Settings.RelTolProbes == 0 {
+		c.Settings.RelTolProbes = solvers.DefaultRelTolProbes
+	}
+	if j.Solver() == SolverCholesky {
+		c := &j.Config
+		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian
+		c.Settings = solvers.Settings{}
+		c.Operator.Float32 = false
+	}
+	c.Solver = solvers.Canonical(c.Solver)
+	if c.Solver == nil {
+		c.Solver = solvers.CG{}
 	}
 	return j
 }
 
+// Equal reports whether j and k are the same job: the same data, steps and
+// configuration (bit for bit).
+func (j Job) Equal(k Job) bool { return len(j.differences(k)) == 0 }
+
+// differences lists the fields in which j and k differ.
+func (j Job) differences(k Job) []string {
+	var out []string
+	if j.Dataset != k.Dataset {
+		out = append(out, "dataset")
+	}
+	if j.Split != k.Split {
+		out = append(out, "split")
+	}
+	if j.Subset != k.Subset {
+		out = append(out, "subset")
+	}
+	if j.Steps != k.Steps {
+		out = append(out, "steps")
+	}
+	for _, f := range j.Config.Differences(k.Config, false) {
+		out = append(out, "config."+f)
+	}
+	return out
+}
+
 // Validate reports the first thing wrong with j, saying how to fix it.
 func (j Job) Validate() error {
-	if _, err := ParseDataset(j.Dataset); err != nil {
+	spec, err := ParseDataset(j.Dataset)
+	if err != nil {
 		return err
 	}
 	if j.Split < 0 || j.Split >= NumSplits {
@@ -157,64 +159,91 @@ func (j Job) Validate() error {
 	if j.Subset < 0 {
 		return fmt.Errorf("%w: subset %d: give a positive number of training points, or 0 for all", ErrGrid, j.Subset)
 	}
-	if _, err := ParseSolvers(j.Solver); err != nil {
-		return err
-	}
 	if j.Steps <= 0 {
 		return fmt.Errorf("%w: steps %d: give a positive number of Adam steps (the paper uses 100)", ErrGrid, j.Steps)
 	}
-	return j.Settings.validate(j.Solver)
+	d := spec.D
+	if d == 0 {
+		d = 1
+	}
+	c := j.Config
+	c.Init = kernel.Hyper{} // validated against the data's dimension when it runs
+	if j.Config.Init.Lengthscales != nil {
+		c.Init = j.Config.Init
+		d = len(c.Init.Lengthscales)
+	}
+	if _, err := c.Resolve(d); err != nil {
+		return fmt.Errorf("%w: job %s: %v", ErrGrid, j.ID(), err)
+	}
+	return nil
 }
 
-func (s Settings) validate(solver string) error {
-	bad := func(name string, v any, want string) error {
-		return fmt.Errorf("%w: %s = %v: %s", ErrGrid, name, v, want)
+// legacyJob is job.json as gpnb wrote it before the configuration became
+// one value (gpnb.Config): the solver, warm start and a flat "settings"
+// object. LoadResults and the runner still read such files, so the results
+// of earlier runs stay usable and their unfinished jobs resumable.
+type legacyJob struct {
+	Dataset   string `json:"dataset"`
+	Split     int    `json:"split"`
+	Subset    int    `json:"subset,omitempty"`
+	Solver    string `json:"solver"`
+	WarmStart bool   `json:"warm_start"`
+	Steps     int    `json:"steps"`
+	Settings  struct {
+		Kernel             string  `json:"kernel"`
+		Probes             int     `json:"probes"`
+		LearningRate       float64 `json:"learning_rate"`
+		RelTolMean         float64 `json:"rel_tol_mean"`
+		RelTolProbes       float64 `json:"rel_tol_probes"`
+		Seed               uint64  `json:"seed"`
+		BlockSize          int     `json:"block_size"`
+		BatchSize          int     `json:"batch_size"`
+		Momentum           float64 `json:"momentum"`
+		SGDLearningRate    float64 `json:"sgd_learning_rate"`
+		SGDRawLearningRate float64 `json:"sgd_raw_learning_rate"`
+		PrecondRank        int     `json:"precond_rank"`
+		MaxIterations      int     `json:"max_iterations"`
+		Float32            bool    `json:"float32"`
+	} `json:"settings"`
+}
+
+// UnmarshalJSON reads job.json in today's form or in the legacy one.
+func (j *Job) UnmarshalJSON(b []byte) error {
+	var probe struct {
+		Settings json.RawMessage `json:"settings"`
 	}
-	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
-	if s.Kernel == "" {
-		return bad("kernel", `""`, "name a kernel family such as matern32")
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
 	}
-	if !pos(s.LearningRate) {
-		return bad("learning rate", s.LearningRate, "must be a positive finite number (the paper uses 0.1)")
+	if probe.Settings == nil {
+		type plain Job
+		return json.Unmarshal(b, (*plain)(j))
 	}
-	if s.MaxIterations < 0 {
-		return bad("max iterations", s.MaxIterations, "must be ≥ 0 (0 = solver default)")
+	var l legacyJob
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
 	}
-	if solver == SolverCholesky {
-		return nil
+	s := l.Settings
+	fam, err := kernel.ParseFamily(s.Kernel)
+	if err != nil {
+		return err
 	}
-	if s.Probes <= 0 {
-		return bad("probes", s.Probes, "must be positive (the paper uses 16)")
-	}
-	if !pos(s.RelTolMean) || !pos(s.RelTolProbes) {
-		return bad("tolerances", fmt.Sprint(s.RelTolMean, s.RelTolProbes), "must be positive finite numbers (the paper uses 0.01 and 0.1)")
-	}
-	switch solver {
-	case SolverAP:
-		if s.BlockSize <= 0 {
-			return bad("AP block size", s.BlockSize, "must be positive (the paper uses 2000)")
-		}
-	case SolverSGD:
-		if s.BatchSize <= 0 {
-			return bad("SGD batch size", s.BatchSize, "must be positive (the paper uses 1000)")
-		}
-		if !(s.Momentum >= 0 && s.Momentum < 1) {
-			return bad("SGD momentum", s.Momentum, "must be in [0, 1) (the paper uses 0.9)")
-		}
-		if s.SGDLearningRate < 0 || math.IsNaN(s.SGDLearningRate) || math.IsInf(s.SGDLearningRate, 0) {
-			return bad("SGD learning rate", s.SGDLearningRate, "must be a positive finite number, or 0 for the solver's default")
-		}
-		if s.SGDRawLearningRate < 0 || math.IsNaN(s.SGDRawLearningRate) || math.IsInf(s.SGDRawLearningRate, 0) {
-			return bad("SGD raw learning rate", s.SGDRawLearningRate, "must be a positive finite number in the paper's units (pol 90), or 0 for the normalised rate")
-		}
-		if s.SGDRawLearningRate > 0 && s.SGDLearningRate > 0 {
-			return bad("SGD raw learning rate", s.SGDRawLearningRate, fmt.Sprintf("is set together with the normalised SGD learning rate %v: set only one", s.SGDLearningRate))
-		}
+	c := gpnb.Config{Kernel: fam, Probes: s.Probes, LearningRate: s.LearningRate, Seed: s.Seed, WarmStart: l.WarmStart,
+		Settings: solvers.Settings{RelTolMean: s.RelTolMean, RelTolProbes: s.RelTolProbes, MaxIterations: s.MaxIterations}}
+	c.Operator.Float32 = s.Float32
+	switch l.Solver {
 	case SolverCG:
-		if s.PrecondRank < 0 {
-			return bad("preconditioner rank", s.PrecondRank, "must be ≥ 0 (0 = no preconditioner, as in the paper)")
-		}
+		c.Solver = solvers.CG{PrecondRank: s.PrecondRank}
+	case SolverAP:
+		c.Solver = solvers.AP{BlockSize: s.BlockSize}
+	case SolverSGD:
+		c.Solver = solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.SGDLearningRate, RawLearningRate: s.SGDRawLearningRate, Momentum: s.Momentum, Seed: s.Seed}
+	case SolverCholesky:
+		c.Estimator = gpnb.ExactGradient
+	default:
+		return fmt.Errorf("unknown solver %q", l.Solver)
 	}
+	*j = Job{Dataset: l.Dataset, Split: l.Split, Subset: l.Subset, Steps: l.Steps, Config: c}.Normalize()
 	return nil
 }
 
@@ -222,7 +251,8 @@ func (s Settings) validate(solver string) error {
 type DatasetSpec struct {
 	Name string // as given
 	UCI  bool   // one of UCIDatasets
-	// For synthetic-N-D-SEED: N training points, D input dimensions, SEED.
+	// N training points (for a UCI dataset its split's, to within one) and
+	// D input dimensions; for synthetic-N-D-SEED also its SEED.
 	N, D int
 	Seed uint64
 }
@@ -231,20 +261,15 @@ type DatasetSpec struct {
 // keggdirected) or synthetic-N-D-SEED, a synthetic problem with N training
 // points in D dimensions drawn with seed SEED (split k uses seed SEED+k).
 func ParseDataset(name string) (DatasetSpec, error) {
-	if _, ok := uciRows[name]; ok {
-		return DatasetSpec{Name: name, UCI: true}, nil
+	if u, ok := data.LookupUCI(name); ok && u.Name == name {
+		return DatasetSpec{Name: name, UCI: true, N: u.TrainSize(), D: u.D}, nil
 	}
-	if rest, ok := strings.CutPrefix(name, "synthetic-"); ok {
-		p := strings.Split(rest, "-")
-		if len(p) == 3 {
-			n, e1 := strconv.Atoi(p[0])
-			d, e2 := strconv.Atoi(p[1])
-			seed, e3 := strconv.ParseUint(p[2], 10, 64)
-			if e1 == nil && e2 == nil && e3 == nil && n >= 2 && d >= 1 {
-				return DatasetSpec{Name: name, N: n, D: d, Seed: seed}, nil
-			}
-		}
-		return DatasetSpec{}, fmt.Errorf("%w: dataset %q: write synthetic-N-D-SEED with N ≥ 2 training points, D ≥ 1 dimensions and a seed, e.g. synthetic-200-3-1", ErrGrid, name)
+	n, d, seed, ok, err := data.ParseSynthetic(name)
+	if err != nil {
+		return DatasetSpec{}, fmt.Errorf("%w: %v", ErrGrid, err)
+	}
+	if ok {
+		return DatasetSpec{Name: name, N: n, D: d, Seed: seed}, nil
 	}
 	return DatasetSpec{}, fmt.Errorf("%w: unknown dataset %q: use %s, or synthetic-N-D-SEED", ErrGrid, name, strings.Join(UCIDatasets, ", "))
 }
@@ -254,23 +279,10 @@ func ParseDataset(name string) (DatasetSpec, error) {
 // UCI splits (nine tenths of the rows).
 func ApproxTrainSize(spec DatasetSpec, subset int) int {
 	n := spec.N
-	if spec.UCI {
-		r := uciRows[spec.Name]
-		n = r - r/NumSplits
-	}
 	if subset > 0 && subset < n {
 		n = subset
 	}
 	return n
-}
-
-// InputDims returns the number of input dimensions of a job's dataset: D
-// for synthetic data, the number of input columns of a UCI dataset.
-func InputDims(spec DatasetSpec) int {
-	if spec.UCI {
-		return uciDims[spec.Name]
-	}
-	return spec.D
 }
 
 // ParseDatasets parses a comma-separated list of dataset names.
@@ -361,22 +373,46 @@ func ParseExactMode(s string) (ExactMode, error) {
 type Grid struct {
 	Datasets  []string
 	Splits    []int
-	Solvers   []string // cg, ap, sgd; each runs cold and warm
+	Solvers   []string // cg, ap, sgd; each runs cold and warm (cholesky: the exact reference)
 	Subset    int      // training points kept per dataset; 0 = all
 	Steps     int      // Adam steps per job (100)
 	Exact     ExactMode
 	ExactMaxN int // for ExactAuto; 0 means DefaultExactMaxN
-	Settings  Settings
-	// SGDLearningRates overrides Settings.SGDLearningRate per dataset name.
-	SGDLearningRates map[string]float64
-	// SGDRawLearningRates sets Settings.SGDRawLearningRate per dataset name
-	// (clearing the normalised rate for that dataset);
-	// PaperSGDLearningRates gives the paper's. A dataset in both maps is an
-	// error.
-	SGDRawLearningRates map[string]float64
+	// Config is every job's configuration, but for its solver and warm
+	// start, which each job sets (Config.Solver and WarmStart are ignored).
+	Config gpnb.Config
+	// Methods gives each solver's parameters by name (cg, ap, sgd); a
+	// solver without an entry runs with the paper's (gpnb.Paper).
+	Methods map[string]solvers.Method
+	// PaperSGDRates sets SGD's learning rate, for the datasets the paper
+	// names, to the paper's (gpnb.PaperSGDLearningRates, raw units),
+	// replacing the rate of Methods["sgd"] there.
+	PaperSGDRates bool
 	// Modes selects "cold", "warm" or both (nil: both) for the iterative
 	// solvers.
 	Modes []string
+}
+
+// method returns the solver of a grid's job on a dataset.
+func (g Grid) method(solver, dataset string) (solvers.Method, error) {
+	m, ok := g.Methods[solver]
+	if !ok {
+		p, err := gpnb.Paper(solver, dataset)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrGrid, err)
+		}
+		m = p.Solver
+	}
+	if sgd, ok := solvers.Canonical(m).(solvers.SGD); ok && g.PaperSGDRates {
+		if raw, ok := gpnb.PaperSGDLearningRates()[dataset]; ok {
+			sgd.LearningRate, sgd.RawLearningRate = 0, raw
+		}
+		m = sgd
+	}
+	if m == nil || m.Name() != solver {
+		return nil, fmt.Errorf("%w: Methods[%q] is a %v method", ErrGrid, solver, m)
+	}
+	return m, nil
 }
 
 func (g Grid) wantMode(warm bool) bool {
@@ -449,6 +485,7 @@ func (g Grid) Jobs() ([]Job, error) {
 	if maxN <= 0 {
 		maxN = DefaultExactMaxN
 	}
+	hasChol := slices.Contains(g.Solvers, SolverCholesky)
 	var jobs []Job
 	for _, ds := range g.Datasets {
 		spec, err := ParseDataset(ds)
@@ -456,39 +493,28 @@ func (g Grid) Jobs() ([]Job, error) {
 			return nil, err
 		}
 		for _, split := range g.Splits {
-			base := Job{Dataset: ds, Split: split, Subset: g.Subset, Steps: g.Steps, Settings: g.Settings}
-			if lr, ok := g.SGDLearningRates[ds]; ok {
-				base.Settings.SGDLearningRate = lr
-			}
-			if raw, ok := g.SGDRawLearningRates[ds]; ok {
-				if _, both := g.SGDLearningRates[ds]; both {
-					return nil, fmt.Errorf("%w: dataset %s has both a normalised and a raw SGD learning rate: give one", ErrGrid, ds)
-				}
-				base.Settings.SGDLearningRate, base.Settings.SGDRawLearningRate = 0, raw
-			}
+			base := Job{Dataset: ds, Split: split, Subset: g.Subset, Steps: g.Steps, Config: g.Config}
 			for _, solver := range g.Solvers {
 				if solver == SolverCholesky {
 					continue // added below, once
+				}
+				m, err := g.method(solver, ds)
+				if err != nil {
+					return nil, err
 				}
 				for _, warm := range []bool{false, true} {
 					if !g.wantMode(warm) {
 						continue
 					}
 					j := base
-					j.Solver, j.WarmStart = solver, warm
+					j.Config.Solver, j.Config.WarmStart = m, warm
 					jobs = append(jobs, j.Normalize())
 				}
 			}
-			hasChol := false
-			for _, s := range g.Solvers {
-				hasChol = hasChol || s == SolverCholesky
-			}
-			if exact == ExactAlways || hasChol || (exact == ExactAuto && ApproxTrainSize(spec, g.Subset) <= maxN) {
-				if exact != ExactNever || hasChol {
-					j := base
-					j.Solver = SolverCholesky
-					jobs = append(jobs, j.Normalize())
-				}
+			if hasChol || exact == ExactAlways || (exact == ExactAuto && ApproxTrainSize(spec, g.Subset) <= maxN) {
+				j := base
+				j.Config.Estimator = gpnb.ExactGradient
+				jobs = append(jobs, j.Normalize())
 			}
 		}
 	}
@@ -498,4 +524,17 @@ func (g Grid) Jobs() ([]Job, error) {
 		}
 	}
 	return jobs, nil
+}
+
+// PaperJob returns the job that runs solver (cg, ap, sgd, or cholesky for
+// the exact reference) on a split of dataset with the paper's settings
+// (gpnb.Paper), cold or with warm start, for steps Adam steps.
+func PaperJob(dataset string, split int, solver string, warm bool, steps int) (Job, error) {
+	c, err := gpnb.Paper(solver, dataset)
+	if err != nil {
+		return Job{}, fmt.Errorf("%w: %v", ErrGrid, err)
+	}
+	c.WarmStart = warm
+	j := Job{Dataset: dataset, Split: split, Steps: steps, Config: c}.Normalize()
+	return j, j.Validate()
 }

@@ -1,15 +1,15 @@
 package repro
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 func TestParseSplits(t *testing.T) {
@@ -48,8 +48,8 @@ func TestParseDataset(t *testing.T) {
 		want DatasetSpec
 		err  string
 	}{
-		{"pol", DatasetSpec{Name: "pol", UCI: true}, ""},
-		{"keggdirected", DatasetSpec{Name: "keggdirected", UCI: true}, ""},
+		{"pol", DatasetSpec{Name: "pol", UCI: true, N: 13500, D: 26}, ""}, // 15000 rows, a tenth for testing
+		{"keggdirected", DatasetSpec{Name: "keggdirected", UCI: true, N: 43945, D: 20}, ""},
 		{"synthetic-200-3-7", DatasetSpec{Name: "synthetic-200-3-7", N: 200, D: 3, Seed: 7}, ""},
 		{"synthetic-200-3", DatasetSpec{}, "synthetic-N-D-SEED"},
 		{"synthetic-1-3-0", DatasetSpec{}, "N ≥ 2"},
@@ -91,7 +91,7 @@ func TestParseSolvers(t *testing.T) {
 
 func TestGridJobs(t *testing.T) {
 	g := Grid{Datasets: []string{"synthetic-50-2-1", "pol"}, Splits: []int{0, 1}, Solvers: []string{"cg", "sgd"},
-		Steps: 5, Settings: DefaultSettings()}
+		Steps: 5, Config: paperBase()}
 	jobs, err := g.Jobs()
 	if err != nil {
 		t.Fatal(err)
@@ -111,13 +111,14 @@ func TestGridJobs(t *testing.T) {
 		t.Errorf("ids =\n%v\nwant\n%v", ids, want)
 	}
 	// Normalisation: CG jobs carry no SGD or AP settings, SGD jobs keep theirs.
-	if s := jobs[0].Settings; s.BlockSize != 0 || s.BatchSize != 0 || s.Momentum != 0 {
-		t.Errorf("CG job keeps foreign settings: %+v", s)
+	// Each solver carries its own parameters, the paper's by default.
+	if m := jobs[0].Config.Solver; m != (solvers.CG{}) {
+		t.Errorf("CG job's solver: %+v", m)
 	}
-	if s := jobs[2].Settings; s.BatchSize != 1000 || s.Momentum != 0.9 {
-		t.Errorf("SGD job settings: %+v", s)
+	if m := jobs[2].Config.Solver; m != (solvers.SGD{BatchSize: 1000, Momentum: 0.9}) {
+		t.Errorf("SGD job's solver: %+v", m)
 	}
-	if j := jobs[4]; j.Settings.Probes != 0 || j.WarmStart {
+	if j := jobs[4]; j.Config.Probes != 0 || j.Config.WarmStart || j.Config.Solver != (solvers.Cholesky{}) || j.Config.Estimator != gpnb.ExactGradient {
 		t.Errorf("exact job: %+v", j)
 	}
 
@@ -134,7 +135,7 @@ func TestGridJobs(t *testing.T) {
 		t.Errorf("exact always: %d jobs, want 20", len(jobs))
 	}
 	g.Modes = []string{"warm"}
-	if jobs, _ = g.Jobs(); len(jobs) != 12 || !jobs[0].WarmStart || jobs[0].ID() != "synthetic-50-2-1-s0-cg-warm" {
+	if jobs, _ = g.Jobs(); len(jobs) != 12 || !jobs[0].Config.WarmStart || jobs[0].ID() != "synthetic-50-2-1-s0-cg-warm" {
 		t.Errorf("warm only: %d jobs, first %s", len(jobs), jobs[0].ID())
 	}
 	if _, err := ParseModes("warm,hot"); err == nil || !strings.Contains(err.Error(), `unknown mode "hot"`) {
@@ -151,25 +152,33 @@ func TestGridJobs(t *testing.T) {
 	}
 }
 
-func TestSettingsValidate(t *testing.T) {
-	base := Job{Dataset: "pol", Solver: "sgd", Steps: 1, Settings: DefaultSettings()}
+func TestJobValidate(t *testing.T) {
+	base, err := PaperJob("pol", 0, "sgd", false, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd := func(j *Job, f func(*solvers.SGD)) {
+		m := j.Config.Solver.(solvers.SGD)
+		f(&m)
+		j.Config.Solver = m
+	}
 	for _, tc := range []struct {
 		name string
 		mod  func(*Job)
 		err  string
 	}{
 		{"ok", func(*Job) {}, ""},
-		{"momentum", func(j *Job) { j.Settings.Momentum = 1 }, "momentum"},
-		{"batch", func(j *Job) { j.Settings.BatchSize = 0 }, "batch size"},
-		{"probes", func(j *Job) { j.Settings.Probes = 0 }, "probes"},
-		{"lr", func(j *Job) { j.Settings.LearningRate = -1 }, "learning rate"},
+		{"momentum", func(j *Job) { sgd(j, func(m *solvers.SGD) { m.Momentum = 1 }) }, "Momentum"},
+		{"batch", func(j *Job) { sgd(j, func(m *solvers.SGD) { m.BatchSize = -1 }) }, "BatchSize"},
+		{"probes", func(j *Job) { j.Config.Probes = -1 }, "Probes"},
+		{"lr", func(j *Job) { j.Config.LearningRate = -1 }, "LearningRate"},
 		{"split", func(j *Job) { j.Split = 10 }, "split 10"},
 		{"subset", func(j *Job) { j.Subset = -3 }, "subset"},
-		{"ap block", func(j *Job) { j.Solver = "ap"; j.Settings.BlockSize = 0 }, "block size"},
-		{"raw lr", func(j *Job) { j.Settings.SGDRawLearningRate = 90 }, ""},
-		{"raw lr negative", func(j *Job) { j.Settings.SGDRawLearningRate = -1 }, "SGD raw learning rate"},
-		{"raw lr NaN", func(j *Job) { j.Settings.SGDRawLearningRate = math.NaN() }, "SGD raw learning rate"},
-		{"raw and normalised", func(j *Job) { j.Settings.SGDRawLearningRate, j.Settings.SGDLearningRate = 90, 2 }, "set only one"},
+		{"ap block", func(j *Job) { j.Config.Solver = solvers.AP{BlockSize: -2} }, "BlockSize"},
+		{"raw lr negative", func(j *Job) { sgd(j, func(m *solvers.SGD) { m.RawLearningRate = -1 }) }, "RawLearningRate"},
+		{"raw lr NaN", func(j *Job) { sgd(j, func(m *solvers.SGD) { m.RawLearningRate = math.NaN() }) }, "RawLearningRate"},
+		{"raw and normalised", func(j *Job) { sgd(j, func(m *solvers.SGD) { m.LearningRate = 2 }) }, "set one of them"},
+		{"steps", func(j *Job) { j.Steps = 0 }, "steps"},
 	} {
 		j := base
 		tc.mod(&j)
@@ -185,55 +194,66 @@ func TestSettingsValidate(t *testing.T) {
 }
 
 // The paper's SGD learning rates reach SGD jobs of the paper's datasets in
-// its units; other datasets and other solvers carry none, and a dataset may
-// not have both kinds of rate.
+// its units; other datasets keep the grid's SGD rate.
 func TestGridPaperSGDRates(t *testing.T) {
 	g := Grid{Datasets: []string{"pol", "bike", "synthetic-50-2-1"}, Splits: []int{0}, Solvers: []string{"cg", "sgd"},
-		Steps: 5, Exact: ExactNever, Settings: DefaultSettings(), SGDRawLearningRates: PaperSGDLearningRates()}
+		Steps: 5, Exact: ExactNever, Config: paperBase(), PaperSGDRates: true,
+		Methods: map[string]solvers.Method{"sgd": solvers.SGD{BatchSize: 100, LearningRate: 2}}}
 	jobs, err := g.Jobs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{"pol-s0-sgd-cold": 90, "pol-s0-sgd-warm": 90, "bike-s0-sgd-cold": 100, "bike-s0-sgd-warm": 100}
 	for _, j := range jobs {
-		if got := j.Settings.SGDRawLearningRate; got != want[j.ID()] {
-			t.Errorf("%s: raw SGD learning rate %v, want %v", j.ID(), got, want[j.ID()])
+		m, ok := j.Config.Solver.(solvers.SGD)
+		if !ok {
+			continue
 		}
-		if j.Settings.SGDLearningRate != 0 {
-			t.Errorf("%s: normalised rate %v set beside the raw one", j.ID(), j.Settings.SGDLearningRate)
+		if m.RawLearningRate != want[j.ID()] {
+			t.Errorf("%s: raw SGD learning rate %v, want %v", j.ID(), m.RawLearningRate, want[j.ID()])
+		}
+		if norm := map[bool]float64{true: 0, false: 2}[want[j.ID()] > 0]; m.LearningRate != norm || m.BatchSize != 100 {
+			t.Errorf("%s: normalised rate %v, batch %d: want %v, 100", j.ID(), m.LearningRate, m.BatchSize, norm)
 		}
 	}
-	if p := PaperSGDLearningRates(); len(p) != 5 || p["elevators"] != 20 || p["protein"] != 20 || p["keggdirected"] != 30 {
+	if p := gpnb.PaperSGDLearningRates(); len(p) != 5 || p["elevators"] != 20 || p["protein"] != 20 || p["keggdirected"] != 30 {
 		t.Errorf("paper rates %v, want pol 90, elevators 20, bike 100, protein 20, keggdirected 30 (appendix B)", p)
-	}
-	g.SGDLearningRates = map[string]float64{"bike": 2}
-	if _, err := g.Jobs(); err == nil || !strings.Contains(err.Error(), "both a normalised and a raw") {
-		t.Errorf("bike with both rates: error = %v", err)
 	}
 }
 
-// InputDims agrees with the UCI files where they are on this machine, and
-// with the name of synthetic data.
-func TestInputDims(t *testing.T) {
-	if spec, _ := ParseDataset("synthetic-200-3-7"); InputDims(spec) != 3 {
-		t.Errorf("synthetic-200-3-7: %d inputs", InputDims(spec))
-	}
-	dir := os.Getenv("GPNB_DATA")
-	if dir == "" {
-		t.Skip("GPNB_DATA is unset: the UCI shapes cannot be checked against the files")
-	}
-	for _, name := range UCIDatasets {
-		if _, err := os.Stat(filepath.Join(dir, name, data.DataFile)); err != nil {
-			t.Logf("%s: %v", name, err)
-			continue
+// TestLegacyJobFile: job.json files written before the configuration became
+// one value (results/full holds such files) read as the jobs a grid makes
+// today, so their results stay usable and their jobs resumable.
+func TestLegacyJobFile(t *testing.T) {
+	for _, tc := range []struct{ legacy, solver string }{
+		{`{"dataset":"pol","split":0,"solver":"cg","warm_start":true,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0}}`, "cg"},
+		{`{"dataset":"bike","split":0,"solver":"sgd","warm_start":false,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0,"batch_size":1000,"momentum":0.9,"sgd_raw_learning_rate":100}}`, "sgd"},
+		{`{"dataset":"elevators","split":0,"solver":"ap","warm_start":false,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0,"block_size":2000}}`, "ap"},
+		{`{"dataset":"synthetic-50-2-1","split":1,"solver":"cholesky","warm_start":false,"steps":100,"settings":{"kernel":"matern32","learning_rate":0.1,"seed":0}}`, "cholesky"},
+	} {
+		var got Job
+		if err := json.Unmarshal([]byte(tc.legacy), &got); err != nil {
+			t.Fatalf("%s: %v", tc.solver, err)
 		}
-		ds, err := data.Load(name, data.Dir(dir), data.Subset(10))
+		g := Grid{Datasets: []string{got.Dataset}, Splits: []int{got.Split}, Solvers: []string{tc.solver}, Steps: 100,
+			Exact: ExactNever, Config: paperBase(), PaperSGDRates: true}
+		jobs, err := g.Jobs()
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, _ := ParseDataset(name)
-		if got := InputDims(spec); got != ds.D() {
-			t.Errorf("%s: InputDims %d, the files have %d inputs", name, got, ds.D())
+		var want *Job
+		for i := range jobs {
+			if jobs[i].ID() == got.ID() {
+				want = &jobs[i]
+			}
+		}
+		if want == nil || !got.Equal(*want) {
+			t.Errorf("%s: legacy job %+v, grid's %+v (differ in %v)", tc.solver, got, want, got.differences(*want))
+		}
+		b, _ := json.Marshal(got)
+		var back Job
+		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(got) {
+			t.Errorf("%s: today's form %s does not round-trip: %v", tc.solver, b, err)
 		}
 	}
 }

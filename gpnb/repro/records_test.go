@@ -43,12 +43,12 @@ func TestRecordsOfBuildsJobs(t *testing.T) {
 	}
 	for i, w := range want {
 		j := recs[i].Job
-		if j.ID() != w.id || j.Subset != w.subset || j.Steps != w.steps || j.WarmStart != w.warm {
+		if j.ID() != w.id || j.Subset != w.subset || j.Steps != w.steps || j.Config.WarmStart != w.warm {
 			t.Errorf("record %d: job %s subset %d steps %d warm %v; want %s subset %d steps %d warm %v",
-				i, j.ID(), j.Subset, j.Steps, j.WarmStart, w.id, w.subset, w.steps, w.warm)
+				i, j.ID(), j.Subset, j.Steps, j.Config.WarmStart, w.id, w.subset, w.steps, w.warm)
 		}
 	}
-	if s := recs[0].Job.Settings; s.Kernel != "matern32" || s.Probes != 16 || s.Seed != 7 {
+	if s := recs[0].Job.Config; s.Kernel != gpnb.Matern32 || s.Probes != 16 || s.Seed != 7 {
 		t.Errorf("settings %+v, want kernel, probes and seed of the result", s)
 	}
 	if recs[0].Result.Solver != "CG" || recs[0].Result.NTrain != 2000 {
@@ -56,7 +56,7 @@ func TestRecordsOfBuildsJobs(t *testing.T) {
 	}
 	// "exact" is the Cholesky reference.
 	recs, err = RecordsOf(res[4:5])
-	if err != nil || recs[0].Job.Solver != SolverCholesky || recs[0].Job.Mode() != "exact" || recs[0].Job.Subset != 0 {
+	if err != nil || recs[0].Job.Solver() != SolverCholesky || recs[0].Job.Mode() != "exact" || recs[0].Job.Subset != 0 {
 		t.Errorf("exact result: %+v, %v", recs, err)
 	}
 }

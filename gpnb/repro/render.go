@@ -3,7 +3,6 @@ package repro
 import (
 	"encoding/csv"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"strconv"
@@ -163,83 +162,7 @@ func (t *Table) CSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// HTMLStyle is the style sheet WriteHTMLPage embeds; HTML fragments use its
-// class names (gpnb-table).
-const HTMLStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em;color:#222}
-table.gpnb-table{border-collapse:collapse;margin:1em 0;font-size:14px}
-table.gpnb-table caption{caption-side:top;text-align:left;font-weight:600;margin-bottom:.4em}
-table.gpnb-table th,table.gpnb-table td{padding:4px 10px;border-bottom:1px solid #ddd}
-table.gpnb-table th{background:#f3f4f6;border-bottom:2px solid #999;text-align:center}
-table.gpnb-table td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-table.gpnb-table tr.group td{border-top:2px solid #999}
-table.gpnb-table tr:hover td{background:#fafafa}
-p.gpnb-caption{max-width:60em}
-ul.gpnb-notes{font-size:13px;color:#555;max-width:60em}`
-
-// HTML writes the table as an HTML fragment (a caption paragraph, a <table
-// class="gpnb-table"> and the notes); WriteHTMLPage wraps fragments in a
-// styled, self-contained page.
-func (t *Table) HTML(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<h3>%s</h3>\n<p class=\"gpnb-caption\">%s</p>\n<table class=\"gpnb-table\">\n<thead><tr>", html.EscapeString(t.Title), html.EscapeString(t.Caption))
-	for _, c := range t.Columns {
-		fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c.Name))
-	}
-	b.WriteString("</tr></thead>\n<tbody>\n")
-	for ri, row := range t.Rows {
-		group := false
-		for ci, c := range row {
-			if t.Columns[ci].Merge && ri > 0 && t.Rows[ri-1][ci].display(false) != c.display(false) {
-				group = true
-			}
-		}
-		if group {
-			b.WriteString(`<tr class="group">`)
-		} else {
-			b.WriteString("<tr>")
-		}
-		for ci, c := range row {
-			s := c.display(t.Columns[ci].SE)
-			if t.Columns[ci].Merge && ri > 0 && t.Rows[ri-1][ci].display(false) == c.display(false) {
-				s = ""
-			}
-			if c.Num {
-				fmt.Fprintf(&b, `<td class="num">%s</td>`, html.EscapeString(s))
-			} else {
-				fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(s))
-			}
-		}
-		b.WriteString("</tr>\n")
-	}
-	b.WriteString("</tbody>\n</table>\n")
-	if len(t.Notes) > 0 {
-		b.WriteString("<ul class=\"gpnb-notes\">\n")
-		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(n))
-		}
-		b.WriteString("</ul>\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// WriteHTMLPage writes a complete, self-contained HTML page (inline style,
-// no external resources) holding the tables.
-func WriteHTMLPage(w io.Writer, title string, tables ...*Table) error {
-	if _, err := fmt.Fprintf(w, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<h2>%s</h2>\n",
-		html.EscapeString(title), HTMLStyle, html.EscapeString(title)); err != nil {
-		return err
-	}
-	for _, t := range tables {
-		if err := t.HTML(w); err != nil {
-			return err
-		}
-	}
-	_, err := io.WriteString(w, "</body>\n</html>\n")
-	return err
-}
-
-// Text returns the table as display strings, the form Markdown and HTML use
+// Text returns the table as display strings, the form Markdown uses
 // ("mean ± se", "—" for missing values, merged labels left blank), and the
 // indices of rows that start a new group of the merged column (for a rule
 // above them), so other renderers (such as package viz) can draw it.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // A grid expands into jobs in run order: each solver cold then warm, then the
@@ -13,7 +14,7 @@ import (
 func ExampleGrid_Jobs() {
 	splits, _ := repro.ParseSplits("0-1")
 	g := repro.Grid{Datasets: []string{"synthetic-500-4-1"}, Splits: splits, Solvers: []string{"cg", "ap"},
-		Steps: 100, Settings: repro.DefaultSettings()}
+		Steps: 100}
 	jobs, err := g.Jobs()
 	if err != nil {
 		fmt.Println(err)
@@ -39,7 +40,7 @@ func ExampleGrid_Jobs() {
 // runtimes, cold over warm.
 func ExampleReport_Table1() {
 	rec := func(warm bool, seconds float64, iters int) repro.Record {
-		j := repro.Job{Dataset: "pol", Solver: "cg", WarmStart: warm, Steps: 1, Settings: repro.DefaultSettings()}.Normalize()
+		j, _ := repro.PaperJob("pol", 0, "cg", warm, 1)
 		return repro.Record{Job: j, Result: gpnb.Result{Dataset: "pol", NTrain: 13500, D: 26, Solver: "cg", WarmStart: warm,
 			StepsDone: 1, TotalSeconds: seconds, TestLLH: 1.27, History: gpnb.History{{Step: 1, SolverIterations: iters}}}}
 	}
@@ -63,19 +64,18 @@ func ExampleReport_Table1() {
 }
 
 // The paper tuned SGD's learning rate per dataset (appendix B); a grid takes
-// those rates, in the paper's units, through SGDRawLearningRates, as gpnb
-// reproduce does by default.
-func ExamplePaperSGDLearningRates() {
+// those rates, in the paper's units, with PaperSGDRates, as gpnb reproduce
+// does by default.
+func ExampleGrid_paperSGDRates() {
 	g := repro.Grid{Datasets: []string{"pol", "elevators"}, Splits: []int{0}, Solvers: []string{"sgd"},
-		Steps: 100, Exact: repro.ExactNever, Settings: repro.DefaultSettings(),
-		SGDRawLearningRates: repro.PaperSGDLearningRates()}
+		Steps: 100, Exact: repro.ExactNever, PaperSGDRates: true}
 	jobs, err := g.Jobs()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, j := range jobs {
-		fmt.Println(j.ID(), j.Settings.SGDRawLearningRate)
+		fmt.Println(j.ID(), j.Config.Solver.(solvers.SGD).RawLearningRate)
 	}
 	// Output:
 	// pol-s0-sgd-cold 90

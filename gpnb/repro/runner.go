@@ -9,12 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
 // File names inside a job's directory DIR/jobs/<id>/.
@@ -223,7 +223,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	write := func() {
 		st.Updated = now()
 		st.ElapsedSeconds = st.Updated.Sub(runStart).Seconds()
-		if err := writeJSONAtomic(statusPath, st, false); err != nil && r.Log != nil {
+		if err := atomicfile.WriteJSON(statusPath, st, true); err != nil && r.Log != nil {
 			fmt.Fprintf(r.Log, "\nrepro: cannot write %s: %v\n", statusPath, err)
 		}
 	}
@@ -270,7 +270,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			continue
 		}
 		ran++
-		if err := writeJSONAtomic(filepath.Join(dir, JobFile), j, true); err != nil {
+		if err := atomicfile.WriteJSON(filepath.Join(dir, JobFile), j, true); err != nil {
 			lock.release(false)
 			return sum, err
 		}
@@ -307,7 +307,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			if !p.Resumed {
 				seg.sample(load())
 			}
-			if err := writeJSONAtomic(filepath.Join(dir, SegmentsFile), append(segs[:len(segs):len(segs)], *seg), true); err != nil {
+			if err := atomicfile.WriteJSON(filepath.Join(dir, SegmentsFile), append(segs[:len(segs):len(segs)], *seg), true); err != nil {
 				r.logf(false, "%srepro: cannot write %s: %v\n", r.nl(), SegmentsFile, err)
 			}
 			if firstStep < 0 {
@@ -357,7 +357,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 				}
 			}
 			// Compact: a result holds every step's record.
-			err = writeJSON(filepath.Join(dir, ResultFile), res, true, false)
+			err = atomicfile.WriteJSON(filepath.Join(dir, ResultFile), res, false)
 		}
 		st.Current = nil
 		if err == nil {
@@ -475,7 +475,7 @@ func (r *Runner) checkJob(j Job) (bool, error) {
 	if err := json.Unmarshal(b, &stored); err != nil {
 		return false, fmt.Errorf("repro: %s is not a valid job file (%v): delete the directory %s to rerun that job", filepath.Join(dir, JobFile), err, dir)
 	}
-	if !reflect.DeepEqual(stored, j) {
+	if !stored.Normalize().Equal(j) {
 		return false, fmt.Errorf("%w: %s was written for %s, but this run asks for %s: rerun with the original arguments, or use a different --out",
 			ErrConfigMismatch, filepath.Join(dir, JobFile), jobDiff(stored, j, true), jobDiff(stored, j, false))
 	}
@@ -516,20 +516,24 @@ func jobDiff(a, b Job, first bool) string {
 	return strings.Join(parts, " ")
 }
 
+// flatten returns j's JSON form as dotted paths ("config.solver.name") and
+// values.
 func flatten(j Job) map[string]string {
 	b, _ := json.Marshal(j)
 	var m map[string]any
 	json.Unmarshal(b, &m)
 	out := map[string]string{}
-	for k, v := range m {
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
 		if sub, ok := v.(map[string]any); ok {
-			for k2, v2 := range sub {
-				out[k2] = fmt.Sprint(v2)
+			for k, v2 := range sub {
+				walk(strings.TrimPrefix(prefix+"."+k, "."), v2)
 			}
-			continue
+			return
 		}
-		out[k] = fmt.Sprint(v)
+		out[prefix] = fmt.Sprint(v)
 	}
+	walk("", m)
 	return out
 }
 
@@ -552,7 +556,7 @@ func checkResult(j Job, res *gpnb.Result) error {
 		return errors.New("trainer returned no result")
 	case res.StepsDone != j.Steps:
 		return fmt.Errorf("result has %d of %d steps", res.StepsDone, j.Steps)
-	case res.Dataset != j.Dataset || res.Split != j.Split || res.Solver != j.Solver || res.WarmStart != j.WarmStart:
+	case res.Dataset != j.Dataset || res.Split != j.Split || res.Solver != j.Solver() || res.WarmStart != j.Config.WarmStart:
 		return fmt.Errorf("result is for %s split %d solver %s warm=%v, not job %s", res.Dataset, res.Split, res.Solver, res.WarmStart, j.ID())
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
 // fakeTrainer follows the Trainer contract with a cheap deterministic
@@ -82,12 +83,12 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 		st.Step++
 		st.X = math.Sin(st.X*3.1 + seed + float64(st.Step))
 		it := 10 + st.Step
-		if j.WarmStart {
+		if j.Config.WarmStart {
 			it = 3 + st.Step%2
 		}
 		st.Iters = append(st.Iters, it)
 		b, _ := json.Marshal(st)
-		if err := writeAtomic(ckpt, b, false); err != nil {
+		if err := atomicfile.WriteFile(ckpt, b, 0o644); err != nil {
 			return nil, err
 		}
 		total := 0
@@ -107,7 +108,7 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 		hist[i] = gpnb.StepRecord{Step: i + 1, SolverIterations: it, SolverSeconds: float64(it) / 100, StepSeconds: float64(it)/100 + 0.01,
 			Residuals: [][]float64{{1, 0.5}, {0.1, 0.01}}}
 	}
-	return &gpnb.Result{Dataset: j.Dataset, Split: j.Split, NTrain: 50, D: 2, Solver: j.Solver, WarmStart: j.WarmStart,
+	return &gpnb.Result{Dataset: j.Dataset, Split: j.Split, NTrain: 50, D: 2, Solver: j.Solver(), WarmStart: j.Config.WarmStart,
 		StepsDone: st.Step, TotalSeconds: hist.TotalSeconds(), SolverSeconds: hist.TotalSolverSeconds(),
 		TestRMSE: math.Abs(st.X), TestLLH: st.X, History: hist}, nil
 }
@@ -115,7 +116,7 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 func tinyGrid(t *testing.T, steps int) []Job {
 	t.Helper()
 	g := Grid{Datasets: []string{"synthetic-50-2-1", "synthetic-40-3-2"}, Splits: []int{0}, Solvers: []string{"cg", "ap", "sgd"},
-		Steps: steps, Settings: DefaultSettings()}
+		Steps: steps, Config: paperBase()}
 	jobs, err := g.Jobs()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // Stat is a mean and its standard error over splits.
@@ -106,7 +108,7 @@ func Summarise(recs []Record) (*Report, error) {
 	accs := map[[3]string]*acc{}
 	infos := map[string]*DatasetInfo{}
 	seen := map[string]bool{}
-	solvers := map[string]bool{}
+	solverSeen := map[string]bool{}
 	rep := &Report{Entries: map[[3]string]*Entry{}, SpeedUp: map[[2]string]float64{}, IterationRatio: map[[2]string]float64{},
 		AverageSpeedUp: map[string]float64{}, AverageIterationRatio: map[string]float64{}}
 	for _, rc := range recs {
@@ -115,7 +117,7 @@ func Summarise(recs []Record) (*Report, error) {
 			return nil, fmt.Errorf("repro: job %s appears twice: summarise one results directory at a time", j.ID())
 		}
 		seen[j.ID()] = true
-		k := [3]string{j.Dataset, j.Solver, j.Mode()}
+		k := [3]string{j.Dataset, j.Solver(), j.Mode()}
 		a := accs[k]
 		if a == nil {
 			a = &acc{}
@@ -141,10 +143,10 @@ func Summarise(recs []Record) (*Report, error) {
 				in.Subset = true
 			}
 		}
-		if j.Solver == SolverCholesky {
+		if j.Solver() == SolverCholesky {
 			rep.HasExact = true
 		} else {
-			solvers[j.Solver] = true
+			solverSeen[j.Solver()] = true
 		}
 	}
 	for k, a := range accs {
@@ -154,7 +156,7 @@ func Summarise(recs []Record) (*Report, error) {
 			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Steps: a.steps, UnconvergedSteps: a.unconverged}
 	}
 	for _, s := range []string{SolverCG, SolverAP, SolverSGD} {
-		if solvers[s] {
+		if solverSeen[s] {
 			rep.Solvers = append(rep.Solvers, s)
 		}
 	}
@@ -229,11 +231,22 @@ func RecordsOf(results []gpnb.Result) ([]Record, error) {
 		default:
 			return nil, fmt.Errorf("%w: result %d (dataset %s, split %d) has solver %q: the tables know cg, ap, sgd and cholesky", ErrGrid, i, r.Dataset, r.Split, r.Solver)
 		}
-		j := Job{Dataset: r.Dataset, Split: r.Split, Subset: subsetOf(r), Solver: solver, WarmStart: r.WarmStart,
-			Steps: r.StepsDone, Settings: Settings{Kernel: r.Kernel, Probes: r.Probes, Seed: r.Seed}}.Normalize()
+		var fam kernel.Family // "" (unrecorded): the default
+		if r.Kernel != "" {
+			if err := fam.UnmarshalText([]byte(r.Kernel)); err != nil {
+				return nil, fmt.Errorf("%w: result %d (dataset %s, split %d): %v", ErrGrid, i, r.Dataset, r.Split, err)
+			}
+		}
+		c := gpnb.Config{Kernel: fam, Probes: r.Probes, Seed: r.Seed, WarmStart: r.WarmStart}
+		if solver == SolverCholesky {
+			c.Estimator = gpnb.ExactGradient
+		} else {
+			c.Solver, _ = solvers.ParseMethod(solver)
+		}
+		j := Job{Dataset: r.Dataset, Split: r.Split, Subset: subsetOf(r), Steps: r.StepsDone, Config: c}.Normalize()
 		if k, ok := first[j.ID()]; ok {
 			return nil, fmt.Errorf("repro: results %d and %d are both job %s (dataset %s, split %d, solver %s, %s): the tables average over splits, so each dataset, split, solver and mode may appear only once; drop the repeat or summarise the runs separately",
-				k, i, j.ID(), j.Dataset, j.Split, j.Solver, j.Mode())
+				k, i, j.ID(), j.Dataset, j.Split, j.Solver(), j.Mode())
 		}
 		first[j.ID()] = i
 		recs = append(recs, Record{Job: j, Result: r})

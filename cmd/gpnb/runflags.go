@@ -1,0 +1,541 @@
+package main
+
+import (
+	"encoding"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/solvers"
+)
+
+// runTarget is what the run flags set: the run's configuration (gpnb.Config)
+// but for its solver, the parameters of each solver method, the name of the
+// chosen one, and SGD's learning rate as given (a number, raw:N or paper).
+type runTarget struct {
+	Config gpnb.Config
+	CG     solvers.CG
+	AP     solvers.AP
+	SGD    solvers.SGD
+	Solver string // cg, ap, sgd, or cholesky (the exact gradient)
+	// SGDPaper: --sgd-lr paper, the paper's rate for the dataset (known
+	// only once the data are; see runFlags.config).
+	SGDPaper bool
+	// Lengthscales is --lengthscales as given: one value for every input
+	// dimension, or one per dimension (known only once the data are).
+	Lengthscales []float64
+}
+
+// runFlag is one flag of the run vocabulary: the fields of runTarget it sets
+// (paths) and its flag.Value over a target.
+type runFlag struct {
+	name, usage string
+	paths       []string
+	value       func(t *runTarget) flag.Value
+}
+
+// runFlagTable is the one flag vocabulary of train, solve, demo, bench and
+// reproduce: every field of gpnb.Config (but its solver, which --solver and
+// the method flags set) and every parameter of every solver method has
+// exactly one flag here. TestRunFlagsCoverEveryField checks that by
+// reflection, so a field added later cannot be forgotten.
+var runFlagTable = []runFlag{
+	{"kernel", "kernel: matern12, matern32, matern52 or rbf", []string{"Config.Kernel"}, textField("Config.Kernel")},
+	{"noise", "initial noise scale σ (> 0); H = K + σ²I", []string{"Config.Init.Noise"}, scalarField("Config.Init.Noise")},
+	{"signal", "initial signal scale s (> 0); k(x,x) = s²", []string{"Config.Init.Signal"}, scalarField("Config.Init.Signal")},
+	{"lengthscales", "initial length scales ℓ: one value for every input dimension, or d comma-separated values", []string{"Config.Init.Lengthscales"}, floatsField("Lengthscales")},
+	{"solver", "linear solver: cg, ap or sgd, or cholesky (the exact gradient by Cholesky factorisation, as --estimator exact)", nil, scalarField("Solver")},
+	{"estimator", "gradient estimator: hutchinson (probes and the --solver) or exact (Cholesky)", []string{"Config.Estimator"}, textField("Config.Estimator")},
+	{"warm-start", "start each solve at the previous solution, with fixed probes (the paper's method)", []string{"Config.WarmStart"}, scalarField("Config.WarmStart")},
+	{"fixed-probes", "auto (fixed exactly when --warm-start), fixed or resampled (true and false are accepted)", []string{"Config.FixedProbes"}, textField("Config.FixedProbes")},
+	{"probes", "number of Hutchinson probe vectors s", []string{"Config.Probes"}, positiveField("Config.Probes")},
+	{"probe-dist", "probe distribution: gaussian or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
+	{"lr", "Adam's learning rate", []string{"Config.LearningRate"}, positiveField("Config.LearningRate")},
+	{"seed", "seed of the probes (and, unless --sgd-seed, of SGD's mini-batches)", []string{"Config.Seed"}, scalarField("Config.Seed")},
+	{"tol-mean", "relative residual tolerance of the mean system H v = y", []string{"Config.Settings.RelTolMean"}, positiveField("Config.Settings.RelTolMean")},
+	{"tol-probes", "relative residual tolerance of the probe systems H v = z", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
+	{"max-iterations", "solver iterations per step at most (0: the solver's default: cg 1000, ap 20000, sgd 50000)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
+	{"operator", "kernel operator storage: auto (dense when the n×n cache fits --memory-budget, else matrix-free), dense or matrixfree", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
+	{"memory-budget", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
+	{"float32", "store the dense kernel cache in float32 (half the memory)", []string{"Config.Operator.Float32"}, scalarField("Config.Operator.Float32")},
+	{"workers", "goroutines of the kernel operator (0: GOMAXPROCS; results do not depend on it)", []string{"Config.Operator.Workers"}, scalarField("Config.Operator.Workers")},
+	{"track-mll", "record the exact (Cholesky) log marginal likelihood at every step (O(n³) per step)", []string{"Config.TrackExactMLL"}, scalarField("Config.TrackExactMLL")},
+	{"residuals", "record per-iteration residual traces in the history (JSON and checkpoint); false keeps both small", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
+	{"checkpoint", "save a checkpoint to this file after every step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
+	{"max-exact-n", fmt.Sprintf("largest n for Cholesky in the exact gradient, --track-mll and the test evaluation (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
+	{"eval-tol", fmt.Sprintf("relative residual tolerance of the test evaluation's CG solves beyond --max-exact-n (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
+
+	{"precond-rank", "CG: pivoted-Cholesky preconditioner rank (0: none, as in the paper)", []string{"CG.PrecondRank"}, scalarField("CG.PrecondRank")},
+	{"precond-noise", "CG: the preconditioner's σ² (0: the operator's noise variance)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
+	{"precond-diagonal", "CG: add the diagonal correction diag(K − LLᵀ) to the preconditioner (FITC form)", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
+	{"block-size", fmt.Sprintf("AP: block size (0: %d, capped at n)", solvers.DefaultBlockSize), []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
+	{"batch-size", fmt.Sprintf("SGD: mini-batch size (0: %d, capped at n)", solvers.DefaultBatchSize), []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
+	{"sgd-lr", fmt.Sprintf("SGD: learning rate: paper (the paper's rate in its units for pol 90, elevators 20, bike 100, protein 20, keggdirected 30; the normalised default elsewhere), a number in the solvers package's normalised units (0: %v), or raw:N in the paper's units", solvers.DefaultLearningRate),
+		[]string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
+	{"momentum", fmt.Sprintf("SGD: momentum (0: %v; negative: none)", solvers.DefaultMomentum), []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
+	{"sgd-seed", "SGD: seed of the mini-batches (default: --seed)", []string{"SGD.Seed"}, sgdSeed},
+}
+
+// deprecatedFlags are old spellings, accepted for one release with a note
+// on stderr: old name → new name.
+var deprecatedFlags = map[string]string{
+	"max-iters":      "max-iterations",
+	"precond-diag":   "precond-diagonal",
+	"keep-residuals": "residuals",
+}
+
+// runFlags registers the run flags on a flag set and turns what was parsed
+// into a gpnb.Config.
+type runFlags struct {
+	t      runTarget
+	fs     *flag.FlagSet
+	stderr io.Writer
+	// resumed: t is a checkpoint's configuration (see onto), whose SGD
+	// seed stands as it is.
+	resumed bool
+}
+
+// register adds the flags of runFlagTable that keep selects (nil: all) to
+// fs, and the deprecated spellings of those, with def's values as defaults
+// (targetOf and paperTarget make one).
+func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, keep func(name string) bool) {
+	r.fs, r.stderr, r.t = fs, stderr, def
+	if keep == nil {
+		keep = func(string) bool { return true }
+	}
+	for _, f := range runFlagTable {
+		if keep(f.name) {
+			fs.Var(f.value(&r.t), f.name, f.usage)
+		}
+	}
+	for old, name := range deprecatedFlags {
+		if keep(name) {
+			fs.Var(deprecatedValue{fs: fs, old: old, name: name, w: stderr}, old, "deprecated: use --"+name)
+		}
+	}
+}
+
+// paperTarget is the paper's settings (gpnb.Paper) with every method's
+// parameters explicit and SGD's learning rate the paper's: the defaults of
+// gpnb train and gpnb reproduce.
+func paperTarget() runTarget {
+	c, _ := gpnb.Paper("cg", "")
+	t := targetOf(c)
+	ap, _ := gpnb.Paper("ap", "")
+	sgd, _ := gpnb.Paper("sgd", "")
+	t.AP, t.SGD, t.SGDPaper = ap.Solver.(solvers.AP), sgd.Solver.(solvers.SGD), true
+	return t
+}
+
+// onto returns the configuration of base with the flags given on the
+// command line applied to it (and only those): how `gpnb train --resume`
+// takes a checkpoint's configuration, so a resumed run needs no flags
+// repeated and a flag that would change a fixed field is refused.
+func (r *runFlags) onto(base gpnb.Config, dataset string, d int) (gpnb.Config, error) {
+	r2 := &runFlags{t: targetOf(base), fs: r.fs, stderr: r.stderr, resumed: true}
+	var err error
+	r.fs.Visit(func(f *flag.Flag) {
+		for _, rf := range runFlagTable {
+			if rf.name == f.Name && err == nil {
+				if e := rf.value(&r2.t).Set(f.Value.String()); e != nil {
+					err = fmt.Errorf("--%s: %w", f.Name, e)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return base, err
+	}
+	return r2.config(dataset, d)
+}
+
+// except selects every flag but names; only selects names.
+func except(names ...string) func(string) bool {
+	return func(n string) bool { return !slices.Contains(names, n) }
+}
+
+func only(names ...string) func(string) bool {
+	return func(n string) bool { return slices.Contains(names, n) }
+}
+
+// targetOf returns the target whose flags describe c.
+func targetOf(c gpnb.Config) runTarget {
+	t := runTarget{Config: c, Solver: solvers.CG{}.Name(), Lengthscales: c.Init.Lengthscales}
+	switch m := solvers.Canonical(c.Solver).(type) {
+	case solvers.CG:
+		t.CG = m
+	case solvers.AP:
+		t.AP, t.Solver = m, m.Name()
+	case solvers.SGD:
+		t.SGD, t.Solver = m, m.Name()
+	case solvers.Cholesky:
+		t.Solver = m.Name()
+	}
+	if c.Estimator == gpnb.ExactGradient {
+		t.Solver = solvers.Cholesky{}.Name()
+	}
+	if t.Lengthscales == nil {
+		t.Lengthscales = []float64{1}
+	}
+	if t.Config.Init.Noise == 0 && t.Config.Init.Signal == 0 {
+		t.Config.Init.Noise, t.Config.Init.Signal = 1, 1
+	}
+	return t
+}
+
+// given reports whether the flag name was set on the command line.
+func (r *runFlags) given(name string) bool {
+	set := false
+	r.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// methodFlags lists, per solver, the flags of its parameters.
+var methodFlags = map[string][]string{
+	"cg":  {"precond-rank", "precond-noise", "precond-diagonal"},
+	"ap":  {"block-size"},
+	"sgd": {"batch-size", "sgd-lr", "momentum", "sgd-seed"},
+}
+
+// config returns the configuration the flags describe for data with d input
+// dimensions named dataset (for --sgd-lr paper). A method flag given for
+// another solver than --solver is an error, as is a flag value out of range.
+func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
+	t := r.t
+	c := t.Config
+	name := strings.ToLower(strings.TrimSpace(t.Solver))
+	for solver, flags := range methodFlags {
+		for _, f := range flags {
+			if solver != name && r.given(f) && !(f == "sgd-seed" && name == "") {
+				return c, fmt.Errorf("--%s applies to --solver %s only, not --solver %s", f, solver, t.Solver)
+			}
+		}
+	}
+	switch name {
+	case "cg":
+		c.Solver = t.CG
+	case "ap":
+		c.Solver = t.AP
+	case "sgd":
+		m := t.SGD
+		if !r.given("sgd-seed") && !r.resumed {
+			m.Seed = c.Seed // one seed fixes a run
+		}
+		if t.SGDPaper {
+			m.LearningRate, m.RawLearningRate = 0, gpnb.PaperSGDLearningRates()[dataset]
+		}
+		c.Solver = m
+	case "cholesky", "exact":
+		c.Solver, c.Estimator = solvers.Cholesky{}, gpnb.ExactGradient
+	default:
+		_, err := solvers.ParseMethod(t.Solver)
+		return c, fmt.Errorf("--solver: %w", err)
+	}
+	ls := t.Lengthscales
+	if len(ls) == 1 && d > 1 {
+		ls = make([]float64, d)
+		for i := range ls {
+			ls[i] = t.Lengthscales[0]
+		}
+	}
+	c.Init.Lengthscales = append([]float64(nil), ls...)
+	if err := c.Init.Validate(d); err != nil {
+		return c, fmt.Errorf("--noise/--signal/--lengthscales: %w", err)
+	}
+	if _, err := c.Resolve(d); err != nil {
+		return c, fmt.Errorf("%s%w (see gpnb %s --help)", flagOf(err), err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
+	}
+	return c, nil
+}
+
+// flagOf returns "--name: " for the flag whose field a configuration error
+// names (gpnb and solvers write "Probes = -1", "SGD.Momentum is 1.5"), or "".
+func flagOf(err error) string {
+	msg := err.Error()
+	for _, f := range runFlagTable {
+		for _, p := range f.paths {
+			field := p[strings.LastIndex(p, ".")+1:]
+			if strings.Contains(msg, " "+field+" =") || strings.Contains(msg, "."+field+" is") || strings.Contains(msg, " "+field+" is") {
+				return "--" + f.name + ": "
+			}
+		}
+	}
+	return ""
+}
+
+// fieldOf returns the field of t at a dotted path.
+func fieldOf(t *runTarget, path string) reflect.Value {
+	v := reflect.ValueOf(t).Elem()
+	for _, name := range strings.Split(path, ".") {
+		v = v.FieldByName(name)
+	}
+	return v
+}
+
+// scalarField is a flag over a bool, int, uint, float64 or string field.
+func scalarField(path string) func(*runTarget) flag.Value {
+	return func(t *runTarget) flag.Value { return scalarValue{fieldOf(t, path)} }
+}
+
+type scalarValue struct{ v reflect.Value }
+
+func (s scalarValue) String() string {
+	if !s.v.IsValid() {
+		return ""
+	}
+	switch s.v.Kind() {
+	case reflect.Float64:
+		return strconv.FormatFloat(s.v.Float(), 'g', -1, 64)
+	}
+	return fmt.Sprint(s.v.Interface())
+}
+
+func (s scalarValue) IsBoolFlag() bool { return s.v.IsValid() && s.v.Kind() == reflect.Bool }
+
+func (s scalarValue) Set(x string) error {
+	switch s.v.Kind() {
+	case reflect.Bool:
+		b, err := strconv.ParseBool(x)
+		if err != nil {
+			return errors.New("give true or false")
+		}
+		s.v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		i, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return errors.New("give a whole number")
+		}
+		s.v.SetInt(i)
+	case reflect.Uint64:
+		u, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return errors.New("give a whole number ≥ 0")
+		}
+		s.v.SetUint(u)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return errors.New("give a finite number")
+		}
+		s.v.SetFloat(f)
+	case reflect.String:
+		s.v.SetString(x)
+	}
+	return nil
+}
+
+// positiveField is a flag over a number that must be > 0 (a tolerance, a
+// rate, a count): on the command line 0 is not taken to mean a default.
+func positiveField(path string) func(*runTarget) flag.Value {
+	return func(t *runTarget) flag.Value { return positiveValue{scalarValue{fieldOf(t, path)}} }
+}
+
+type positiveValue struct{ scalarValue }
+
+func (p positiveValue) Set(x string) error {
+	f, err := strconv.ParseFloat(x, 64)
+	if err != nil || !(f > 0) {
+		return errors.New("must be a number > 0")
+	}
+	return p.scalarValue.Set(x)
+}
+
+// notField is a bool flag that sets the field to the negation of its value.
+func notField(path string) func(*runTarget) flag.Value {
+	return func(t *runTarget) flag.Value { return notValue{fieldOf(t, path)} }
+}
+
+type notValue struct{ v reflect.Value }
+
+func (n notValue) String() string   { return strconv.FormatBool(n.v.IsValid() && !n.v.Bool()) }
+func (n notValue) IsBoolFlag() bool { return true }
+func (n notValue) Set(x string) error {
+	b, err := strconv.ParseBool(x)
+	if err != nil {
+		return errors.New("give true or false")
+	}
+	n.v.SetBool(!b)
+	return nil
+}
+
+// textField is a flag over a field that marshals as text (an enumeration).
+func textField(path string) func(*runTarget) flag.Value {
+	return func(t *runTarget) flag.Value { return textValue{fieldOf(t, path)} }
+}
+
+type textValue struct{ v reflect.Value }
+
+func (x textValue) String() string {
+	if !x.v.IsValid() {
+		return ""
+	}
+	b, err := x.v.Interface().(encoding.TextMarshaler).MarshalText()
+	if err != nil {
+		return fmt.Sprint(x.v.Interface())
+	}
+	return string(b)
+}
+
+func (x textValue) Set(s string) error {
+	return x.v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s))
+}
+
+// floatsField is a flag over a []float64 field, comma-separated.
+func floatsField(path string) func(*runTarget) flag.Value {
+	return func(t *runTarget) flag.Value { return floatsValue{fieldOf(t, path)} }
+}
+
+type floatsValue struct{ v reflect.Value }
+
+func (f floatsValue) String() string {
+	if !f.v.IsValid() {
+		return ""
+	}
+	var parts []string
+	for _, x := range f.v.Interface().([]float64) {
+		parts = append(parts, strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f floatsValue) Set(s string) error {
+	v, err := parseFloats(s)
+	if err != nil {
+		return err
+	}
+	f.v.Set(reflect.ValueOf(v))
+	return nil
+}
+
+// bytesField is a flag over an int64 byte count: auto (0) or e.g. 16GiB.
+func bytesField(path string) func(*runTarget) flag.Value {
+	return func(t *runTarget) flag.Value { return bytesValue{fieldOf(t, path)} }
+}
+
+type bytesValue struct{ v reflect.Value }
+
+func (b bytesValue) String() string {
+	if !b.v.IsValid() || b.v.Int() == 0 {
+		return "auto"
+	}
+	return strconv.FormatInt(b.v.Int(), 10)
+}
+
+func (b bytesValue) Set(s string) error {
+	n, err := kernel.ParseBytes(s)
+	if err == nil {
+		b.v.SetInt(n)
+	}
+	return err
+}
+
+// sgdRate is --sgd-lr: paper, a normalised rate, or raw:N.
+func sgdRate(t *runTarget) flag.Value { return sgdRateValue{t} }
+
+type sgdRateValue struct{ t *runTarget }
+
+func (s sgdRateValue) String() string {
+	switch {
+	case s.t == nil:
+		return ""
+	case s.t.SGDPaper:
+		return "paper"
+	case s.t.SGD.RawLearningRate > 0:
+		return "raw:" + strconv.FormatFloat(s.t.SGD.RawLearningRate, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(s.t.SGD.LearningRate, 'g', -1, 64)
+}
+
+func (s sgdRateValue) Set(v string) error {
+	v = strings.ToLower(strings.TrimSpace(v))
+	bad := fmt.Errorf("use paper, a number ≥ 0 (normalised units; 0 = the default %v) or raw:N with N > 0 (the paper's units, e.g. raw:90)", solvers.DefaultLearningRate)
+	m := &s.t.SGD
+	s.t.SGDPaper, m.LearningRate, m.RawLearningRate = false, 0, 0
+	switch {
+	case v == "paper":
+		s.t.SGDPaper = true
+	case strings.HasPrefix(v, "raw:"):
+		x, err := strconv.ParseFloat(strings.TrimPrefix(v, "raw:"), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return bad
+		}
+		m.RawLearningRate = x
+	default:
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x >= 0) || math.IsInf(x, 0) {
+			return bad
+		}
+		m.LearningRate = x
+	}
+	return nil
+}
+
+// sgdSeed is --sgd-seed; its default (the value --seed gets) prints as "".
+func sgdSeed(t *runTarget) flag.Value { return scalarValue{fieldOf(t, "SGD.Seed")} }
+
+// deprecatedValue is an old flag name that forwards to the new one.
+type deprecatedValue struct {
+	fs        *flag.FlagSet
+	old, name string
+	w         io.Writer
+}
+
+func (d deprecatedValue) String() string { return "" }
+
+func (d deprecatedValue) IsBoolFlag() bool {
+	if d.fs == nil {
+		return false
+	}
+	b, ok := d.fs.Lookup(d.name).Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+func (d deprecatedValue) Set(v string) error {
+	fmt.Fprintf(d.w, "gpnb: --%s is deprecated and will be removed: use --%s\n", d.old, d.name)
+	return d.fs.Set(d.name, v)
+}
+
+// grid returns the grid the flags describe (its Config, Methods and
+// PaperSGDRates; the caller sets the axes) and the machine's share of the
+// configuration (memory budget, workers, residual traces), which a job does
+// not store.
+func (r *runFlags) grid() (repro.Grid, gpnb.Config, error) {
+	t := r.t
+	machine := t.Config
+	c := t.Config
+	c.Operator.MemoryBudget, c.Operator.Workers, c.DropResidualTraces = 0, 0, false
+	if len(t.Lengthscales) != 1 || t.Lengthscales[0] != 1 || c.Init.Noise != 1 || c.Init.Signal != 1 {
+		return repro.Grid{}, c, fmt.Errorf("--noise, --signal and --lengthscales: gpnb reproduce starts every job at the paper's θ = 1")
+	}
+	c.Init = kernel.Hyper{}
+	sgd := t.SGD
+	if !r.given("sgd-seed") {
+		sgd.Seed = c.Seed // one seed fixes a job
+	}
+	g := repro.Grid{Config: c, PaperSGDRates: t.SGDPaper,
+		Methods: map[string]solvers.Method{"cg": t.CG, "ap": t.AP, "sgd": sgd}}
+	return g, machine, nil
+}
+
+// parseFloats parses a comma-separated list of finite numbers.
+func parseFloats(s string) ([]float64, error) {
+	parts := strings.Split(s, ",")
+	out := make([]float64, 0, len(parts))
+	for _, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q is not a comma-separated list of finite numbers", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/internal/fieldtest"
+	"github.com/gpnb/gpnb/solvers"
+)
+
+// TestRunFlagsCoverEveryField: every exported field of gpnb.Config (but
+// its solver) and of every solver method has a flag, and a configuration
+// that differs from the default in any one field survives the round trip
+// through the command line: its flags, parsed again, give it back bit for
+// bit. A field added later without a flag fails here.
+func TestRunFlagsCoverEveryField(t *testing.T) {
+	const d = 2
+	covered := map[string]bool{}
+	for _, f := range runFlagTable {
+		for _, p := range f.paths {
+			covered[p] = true
+		}
+	}
+	base, err := gpnb.Config{}.Resolve(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type one struct {
+		path   string
+		solver string
+	}
+	var cases []one
+	for _, p := range fieldtest.Leaves(reflect.TypeFor[gpnb.Config]()) {
+		if p != "Solver" {
+			cases = append(cases, one{"Config." + p, "cg"})
+		}
+	}
+	for _, m := range solvers.Methods() {
+		for _, p := range fieldtest.Leaves(reflect.TypeOf(m)) {
+			cases = append(cases, one{reflect.TypeOf(m).Name() + "." + p, m.Name()})
+		}
+		cases = append(cases, one{"", m.Name()})
+	}
+	for i, c := range cases {
+		if c.path != "" && !covered[c.path] {
+			t.Errorf("%s has no flag in runFlagTable", c.path)
+			continue
+		}
+		src := targetOf(base)
+		src.Solver = c.solver
+		if c.path != "" {
+			if err := fieldtest.Set(&src, c.path, i, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.path == "CG.PrecondNoise" {
+			src.CG.PrecondRank = 2
+		}
+		if c.path == "Config.Init.Lengthscales" {
+			src.Lengthscales = src.Config.Init.Lengthscales
+		}
+		want := src.Config
+		switch c.solver {
+		case "cg":
+			want.Solver = src.CG
+		case "ap":
+			want.Solver = src.AP
+		case "sgd":
+			want.Solver = src.SGD
+		case "cholesky":
+			want.Solver, want.Estimator = solvers.Cholesky{}, gpnb.ExactGradient
+		}
+		want, err := want.Resolve(d)
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		var args []string
+		for _, f := range runFlagTable {
+			other := false
+			for solver, names := range methodFlags {
+				other = other || (solver != c.solver && slices.Contains(names, f.name))
+			}
+			if !other {
+				args = append(args, "--"+f.name+"="+f.value(&src).String())
+			}
+		}
+		var rf runFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		rf.register(fs, io.Discard, targetOf(gpnb.Config{}), nil)
+		if err := fs.Parse(args); err != nil {
+			t.Fatalf("%s: parsing %s: %v", c.path, strings.Join(args, " "), err)
+		}
+		got, err := rf.config("test", d)
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", c.path, err, strings.Join(args, " "))
+		}
+		if got, err = got.Resolve(d); err != nil {
+			t.Fatal(err)
+		}
+		if diff := want.Differences(got, false); len(diff) > 0 {
+			t.Errorf("%s (solver %s): the command line %s gives back a configuration that differs in %v", c.path, c.solver, strings.Join(args, " "), diff)
+		}
+	}
+}
+
+// TestDeprecatedFlags: the old spellings still work, say what replaces them,
+// and set the same field as the new one.
+func TestDeprecatedFlags(t *testing.T) {
+	for old, name := range deprecatedFlags {
+		var rf runFlags
+		var msg strings.Builder
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		rf.register(fs, &msg, targetOf(gpnb.Config{}), nil)
+		v := "7"
+		if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			v = "false"
+		}
+		if err := fs.Parse([]string{"--" + old + "=" + v}); err != nil {
+			t.Fatalf("--%s: %v", old, err)
+		}
+		if got := fs.Lookup(name).Value.String(); got != v && !(v == "false" && got == "false") {
+			t.Errorf("--%s=%s set --%s to %q", old, v, name, got)
+		}
+		if !strings.Contains(msg.String(), "--"+old+" is deprecated") || !strings.Contains(msg.String(), "use --"+name) {
+			t.Errorf("--%s: no deprecation note naming --%s: %q", old, name, msg.String())
+		}
+	}
+	if !slices.Contains(methodFlags["cg"], "precond-diagonal") {
+		t.Error("precond-diagonal is not a CG flag")
+	}
+}
+
+// TestMethodFlagForOtherSolver: a solver's parameter given with another
+// --solver is an error, not silently ignored.
+func TestMethodFlagForOtherSolver(t *testing.T) {
+	var rf runFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	rf.register(fs, io.Discard, targetOf(gpnb.Config{}), nil)
+	if err := fs.Parse([]string{"--solver", "cg", "--block-size", "100"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rf.config("x", 2); err == nil || !strings.Contains(err.Error(), "--block-size applies to --solver ap only") {
+		t.Errorf("got %v", err)
+	}
+}
