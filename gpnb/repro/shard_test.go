@@ -374,22 +374,8 @@ func TestShardsRunConcurrently(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var calls []string
-	for k := range n {
-		if errs[k] != nil {
-			t.Fatalf("shard %d: %v", k, errs[k])
-		}
-		calls = append(calls, fts[k].calls...)
-	}
-	sort.Strings(calls)
-	var want []string
-	for _, j := range tinyGrid(t, steps) {
-		want = append(want, j.ID())
-	}
-	sort.Strings(want)
-	if strings.Join(calls, " ") != strings.Join(want, " ") {
-		t.Errorf("jobs trained by the shards:\n%v\nwant each of\n%v\nonce", calls, want)
-	}
+	want := tinyGrid(t, steps)
+	checkTrainedOnce(t, fts, errs, want)
 	rec, err := ReadShards(shared)
 	if err != nil || len(rec.Jobs) != len(want) {
 		t.Fatalf("record: %v, %v", rec, err)
@@ -485,5 +471,26 @@ func TestSchedulerTaskInLock(t *testing.T) {
 	}
 	if _, err := (&Runner{Dir: dir, Trainer: ft}).Run(context.Background(), jobs[:1]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkTrainedOnce fails unless every runner succeeded and the jobs want
+// were trained exactly once among the fake trainers.
+func checkTrainedOnce(t *testing.T, fts []*fakeTrainer, errs []error, want []Job) {
+	t.Helper()
+	var calls, ids []string
+	for k := range fts {
+		if errs[k] != nil {
+			t.Fatalf("runner %d: %v", k, errs[k])
+		}
+		calls = append(calls, fts[k].calls...)
+	}
+	for _, j := range want {
+		ids = append(ids, j.ID())
+	}
+	sort.Strings(calls)
+	sort.Strings(ids)
+	if strings.Join(calls, " ") != strings.Join(ids, " ") {
+		t.Errorf("jobs trained by the runners:\n%v\nwant each of\n%v\nonce", calls, ids)
 	}
 }
