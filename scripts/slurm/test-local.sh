@@ -95,7 +95,7 @@ stop_pid() { # stop_pid PID: TERM, then KILL after 5 s
 	done
 	kill -KILL "$p" 2>/dev/null || true
 }
-pidof_file() { [ -s "$1" ] && cat "$1" || true; }
+pidof_file() { if [ -s "$1" ]; then cat "$1"; fi; }
 
 diagnostics() {
 	local f
@@ -207,7 +207,8 @@ done
 # --- the grid -----------------------------------------------------------------
 
 STEPS=20
-GRID="--datasets synthetic-500-3-1 --splits 0 --steps $STEPS --probes 8 --block-size 100 --batch-size 100"
+GRID_ARGS=(--datasets synthetic-500-3-1 --splits 0 --steps "$STEPS" --probes 8 --block-size 100 --batch-size 100)
+GRID="${GRID_ARGS[*]}" # reproduce.sbatch's GRID
 NJOBS=7 # CG, AP, SGD cold and warm, and the exact reference
 
 say "sbatch --array=0-3 reproduce.sbatch"
@@ -223,7 +224,7 @@ lock_task() { sed -n 's/.*"task": *"slurm job \([0-9_]*\)".*/\1/p' "$1/lock" 2>/
 
 # Wait for two tasks, each in the middle of a job with a checkpoint.
 say "waiting for two tasks to checkpoint a step"
-TERM_TASK= USR1_TASK= TERM_JOB= USR1_JOB=
+TERM_TASK='' USR1_TASK='' TERM_JOB='' USR1_JOB=''
 for i in $(seq 1200); do
 	for ck in "$OUT"/jobs/*/checkpoint; do
 		[ -f "$ck" ] || continue
@@ -287,19 +288,20 @@ for k in 0 1 2 3; do
 	r=$(task_field "${JOB}_$k" Restarts)
 	e=$(task_field "${JOB}_$k" ExitCode)
 	want=0
-	[ "${JOB}_$k" != "$TERM_TASK" ] && [ "${JOB}_$k" != "$USR1_TASK" ] || want=1
-	[ "$s" = COMPLETED ] && [ "$e" = 0:0 ] && [ "$r" = "$want" ] ||
+	if [ "${JOB}_$k" = "$TERM_TASK" ] || [ "${JOB}_$k" = "$USR1_TASK" ]; then want=1; fi
+	if [ "$s" != COMPLETED ] || [ "$e" != 0:0 ] || [ "$r" != "$want" ]; then
 		fail "task ${JOB}_$k: state $s, exit code $e, restarts $r; want COMPLETED, 0:0, $want"
+	fi
 done
 grep -q "requeueing task $USR1_TASK" "$T/tasks/$USR1_TASK.out" || fail "task $USR1_TASK did not requeue itself on USR1"
 say "tasks: 4 completed; $TERM_TASK (SIGTERM, scontrol requeue) and $USR1_TASK (USR1, requeued itself) restarted once"
 
-"$GPNB" reproduce $GRID --dry-run --out "$OUT" | tail -1 | grep -q "^$NJOBS jobs in $OUT: $NJOBS done, 0 started, 0 not started" ||
-	fail "not every job is done: $("$GPNB" reproduce $GRID --dry-run --out "$OUT")"
+"$GPNB" reproduce "${GRID_ARGS[@]}" --dry-run --out "$OUT" | tail -1 | grep -q "^$NJOBS jobs in $OUT: $NJOBS done, 0 started, 0 not started" ||
+	fail "not every job is done: $("$GPNB" reproduce "${GRID_ARGS[@]}" --dry-run --out "$OUT")"
 "$GPNB" reproduce --status --out "$OUT" | tail -1
 
 say "single-process run of the same grid"
-"$GPNB" reproduce $GRID --out "$REF" >/dev/null 2>"$T/log/reference.log" || fail "reference run: $(tail "$T/log/reference.log")"
+"$GPNB" reproduce "${GRID_ARGS[@]}" --out "$REF" >/dev/null 2>"$T/log/reference.log" || fail "reference run: $(tail "$T/log/reference.log")"
 "$GPNB" table --in "$OUT" --format csv --unit s >"$T/table-slurm.csv"
 "$GPNB" table --in "$REF" --format csv --unit s >"$T/table-ref.csv"
 
