@@ -109,12 +109,16 @@ diagnostics() {
 		echo "----- scontrol show job $JOB"
 		scontrol show job "$JOB" 2>&1 | grep -E 'JobId|JobState|Restarts|ExitCode|Reason' || true
 	fi
-	[ -f "$OUT/shards.json" ] && { echo "----- gpnb reproduce --status"; "$GPNB" reproduce --status --out "$OUT" 2>&1 || true; }
+	if [ -f "$OUT/shards.json" ]; then
+		echo "----- gpnb reproduce --status"
+		"$GPNB" reproduce --status --out "$OUT" 2>&1
+	fi
 }
 
 cleanup() {
 	local rc=$? p
 	trap - EXIT INT TERM
+	set +e # stop everything, whatever fails on the way
 	[ "$rc" -eq 0 ] || diagnostics
 	if [ -n "${JOB:-}" ] && [ -n "$(pidof_file "$T/slurmctld.pid")" ]; then
 		scancel "$JOB" 2>/dev/null || true
@@ -222,6 +226,17 @@ task_field() { scontrol show job "$1" -o 2>/dev/null | grep -o "$2=[^ ]*" | head
 # The task that runs a job: its lock names it ("task": "slurm job J_K").
 lock_task() { sed -n 's/.*"task": *"slurm job \([0-9_]*\)".*/\1/p' "$1/lock" 2>/dev/null; }
 
+# stopped_job TASK: the job TASK stopped in, the one with a checkpoint whose
+# lock names TASK (a finished job has neither).
+stopped_job() {
+	local ck d
+	for ck in "$OUT"/jobs/*/checkpoint; do
+		d=$(dirname "$ck")
+		[ -f "$ck" ] && [ "$(lock_task "$d")" = "$1" ] && { basename "$d"; return; }
+	done
+	fail "task $1 stopped in no job: no checkpoint's lock names it (did it finish before the signal?)"
+}
+
 # Wait for two tasks, each in the middle of a job with a checkpoint.
 say "waiting for two tasks to checkpoint a step"
 TERM_TASK='' USR1_TASK='' TERM_JOB='' USR1_JOB=''
@@ -243,6 +258,9 @@ for i in $(seq 1200); do
 	done
 	[ -n "$USR1_TASK" ] && break
 	[ "$i" -lt 1200 ] || fail "no two tasks checkpointed a job within 60 s"
+	if [ $((i % 20)) = 0 ] && [ -z "$(squeue -h -j "$JOB" -t PENDING,RUNNING,CONFIGURING 2>/dev/null)" ]; then
+		fail "the array job ended before two of its tasks checkpointed a job"
+	fi
 	sleep 0.05
 done
 
@@ -255,6 +273,7 @@ for i in $(seq 300); do
 	sleep 0.1
 done
 [ "$s" = FAILED ] || fail "task $TERM_TASK ended $s after SIGTERM; want FAILED (gpnb interrupted)"
+TERM_JOB=$(stopped_job "$TERM_TASK")
 grep -q "stopped at its last checkpoint" "$T/tasks/$TERM_TASK.out" || fail "task $TERM_TASK's gpnb did not say it stopped at a checkpoint"
 [ -f "$OUT/jobs/$TERM_JOB/checkpoint" ] || fail "$TERM_JOB has no checkpoint after SIGTERM"
 STATUS=$("$GPNB" reproduce --status --out "$OUT")
@@ -271,6 +290,7 @@ for tk in "$TERM_TASK" "$USR1_TASK"; do
 		[ "$i" -lt 300 ] || fail "task $tk was not requeued (state $(task_state "$tk"), restarts $(task_field "$tk" Restarts))"
 		sleep 0.1
 	done
+	if [ "$tk" = "$USR1_TASK" ]; then USR1_JOB=$(stopped_job "$USR1_TASK"); fi
 	scontrol update JobId="$tk" StartTime=now
 done
 
