@@ -28,7 +28,7 @@ type Eval struct {
 	// RMSE·YStd and LLH − log YStd (equal for data that are not normalised).
 	DataRMSE float64 `json:"test_rmse_data_units"`
 	DataLLH  float64 `json:"test_llh_data_units"`
-	NTest   int     `json:"n_test"`
+	NTest    int     `json:"n_test"`
 	// Method says how the predictions were computed: "cholesky" (exact),
 	// or "cg rel. tol 1e-06" (iterative, to that relative residual).
 	Method string `json:"method"`

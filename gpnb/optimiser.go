@@ -59,7 +59,7 @@ type State struct {
 	// which θ maps to the data's units (DataUnits); zero in checkpoints of
 	// format 1.
 	Stats data.Stats
-	N, D    int
+	N, D  int
 
 	// Step is the number of completed Adam steps.
 	Step int
