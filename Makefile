@@ -39,17 +39,19 @@ NVCC ?= nvcc
 .NOTPARALLEL:
 
 .PHONY: help all build demo test gotest lint check-notebooks test-notebooks \
-	strip-notebooks notebook notebook-deps deps tools echarts bench ptx clean
+	strip-notebooks notebook notebook-deps deps tools echarts bench ptx clean \
+	test-slurm
 
 help:
 	@echo "gpnb make targets:"
 	@echo "  demo             build bin/gpnb and run 'gpnb demo' (warm vs cold start, embedded data)"
-	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)) and -tags cudaemu ./cuda, test-notebooks"
+	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)) and -tags cudaemu ./cuda, test-slurm, test-notebooks"
 	@echo "  build            go build -o bin/gpnb ./cmd/gpnb (tags: '$(TAGS)'; OPENBLAS=0 for pure Go)"
 	@echo "  lint             gofmt -l (must be empty), go vet, staticcheck"
 	@echo "  echarts          npm install echarts@$(ECHARTS_VERSION) into .cache/echarts (offline charts)"
 	@echo "  notebook         install gonb, goimports, gopls; gonb --install; start Jupyter on notebooks/"
 	@echo "  test-notebooks   execute every notebook headless (notebooks/testdata/* 5 times) and fail on any cell error, lost output or undrawn chart"
+	@echo "  test-slurm       run scripts/slurm/reproduce.sbatch on a one-node Slurm cluster started for the test (root or sudo)"
 	@echo "  check-notebooks  fail if a committed notebook carries outputs or execution counts"
 	@echo "  strip-notebooks  remove outputs and execution counts from notebooks/*.ipynb"
 	@echo "  bench            short Go benchmarks (BENCH=$(BENCH) BENCHTIME=$(BENCHTIME) BENCHPKG=$(BENCHPKG))"
@@ -88,7 +90,7 @@ demo: build
 
 # --- checks -----------------------------------------------------------------
 
-test: deps echarts lint check-notebooks gotest test-notebooks
+test: deps echarts lint check-notebooks gotest test-slurm test-notebooks
 
 lint: tools
 	@echo "==> gofmt -l"
@@ -104,6 +106,15 @@ gotest: echarts
 	GPNB_REQUIRE_BROWSER=1 $(GO) test $(TAGFLAGS) -count=1 -p 1 ./...
 	@echo "==> go test -tags cudaemu ./cuda (the GPU kernels compiled as host C++)"
 	$(GO) test -tags cudaemu -count=1 ./cuda/...
+
+# test-slurm: the array job of scripts/slurm/reproduce.sbatch on a real
+# Slurm, a one-node cluster (munged, slurmctld, slurmd) that
+# scripts/slurm/test-local.sh starts in a temporary directory and stops
+# again; it installs Debian's slurmctld, slurmd, slurm-client and munge when
+# missing (root or sudo).
+test-slurm: build
+	@echo "==> test-slurm"
+	GPNB=$(CURDIR)/bin/gpnb scripts/slurm/test-local.sh
 
 check-notebooks:
 	@echo "==> check-notebooks"

@@ -104,10 +104,10 @@ func (d DeviceInfo) String() string {
 		d.Ordinal, d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMemory)/(1<<30), d.Bandwidth()/1e9, d.FP64Peak()/1e12, d.Driver)
 }
 
-// Backend returns a builder for gpnb.Config.Backend that makes GPU
+// Backend returns a builder for gpnb.WithBackend that makes GPU
 // operators with opt:
 //
-//	cfg := gpnb.Config{Backend: cuda.Backend(cuda.Options{})}
+//	opt, err := gpnb.NewOptimiser(ds, cfg, gpnb.WithBackend(cuda.Backend(cuda.Options{})))
 //
 // In a build without the cuda tag the builder returns ErrNotBuilt, so the
 // optimiser fails at its first step with that message.

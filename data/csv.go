@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // table is a parsed CSV file: rows×cols values, row-major.
@@ -191,7 +193,11 @@ func LoadCSV(trainPath string, opts ...Option) (*Dataset, error) {
 	for _, ext := range []string{".gz", ".csv", ".CSV"} {
 		name = strings.TrimSuffix(name, ext)
 	}
-	return build(name, 0, &train, seq(train.rows), &test, seq(test.rows), c)
+	ds, err := build(name, 0, &train, seq(train.rows), &test, seq(test.rows), c)
+	if err == nil {
+		ds.Source = trainPath
+	}
+	return ds, err
 }
 
 func seq(n int) []int {
@@ -200,4 +206,23 @@ func seq(n int) []int {
 		s[i] = i
 	}
 	return s
+}
+
+// LoadPoints reads inputs at which to predict from a CSV file (possibly
+// gzip-compressed): comma-separated numbers, no header, one point a row,
+// the input columns only (no target), in the data's own units.
+func LoadPoints(path string) (*mat.Dense, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	t, err := readTable(f, path)
+	if err != nil {
+		return nil, err
+	}
+	if t.rows == 0 {
+		return nil, fmt.Errorf("%w: %s has no rows; expected comma-separated inputs, one point a row", ErrEmpty, path)
+	}
+	return mat.NewDense(t.rows, t.cols, t.vals), nil
 }

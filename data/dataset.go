@@ -15,7 +15,12 @@ import (
 // true, every value is on the z-scored scale of the training split.
 type Dataset struct {
 	Name  string // "pol", a CSV file's base name, or "synthetic"
-	Split int    // split index 0–9 for the UCI sets; 0 otherwise
+	Split int    // split index 0–9 for the UCI sets and Open's synthetic-N-D-SEED; 0 otherwise
+	// Source names the data so that Open(Source, Split(Split)) loads them
+	// again: the UCI name, synthetic-N-D-SEED, or the CSV file's path as
+	// given. Subset, SubsetSeed and Normalise are not part of it. It is not
+	// part of the Fingerprint.
+	Source string
 
 	XTrain *mat.Dense
 	YTrain []float64
@@ -133,6 +138,32 @@ func (s Stats) OriginalVarTo(dst, v []float64) error {
 	_, b := s.yScale()
 	for i, x := range v {
 		dst[i] = b * b * x
+	}
+	return nil
+}
+
+// OriginalXTo maps inputs from the normalised scale back to the original
+// one (one point a row): it inverts NormaliseXTo. dst must have x's shape
+// and may be x itself.
+func (s Stats) OriginalXTo(dst, x *mat.Dense) error {
+	if dst == nil || x == nil {
+		return fmt.Errorf("%w: OriginalXTo: nil matrix", ErrDims)
+	}
+	r, c := x.Dims()
+	if dr, dc := dst.Dims(); dr != r || dc != c {
+		return fmt.Errorf("%w: OriginalXTo: dst is %d×%d, x is %d×%d; make them equal", ErrDims, dr, dc, r, c)
+	}
+	if s.Normalised && len(s.XMean) != c {
+		return fmt.Errorf("%w: OriginalXTo: x has %d columns, the dataset has %d inputs", ErrDims, c, len(s.XMean))
+	}
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			v := x.At(i, j)
+			if s.Normalised {
+				v = s.XMean[j] + s.XStd[j]*v
+			}
+			dst.Set(i, j, v)
+		}
 	}
 	return nil
 }

@@ -64,7 +64,11 @@ func Open(name string, opts ...Option) (*Dataset, error) {
 			// Synthetic: drop it from what Synthetic sees.
 			rest = append(rest, func(cc *config) { delete(cc.set, "Split"); cc.split = 0 })
 		}
-		return Synthetic(n, d, seed+uint64(c.split), rest...)
+		ds, err := Synthetic(n, d, seed+uint64(c.split), rest...)
+		if err == nil {
+			ds.Source, ds.Split = strings.ToLower(strings.TrimSpace(name)), c.split
+		}
+		return ds, err
 	}
 	if _, err := os.Stat(name); err != nil {
 		return nil, fmt.Errorf("%w %q: not a UCI dataset (%s), not synthetic-N-D-SEED, and not a readable CSV file: %v", ErrUnknownDataset, name, strings.Join(Names(), ", "), err)

@@ -79,5 +79,9 @@ func Synthetic(n, d int, seed uint64, opts ...Option) (*Dataset, error) {
 	for i := range test {
 		test[i] = n + i
 	}
-	return build("synthetic", 0, &t, train, &t, test, c)
+	ds, err := build("synthetic", 0, &t, train, &t, test, c)
+	if err == nil {
+		ds.Source = SyntheticName(n, d, seed)
+	}
+	return ds, err
 }

@@ -139,7 +139,11 @@ func Load(name string, opts ...Option) (*Dataset, error) {
 	if len(train) == 0 || len(test) == 0 {
 		return nil, fmt.Errorf("%w: %s split %d has %d training and %d test rows", ErrMask, msrc, c.split, len(train), len(test))
 	}
-	return build(key, c.split, &t, train, &t, test, c)
+	ds, err := build(key, c.split, &t, train, &t, test, c)
+	if err == nil {
+		ds.Source = key
+	}
+	return ds, err
 }
 
 // dirs returns the directories searched for files, in order, and the one

@@ -48,11 +48,23 @@
 // iterations, work, residual trace per column unless
 // Config.DropResidualTraces, timings, distances of the
 // initial guess to the solution in the H-norm); History is the list.
-// Evaluate gives test RMSE and log-likelihood; Result assembles what
-// `gpnb train --json` prints. OnIteration and OnStep hook live views in.
+// Predict gives the predictive distribution at new points in the data's
+// units and on the z-scored scale; Evaluate is prediction at the test
+// inputs (test RMSE and log-likelihood); Result assembles what `gpnb train
+// --json` prints. Recorders (AddRecorder, WithRecorder) watch a run: live
+// views, progress bars and a user's own coexist.
+//
+// # Configuration
+//
+// Config is the one plain-data description of a run (JSON and gob; the
+// solver method is a serialisable value of package solvers). Zero fields
+// are defaults (Resolve writes them out); Paper gives the paper's settings.
+// Fields tagged resume:"change" may change on resume (WithConfig,
+// WithChanges) or between steps (Optimiser.Change); the others are fixed by
+// the run.
 //
 // The kernel operator is the CPU one of package gpnb/kernel unless
-// Config.Backend builds another (the GPU operator of package cuda).
+// WithBackend builds another (the GPU operator of package cuda).
 //
 // Results do not depend on GOMAXPROCS: the kernel operator, the solvers and
 // the exact baseline partition parallel work in a fixed way.

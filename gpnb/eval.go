@@ -16,14 +16,19 @@ import (
 // batched CG run in the iterative evaluation.
 const evalBatch = 256
 
-// Eval holds test metrics at the current hyperparameters, on the dataset's
-// (normalised) scale.
+// Eval holds test metrics at the current hyperparameters on the z-scored
+// scale the run trains on (the paper's tables use this scale), and the same
+// in the data's units.
 type Eval struct {
 	TestRMSE float64 `json:"test_rmse"`
 	// TestLLH is the mean Gaussian log density of the test targets under
 	// the predictive distribution, whose variance includes the noise σ².
 	TestLLH float64 `json:"test_llh"`
-	NTest   int     `json:"n_test"`
+	// DataRMSE and DataLLH are TestRMSE and TestLLH in the data's units:
+	// RMSE·YStd and LLH − log YStd (equal for data that are not normalised).
+	DataRMSE float64 `json:"test_rmse_data_units"`
+	DataLLH  float64 `json:"test_llh_data_units"`
+	NTest    int     `json:"n_test"`
 	// Method says how the predictions were computed: "cholesky" (exact),
 	// or "cg rel. tol 1e-06" (iterative, to that relative residual).
 	Method string `json:"method"`
@@ -33,58 +38,30 @@ type Eval struct {
 }
 
 // Evaluate computes test RMSE and test log-likelihood at the current
-// hyperparameters exactly by Cholesky when n ≤ Config.MaxExactN (with Exact), or
-// when one n×n float64 matrix fits the operator's memory budget
-// (Config.Operator.MemoryBudget, default half of physical memory; factorised
-// in place on the host, after releasing the estimator's operator). With a
-// Backend (a GPU, say) the host matrix must also fit half of the host's
-// physical memory, since the budget may describe the device. Otherwise it
-// uses batched conjugate gradients to relative tolerance Config.EvalRelTol, on the
-// Backend's operator when there is one. Eval.Method says which. It fails
-// when the dataset has no test part.
+// hyperparameters, on the z-scored scale the run trains on: prediction
+// (PredictScaled) at the dataset's test inputs. Eval.Method says how the
+// predictions were computed. It fails when the dataset has no test part.
 func (o *Optimiser) Evaluate() (Eval, error) {
 	ds := o.ds
 	if ds.NTest() == 0 || ds.XTest == nil || ds.XTest.IsEmpty() {
 		return Eval{}, errors.New("gpnb: evaluate: the dataset has no test part: load a UCI split, give data.TestFile, or use data.TestSize")
 	}
-	k := o.Kernel()
-	if o.st.N <= o.cfg.maxExactN() {
-		e, err := newExact(ds.XTrain, ds.YTrain, k, o.cfg.maxExactN())
-		if err != nil {
-			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
-		}
-		mean, variance, err := e.Predict(ds.XTest)
-		if err != nil {
-			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
-		}
-		mll := e.MLL()
-		return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: "cholesky", MLL: &mll}, nil
-	}
-	if inPlaceFits(o.st.N, o.cfg.Operator.MemoryBudget) && (o.est.backend == nil || inPlaceFits(o.st.N, kernel.DefaultMemoryBudget())) {
-		// One n×n matrix, factorised in place: the estimator's operator
-		// (another n×n) is released first and rebuilt by the next step.
-		if err := o.est.Close(); err != nil {
-			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
-		}
-		freeMemory()
-		mean, variance, mll, err := predictInPlace(ds.XTrain, ds.YTrain, ds.XTest, k)
-		freeMemory()
-		if err != nil {
-			return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
-		}
-		return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: "cholesky", MLL: &mll}, nil
-	}
-	tol := o.cfg.evalRelTol()
-	mean, variance, err := o.est.predictIterative(ds.XTest, k, tol)
+	p, mll, err := o.predict(ds.XTest)
 	if err != nil {
 		return Eval{}, fmt.Errorf("gpnb: evaluate: %w", err)
 	}
-	return Eval{TestRMSE: TestRMSE(mean, ds.YTest), TestLLH: TestLLH(mean, variance, ds.YTest), NTest: ds.NTest(), Method: fmt.Sprintf("cg rel. tol %g", tol)}, nil
+	ev := Eval{TestRMSE: TestRMSE(p.Mean, ds.YTest), TestLLH: TestLLH(p.Mean, p.VarNoisy, ds.YTest), NTest: ds.NTest(), Method: p.Method, MLL: mll}
+	ev.DataRMSE, ev.DataLLH = ev.TestRMSE, ev.TestLLH
+	if st := ds.Stats; st.Normalised {
+		ev.DataRMSE, ev.DataLLH = ev.TestRMSE*st.YStd, ev.TestLLH-math.Log(st.YStd)
+	}
+	return ev, nil
 }
 
-// predictIterative computes the predictive mean and variance (with noise)
-// at xs by solving H[α, W] = [y, K(X,xs)] with batched CG.
-func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64) (mean, variance []float64, err error) {
+// predictIterative computes the predictive mean and latent variance at xs
+// by solving H[α, W] = [y, K(X,xs)] with batched CG; the mean system starts
+// at v0 (the training's last solution H⁻¹y, or nil).
+func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64, v0 *mat.Dense) (mean, variance []float64, err error) {
 	x, y := e.x, e.y.RawMatrix().Data
 	op, err := e.newOperator(x, k)
 	if err != nil {
@@ -96,7 +73,7 @@ func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64
 	n, _ := x.Dims()
 	m, _ := xs.Dims()
 	set := solvers.Settings{RelTolMean: tol, RelTolProbes: tol, MaxIterations: 20 * n}
-	sv, err := solvers.CG{}.Start(op, mat.NewDense(n, 1, y), nil, set)
+	sv, err := solvers.CG{}.Start(op, mat.NewDense(n, 1, y), v0, set)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,7 +89,6 @@ func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64
 	}
 	variance = make([]float64, m)
 	s2 := k.Hyper.Signal * k.Hyper.Signal
-	noise2 := k.Hyper.Noise * k.Hyper.Noise
 	for lo := 0; lo < m; lo += evalBatch {
 		hi := min(lo+evalBatch, m)
 		c := hi - lo
@@ -138,7 +114,7 @@ func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64
 			for i := 0; i < n; i++ {
 				q += kx.At(i, j) * w.At(i, j)
 			}
-			variance[lo+j] = math.Max(s2-q, 0) + noise2
+			variance[lo+j] = math.Max(s2-q, 0)
 		}
 	}
 	return mean, variance, nil

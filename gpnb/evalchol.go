@@ -14,8 +14,8 @@ import (
 	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
-// predictInPlace computes the exact predictive mean and variance (with the
-// noise σ²) at xs, and the exact log marginal likelihood, from a single
+// predictInPlace computes the exact predictive mean and latent variance
+// (of f(x*), without the noise σ²) at xs, and the exact log marginal likelihood, from a single
 // in-place Cholesky factorisation H = UᵀU: it holds one n×n matrix
 // (8·n² bytes) where Exact holds two or three, so it serves Evaluate beyond
 // MaxExactN (protein and keggdirected at full size) when that matrix fits
@@ -81,7 +81,7 @@ func predictInPlace(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel) (
 		}
 		for j := range q {
 			// Round-off can push the latent variance a hair below zero.
-			variance[lo+j] = math.Max(s2-q[j], 0) + s2n
+			variance[lo+j] = math.Max(s2-q[j], 0)
 		}
 	})
 	return mean, variance, mll, nil

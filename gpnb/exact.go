@@ -234,6 +234,16 @@ func reduceDense(dst []float64, X *mat.Dense, k kernel.Kernel, w *mat.SymDense) 
 // Xs. The variance includes the observation noise σ², so it is the
 // predictive distribution of a new noisy target.
 func (e *Exact) Predict(Xs *mat.Dense) (mean, variance []float64, err error) {
+	mean, variance, err = e.predictLatent(Xs)
+	noise2 := e.k.Hyper.Noise * e.k.Hyper.Noise
+	for j := range variance {
+		variance[j] += noise2
+	}
+	return mean, variance, err
+}
+
+// predictLatent is Predict with the variance of f(x*), without the noise.
+func (e *Exact) predictLatent(Xs *mat.Dense) (mean, variance []float64, err error) {
 	if Xs == nil || Xs.IsEmpty() {
 		return nil, nil, errors.New("gpnb: exact: predict: no test inputs")
 	}
@@ -267,7 +277,6 @@ func (e *Exact) Predict(Xs *mat.Dense) (mean, variance []float64, err error) {
 	}
 	variance = make([]float64, m)
 	s2 := e.k.Hyper.Signal * e.k.Hyper.Signal
-	noise2 := e.k.Hyper.Noise * e.k.Hyper.Noise
 	for j := range variance {
 		variance[j] = s2
 	}
@@ -279,7 +288,7 @@ func (e *Exact) Predict(Xs *mat.Dense) (mean, variance []float64, err error) {
 	}
 	for j := range variance {
 		// Round-off can push the latent variance a hair below zero.
-		variance[j] = math.Max(variance[j], 0) + noise2
+		variance[j] = math.Max(variance[j], 0)
 	}
 	return mean, variance, nil
 }

@@ -55,7 +55,11 @@ type State struct {
 	Dataset string
 	Split   int
 	DataTag string
-	N, D    int
+	// Stats are the data's normalisation (z-scoring) statistics, with
+	// which θ maps to the data's units (DataUnits); zero in checkpoints of
+	// format 1.
+	Stats data.Stats
+	N, D  int
 
 	// Step is the number of completed Adam steps.
 	Step int
@@ -104,9 +108,10 @@ func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, err
 	o.st = State{
 		Config:      cfg,
 		Fingerprint: ds.Fingerprint(),
-		Dataset:     ds.Name,
+		Dataset:     dataSource(ds),
 		Split:       ds.Split,
 		DataTag:     ds.String(),
+		Stats:       ds.Stats,
 		N:           ds.NTrain(),
 		D:           d,
 		Raw:         raw,
@@ -349,4 +354,13 @@ func (o *Optimiser) Change(f func(*Config)) error {
 	}
 	o.cfg, o.est.cfg, o.st.Config = want, want, want
 	return nil
+}
+
+// dataSource names ds as data.Open reads it, or by its Name when it was
+// built by hand.
+func dataSource(ds *data.Dataset) string {
+	if ds.Source != "" {
+		return ds.Source
+	}
+	return ds.Name
 }

@@ -625,7 +625,7 @@ func TestPredictInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wm, wv, err := e.Predict(xs)
+	wm, wv, err := e.predictLatent(xs) // predictInPlace's variance is latent too
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,10 @@
 #     build tag), nodejs/npm (the local echarts copy);
 #   - the Go tools pinned in tools/go.mod (gonb, goimports, gopls,
 #     staticcheck), installed into $(go env GOPATH)/bin;
-#   - the GoNB Jupyter kernel (gonb --install).
-# Usage: scripts/install-deps.sh [apt|tools|kernel]...   (default: all three)
+#   - the GoNB Jupyter kernel (gonb --install);
+#   - with the step slurm, Debian's Slurm and munge (slurmctld, slurmd,
+#     slurm-client, munge) for scripts/slurm/test-local.sh.
+# Usage: scripts/install-deps.sh [apt|tools|kernel|slurm]...   (default: apt tools kernel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +21,18 @@ apt_deps() {
 	local want=(gcc g++ chromium jupyter-nbconvert python3-nbclient python3-ipykernel libopenblas-dev)
 	command -v node >/dev/null 2>&1 || want+=(nodejs)
 	command -v npm >/dev/null 2>&1 || want+=(npm)
+	apt_install "${want[@]}"
+}
+
+slurm_deps() {
+	say "Slurm and munge (scripts/slurm/test-local.sh)"
+	apt_install slurmctld slurmd slurm-client munge python3
+}
+
+# apt_install installs the Debian packages among its arguments that are
+# missing (apt-get update first), as root or with sudo.
+apt_install() {
+	local want=("$@")
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -67,6 +81,7 @@ for s in "${steps[@]}"; do
 	apt) apt_deps ;;
 	tools) go_tools ;;
 	kernel) gonb_kernel ;;
-	*) echo "install-deps: unknown step $s (use apt, tools or kernel)" >&2; exit 2 ;;
+	slurm) slurm_deps ;;
+	*) echo "install-deps: unknown step $s (use apt, tools, kernel or slurm)" >&2; exit 2 ;;
 	esac
 done

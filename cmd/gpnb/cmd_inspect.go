@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -40,8 +41,11 @@ type inspection struct {
 	// MaxIterations is the per-step solver cap in force (0: unknown).
 	MaxIterations int `json:"max_iterations,omitempty"`
 	Steps         int `json:"steps"`
-	// Theta is the current (ℓ_1..ℓ_d, s, σ).
+	// Theta is the current (ℓ_1..ℓ_d, s, σ), on the z-scored scale the run
+	// trains on; ThetaData is the same in the data's units (checkpoints of
+	// normalised data only).
 	Theta            []float64 `json:"theta,omitempty"`
+	ThetaData        []float64 `json:"theta_data_units,omitempty"`
 	SolverIterations int       `json:"solver_iterations"`
 	UnconvergedSteps int       `json:"unconverged_steps"`
 	TotalSeconds     float64   `json:"total_seconds"`
@@ -182,6 +186,9 @@ func inspectState(path string, st *gpnb.State, tag string) *inspection {
 			fmt.Sprintf("%d %s %s probes", cfg.Probes, probes, cfg.ProbeDist)) + describeMethod(cfg, st.N),
 		Steps: st.Step, Theta: append([]float64(nil), st.Theta...),
 	}
+	if st.Stats.Normalised {
+		in.ThetaData = gpnb.DataUnits(kernel.HyperFromVector(st.Theta), st.Stats).Vector()
+	}
 	in.MaxIterations = cfg.Settings.MaxIterations
 	if p := st.Pending; p != nil {
 		in.Pending = &pendingSolve{
@@ -318,6 +325,9 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 	if len(in.Theta) >= 2 {
 		d := len(in.Theta) - 2
 		fmt.Fprintf(&b, "θ now:     noise %.4g, signal %.4g, length scales %s\n", in.Theta[d+1], in.Theta[d], formatFloats(in.Theta[:d]))
+		if t := in.ThetaData; len(t) == len(in.Theta) {
+			fmt.Fprintf(&b, "           (z-scored; in the data's units: noise %.4g, signal %.4g, length scales %s)\n", t[d+1], t[d], formatFloats(t[:d]))
+		}
 	}
 	fmt.Fprintf(&b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
 		in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))

@@ -227,12 +227,20 @@ func TestReportCheckpointTitledByDataset(t *testing.T) {
 	if code, _, stderr = runCmd(t, "report", "--in", ckpt, "--out", out); code != 0 {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
+	st, err := gpnb.ReadCheckpoint(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := st.Dataset // the name `gpnb train` gives synthetic data
+	if !strings.HasPrefix(name, "synthetic") {
+		t.Fatalf("checkpoint names its data %q", name)
+	}
 	page, titles := panelTitles(t, out)
-	want := "gpnb report: synthetic split 0, CG + ws, step 2 (c.ckpt)"
+	want := "gpnb report: " + name + " split 0, CG + ws, step 2 (c.ckpt)"
 	if !strings.Contains(page, "<title>"+want+"</title>") || !strings.Contains(page, "<h1>"+want+"</h1>") {
 		t.Errorf("page is not titled %q", want)
 	}
-	if !strings.Contains(page, "<td>dataset</td><td>synthetic</td>") {
+	if !strings.Contains(page, "<td>dataset</td><td>"+name+"</td>") {
 		t.Error("the run table should name the dataset")
 	}
 	for _, s := range titles {
@@ -240,7 +248,7 @@ func TestReportCheckpointTitledByDataset(t *testing.T) {
 			t.Errorf("panel %q is titled with the file name", s)
 		}
 	}
-	if !slices.Contains(titles, "synthetic — CG") {
+	if !slices.Contains(titles, name+" — CG") {
 		t.Errorf("panels %q: want the iterations panel titled with the dataset", titles)
 	}
 }

@@ -37,6 +37,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		maxJobs   = fs.Int("max-jobs", 0, "stop after running this many jobs (0 = all); rerun to continue")
 		dryRun    = fs.Bool("dry-run", false, "run nothing: list every job of the grid as done (with its runtime and test LLH), started (the step its checkpoint holds) or not started, and whether another gpnb reproduce is running it now")
 		dataDir   = fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
+		shardStr  = fs.String("shard", "", "K/N: run only shard K (0 ≤ K < N) of the grid dealt into N parts balanced by estimated cost, as one task of a cluster's array job (scripts/slurm/reproduce.sbatch); the shards share --out, whose shards.json keeps the deal, so a grown grid moves no job")
+		status    = fs.Bool("status", false, "run nothing: list every shard's jobs of the sharded run in --out (done, running now and where, started at step k, not started); reads the grid from --out/shards.json")
 	)
 	var rf runFlags
 	var bf backendFlags
@@ -51,6 +53,17 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "gpnb reproduce: --out DIR is required")
 		fs.Usage()
 		return errUsage
+	}
+	if *status {
+		return reproduceStatus(*out, stdout)
+	}
+	var shard *repro.Shard
+	if *shardStr != "" {
+		s, err := repro.ParseShard(*shardStr)
+		if err != nil {
+			return err
+		}
+		shard = &s
 	}
 	ds, err := repro.ParseDatasets(*datasets)
 	if err != nil {
@@ -86,6 +99,13 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	jobs, err := g.Jobs()
 	if err != nil {
 		return err
+	}
+	if shard != nil {
+		// A dry run deals without recording the deal.
+		if jobs, err = (&repro.Runner{Dir: *out}).ShardJobs(jobs, *shard, !*dryRun); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "gpnb reproduce: shard %s: %s of the grid\n", shard, nJobs(len(jobs)))
 	}
 	if *dryRun {
 		plan, err := (&repro.Runner{Dir: *out}).Plan(jobs)
@@ -126,6 +146,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		env["backend"] = "cuda"
 		env["gpu"] = fmt.Sprintf("%s (compute capability %d.%d, %d SMs, %.0f GiB, driver API %d)", d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMemory)/(1<<30), d.Driver)
 	}
+	// SIGTERM as SIGINT: Slurm sends it on scancel, preemption and at the
+	// time limit, and the job then checkpoints before it exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := &repro.Runner{Dir: *out, Trainer: trainer, Log: stderr, TTY: ttyWriter(stderr),

@@ -36,8 +36,8 @@ func (b *backendFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.device, "device", 0, "CUDA device ordinal (with --backend cuda)")
 }
 
-// parseBackend turns the --backend and --device flags (of train and
-// reproduce) into a gpnb.Config.Backend: nil for the CPU operator, the GPU
+// backend turns the --backend and --device flags (of train and
+// reproduce) into a gpnb.Backend: nil for the CPU operator, the GPU
 // operator of package cuda for "cuda", with mode and float32 storage as for
 // the CPU. A cuda backend in a build without the cuda tag is an error that
 // says how to rebuild.

@@ -24,6 +24,11 @@
 // first writes its progress to DIR/status-2.json, -3, ... instead of
 // status.json.
 //
+// A cluster runs a grid as N shards over one DIR (Runner.ShardJobs, gpnb
+// reproduce --shard K/N): the first shard deals the jobs by estimated cost
+// and records the deal in DIR/shards.json (ShardsFile), which keeps every
+// job in its shard as the grid grows; see Deal.
+//
 // The work of one job is behind the Trainer interface; GPTrainer is the real
 // one (package gpnb), and tests inject fakes.
 //

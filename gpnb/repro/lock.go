@@ -34,6 +34,7 @@ func openLockFile(path string, create bool) (*os.File, error) {
 type lockOwner struct {
 	PID   int       `json:"pid"`
 	Host  string    `json:"host,omitempty"`
+	Task  string    `json:"task,omitempty"` // SchedulerTask: "slurm job 123_4"
 	Since time.Time `json:"since"`
 }
 
@@ -41,6 +42,9 @@ func (o lockOwner) String() string {
 	s := fmt.Sprintf("pid %d", o.PID)
 	if o.Host != "" {
 		s += " on " + o.Host
+	}
+	if o.Task != "" {
+		s += ", " + o.Task
 	}
 	return s + ", since " + o.Since.UTC().Format("2006-01-02 15:04:05 MST")
 }

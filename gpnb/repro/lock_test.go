@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -157,22 +156,7 @@ func TestRunnersShareDir(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var calls []string
-	for k := range fts {
-		if errs[k] != nil {
-			t.Fatalf("runner %d: %v", k, errs[k])
-		}
-		calls = append(calls, fts[k].calls...)
-	}
-	sort.Strings(calls)
-	var want []string
-	for _, j := range tinyGrid(t, steps) {
-		want = append(want, j.ID())
-	}
-	sort.Strings(want)
-	if strings.Join(calls, " ") != strings.Join(want, " ") {
-		t.Errorf("jobs trained by the two runners:\n%v\nwant each of\n%v\nonce", calls, want)
-	}
+	checkTrainedOnce(t, fts, errs, tinyGrid(t, steps))
 	if sums[0].Ran+sums[1].Ran != 14 {
 		t.Errorf("summaries %+v and %+v: %d run, want 14", sums[0], sums[1], sums[0].Ran+sums[1].Ran)
 	}

@@ -177,7 +177,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	}
 
 	host, _ := os.Hostname()
-	owner := lockOwner{PID: os.Getpid(), Host: host, Since: now()}
+	owner := lockOwner{PID: os.Getpid(), Host: host, Task: SchedulerTask(), Since: now()}
 	statusPath, statusLock, err := claimStatus(r.Dir, owner)
 	if err != nil {
 		r.logf(false, "repro: cannot lock the status file (%v); going on without: another gpnb reproduce on %s would not be noticed\n", err, r.Dir)
