@@ -55,10 +55,7 @@ func Open(name string, opts ...Option) (*Dataset, error) {
 				o(c)
 			}
 		}
-		var rest []Option
-		for _, o := range opts {
-			rest = append(rest, o)
-		}
+		rest := append([]Option(nil), opts...)
 		if c.set["Split"] {
 			// Split is each draw's seed offset here, not an option of
 			// Synthetic: drop it from what Synthetic sees.
