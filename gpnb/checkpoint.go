@@ -475,8 +475,8 @@ func compatible(have, want Config) error {
 		return fmt.Errorf("seed %d, requested %d", have.Seed, want.Seed)
 	case !reflect.DeepEqual(have.Init.Vector(), want.Init.Vector()):
 		return fmt.Errorf("initial θ %v, requested %v", have.Init.Vector(), want.Init.Vector())
-	case have.Operator.Mode != want.Operator.Mode || have.Operator.Float32 != want.Operator.Float32:
-		return fmt.Errorf("operator mode %v, float32 %v; requested %v, %v", have.Operator.Mode, have.Operator.Float32, want.Operator.Mode, want.Operator.Float32)
+	case have.Operator.Mode != want.Operator.Mode || have.Operator.Precision != want.Operator.Precision:
+		return fmt.Errorf("operator mode %v, precision %v; requested %v, %v", have.Operator.Mode, have.Operator.Precision, want.Operator.Mode, want.Operator.Precision)
 	case have.TrackExactMLL != want.TrackExactMLL:
 		return fmt.Errorf("TrackExactMLL %v, requested %v", have.TrackExactMLL, want.TrackExactMLL)
 	}

@@ -140,7 +140,7 @@ type Config struct {
 	Init kernel.Hyper
 
 	// Operator configures the CPU kernel operator (dense cache or
-	// matrix-free, memory budget, float32).
+	// matrix-free, memory budget, precision).
 	Operator kernel.Options
 	// Backend, when set, builds the kernel operator instead of the CPU
 	// kernel.NewOperator(X, k, Operator), e.g. the GPU backend:

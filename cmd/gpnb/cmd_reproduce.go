@@ -36,7 +36,6 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		out       = fs.String("out", "", "output directory (required); rerun with the same one to resume")
 		exact     = fs.String("exact", "auto", "exact Cholesky reference job per dataset and split: auto (when n ≤ --exact-max-n), always or never")
 		exactMaxN = fs.Int("exact-max-n", repro.DefaultExactMaxN, "largest n for which --exact auto adds the Cholesky reference job")
-		float32   = fs.Bool("float32", false, "store the dense kernel matrix as float32 (half the memory; products accumulate in float64)")
 		opMode    = fs.String("operator", "auto", "kernel operator storage: auto (dense when the n×n cache fits the memory budget, else matrix-free), dense or matrixfree")
 		memBudget = fs.String("memory-budget", "auto", "bytes the dense kernel cache may use, e.g. 16GiB (auto = half of physical memory)")
 		maxJobs   = fs.Int("max-jobs", 0, "stop after running this many jobs (0 = all); rerun to continue")
@@ -57,7 +56,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		dataDir   = fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
 		backend   = fs.String("backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU); keep one backend per --out directory")
 		device    = fs.Int("device", 0, "CUDA device ordinal (with --backend cuda)")
+		precision precisionFlag
 	)
+	precision.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -100,9 +101,13 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	if *maxJobs < 0 {
 		return fmt.Errorf("--max-jobs %d: give a number ≥ 0 (0 = all)", *maxJobs)
 	}
+	prec, err := precision.get()
+	if err != nil {
+		return err
+	}
 	set := repro.Settings{Kernel: *kernName, Probes: *probes, LearningRate: *lr, RelTolMean: *tolMean, RelTolProbes: *tolProbes,
 		Seed: *seed, BlockSize: *blockSize, BatchSize: *batchSize, Momentum: *momentum,
-		PrecondRank: *precond, MaxIterations: *maxIter, Float32: *float32}
+		PrecondRank: *precond, MaxIterations: *maxIter, Float32: prec == kernel.Float32}
 	g := repro.Grid{Datasets: ds, Splits: sp, Solvers: sv, Subset: *subset, Steps: *steps, Exact: em, ExactMaxN: *exactMaxN, Settings: set, Modes: md}
 	if err := parseSGDRate(*sgdLR, &g); err != nil {
 		return err
@@ -133,7 +138,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	trainer := repro.GPTrainer{DataDir: *dataDir, Operator: kernel.Options{Mode: mode, MemoryBudget: budget}, KeepResiduals: *keepRes}
-	if trainer.Backend, err = parseBackend(*backend, *device, mode, *float32); err != nil {
+	if trainer.Backend, err = parseBackend(*backend, *device, mode, prec); err != nil {
 		return err
 	}
 	env := reproEnvironment()

@@ -43,7 +43,7 @@ type trainFlags struct {
 	maxIters    int
 	tolMean     float64
 	tolProbes   float64
-	float32     bool
+	precision   precisionFlag
 	mode        string
 	memBudget   string
 	trackMLL    bool
@@ -67,7 +67,7 @@ func (t *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxIters, "max-iters", 0, "solver iterations per step at most (0: the solver's default)")
 	fs.Float64Var(&t.tolMean, "tol-mean", solvers.DefaultRelTolMean, "relative residual tolerance of the mean system H v = y")
 	fs.Float64Var(&t.tolProbes, "tol-probes", solvers.DefaultRelTolProbes, "relative residual tolerance of the probe systems")
-	fs.BoolVar(&t.float32, "float32", false, "store the dense kernel cache in float32 (half the memory)")
+	t.precision.register(fs)
 	fs.StringVar(&t.mode, "operator", "auto", "kernel operator storage: auto, dense or matrixfree")
 	fs.StringVar(&t.memBudget, "memory-budget", "auto", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)")
 	fs.StringVar(&t.backend, "backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU)")
@@ -136,17 +136,52 @@ func (t *trainFlags) config(fam kernel.Family, init kernel.Hyper) (gpnb.Config, 
 	if err != nil {
 		return cfg, fmt.Errorf("--memory-budget: %w", err)
 	}
-	cfg.Operator = kernel.Options{Mode: mode, Float32: t.float32, MemoryBudget: budget}
-	cfg.Backend, err = parseBackend(t.backend, t.device, mode, t.float32)
+	prec, err := t.precision.get()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Operator = kernel.Options{Mode: mode, Precision: prec, MemoryBudget: budget}
+	cfg.Backend, err = parseBackend(t.backend, t.device, mode, prec)
 	return cfg, err
+}
+
+// precisionFlag is --precision float64|float32 and its older spelling
+// --float32 (train, reproduce, bench).
+type precisionFlag struct {
+	fs      *flag.FlagSet
+	name    string
+	float32 bool
+}
+
+func (p *precisionFlag) register(fs *flag.FlagSet) {
+	p.fs = fs
+	fs.StringVar(&p.name, "precision", "float64", "kernel operator precision: float64, or float32 (K stored and multiplied in single precision: half the memory, about twice as fast products, accurate to ~1e-6, enough for the paper's tolerances)")
+	fs.BoolVar(&p.float32, "float32", false, "the same as --precision float32")
+}
+
+// get returns the precision the flags ask for.
+func (p *precisionFlag) get() (kernel.Precision, error) {
+	prec, err := kernel.ParsePrecision(p.name)
+	if err != nil {
+		return 0, fmt.Errorf("--precision: %w", err)
+	}
+	if !p.float32 {
+		return prec, nil
+	}
+	explicit := false
+	p.fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "precision" })
+	if explicit && prec != kernel.Float32 {
+		return 0, fmt.Errorf("--float32 and --precision %s contradict each other: give one of them", p.name)
+	}
+	return kernel.Float32, nil
 }
 
 // parseBackend turns the --backend and --device flags (of train and
 // reproduce) into a gpnb.Config.Backend: nil for the CPU operator, the GPU
-// operator of package cuda for "cuda", with mode and float32 storage as for
-// the CPU. A cuda backend in a build without the cuda tag is an error that
-// says how to rebuild.
-func parseBackend(name string, device int, mode kernel.Mode, float32 bool) (func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error), error) {
+// operator of package cuda for "cuda", with mode and precision as for the
+// CPU. A cuda backend in a build without the cuda tag is an error that says
+// how to rebuild.
+func parseBackend(name string, device int, mode kernel.Mode, prec kernel.Precision) (func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error), error) {
 	switch strings.ToLower(name) {
 	case "cpu", "":
 		return nil, nil
@@ -154,11 +189,7 @@ func parseBackend(name string, device int, mode kernel.Mode, float32 bool) (func
 		if err := cuda.Available(); err != nil {
 			return nil, fmt.Errorf("--backend cuda: %w", err)
 		}
-		copt := cuda.Options{Device: device, Mode: mode}
-		if float32 {
-			copt.Precision = cuda.Float32
-		}
-		return cuda.Backend(copt), nil
+		return cuda.Backend(cuda.Options{Device: device, Mode: mode, Precision: prec}), nil
 	}
 	return nil, fmt.Errorf("--backend %q: use cpu or cuda", name)
 }

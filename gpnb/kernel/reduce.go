@@ -37,6 +37,7 @@ func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 		panic(fmt.Sprintf("kernel: Reduce: A is %d×%d and B is %d×%d, want both n×c with n = %d", ar, ac, br, bc, n))
 	}
 	o.checkReduceDst("Reduce", dst)
+	defer o.timed(&o.reduceNs)()
 	A, B := a.RawMatrix(), b.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -89,6 +90,7 @@ func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 		panic(fmt.Sprintf("kernel: ReduceDense: W is %d×%d, want %d×%d", r, c, n, n))
 	}
 	o.checkReduceDst("ReduceDense", dst)
+	defer o.timed(&o.reduceNs)()
 	W := w.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -127,7 +129,6 @@ func (o *Operator) reduce(dst []float64, trace float64, wtile func(s *scratch, i
 	n, d := o.n, o.d
 	nt := tiles(n, rowTile)
 	o.partial = grow(o.partial, nt*(d+1))
-	fam := o.k.Family
 	o.run(nt, func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		nr := i1 - i0
@@ -157,7 +158,7 @@ func (o *Operator) reduce(dst []float64, trace float64, wtile func(s *scratch, i
 				wrow := w[a*ldw : a*ldw+nc]
 				za := zr[a*d : (a+1)*d]
 				thr := nearTau * qr[a]
-				fillMD(fam, gRow, s.m, s.dm)
+				o.fillMD(gRow, s.m, s.dm)
 				var rs float64
 				for b, r2 := range gRow {
 					wv := wrow[b]

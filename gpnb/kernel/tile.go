@@ -35,6 +35,9 @@ type scratch struct {
 	t      []float64 // rowTile×colChunk: r², then K values or G
 	w      []float64 // rowTile×colChunk: gathered K or W tile
 	c      []float64 // m×rowTile: a product tile, transposed (ColsMulTo)
+	w32    []float32 // w for float32 products
+	c32    []float32 // c for float32 products
+	o32    []float32 // rowTile×m: a float32 product tile before conversion
 	m, dm  []float64 // colChunk: m(r), m'(r)/r of one row
 	zr, zc []float64 // gathered rows of Z
 	qr, qc []float64 // gathered |z|²
@@ -43,11 +46,23 @@ type scratch struct {
 	colsum []float64 // colChunk
 }
 
-func grow(b []float64, n int) []float64 {
+func grow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]float64, n)
+		return make([]T, n)
 	}
 	return b[:n]
+}
+
+// growAs grows *p64 (T float64) or *p32 (T float32) to n and returns it:
+// a buffer of the precision's own type.
+func growAs[T float](p64 *[]float64, p32 *[]float32, n int) []T {
+	if p, ok := any(p64).(*[]T); ok {
+		*p = grow(*p, n)
+		return *p
+	}
+	p := any(p32).(*[]T)
+	*p = grow(*p, n)
+	return *p
 }
 
 // contiguous reports whether idx is idx[0], idx[0]+1, ….

@@ -20,7 +20,7 @@ type GPTrainer struct {
 	// or the user cache directory, as data.Load decides.
 	DataDir string
 	// Operator configures the kernel operator (memory budget, workers);
-	// Job.Settings.Float32 sets its Float32 field.
+	// Job.Settings.Float32 sets its Precision to kernel.Float32.
 	Operator kernel.Options
 	// Backend, when set, builds the kernel operator instead of the CPU one
 	// (gpnb.Config.Backend): the GPU operator of package cuda, say. It is
@@ -83,7 +83,9 @@ func (g GPTrainer) Config(j Job) (gpnb.Config, error) {
 
 		DropResidualTraces: !g.KeepResiduals,
 	}
-	cfg.Operator.Float32 = s.Float32
+	if s.Float32 {
+		cfg.Operator.Precision = kernel.Float32
+	}
 	switch j.Solver {
 	case SolverCG:
 		cfg.Solver = solvers.CG{PrecondRank: s.PrecondRank}

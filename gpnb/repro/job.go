@@ -67,7 +67,7 @@ type Settings struct {
 	PrecondRank   int `json:"precond_rank,omitempty"`   // CG pivoted-Cholesky preconditioner rank; 0 = none (the paper)
 	MaxIterations int `json:"max_iterations,omitempty"` // cap on solver iterations per step; 0 = solver default
 
-	Float32 bool `json:"float32,omitempty"` // float32 kernel storage
+	Float32 bool `json:"float32,omitempty"` // kernel operator in float32 (kernel.Float32)
 }
 
 // DefaultSettings returns the paper's settings: Matérn-3/2 ARD kernel, 16

@@ -1,0 +1,12 @@
+//go:build !(openblas && amd64)
+
+package kernel
+
+// vectorKernel is "" in this build: kernel values are evaluated by the Go
+// code (math.Exp). The vectorised evaluation needs -tags openblas (cgo) on
+// amd64.
+const vectorKernel = ""
+
+func fillKVec(f Family, s2 float64, r2 []float64) { fillK(f, s2, r2) }
+
+func fillMDVec(f Family, r2, m, dm []float64) { fillMD(f, r2, m, dm) }
