@@ -1,0 +1,156 @@
+// The vectorised kernel evaluation of vec_amd64.c, included twice: with
+// GPNB_FMA 1 (target avx2,fma) and 0 (target avx2), the two paths of Go's
+// math.Exp on amd64. GPNB_SUF names the functions of each.
+
+// exp4 is math.Exp (src/math/exp_amd64.s, archExp) on four lanes: the same
+// operations in the same order, so the same bits.
+__attribute__((target(GPNB_TARGET))) static inline __m256d GPNB_SUF(gpnb_exp4)(__m256d x0) {
+	const __m256d two = _mm256_set1_pd(2.0);
+	__m256i bits = _mm256_castpd_si256(x0);
+	__m256i absb = _mm256_and_si256(bits, _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+	__m256d notFinite = _mm256_castsi256_pd(_mm256_cmpgt_epi64(absb, _mm256_set1_epi64x(0x7FEFFFFFFFFFFFFFLL)));
+	__m256d negInf = _mm256_castsi256_pd(_mm256_cmpeq_epi64(bits, _mm256_set1_epi64x((long long)0xFFF0000000000000ULL)));
+	__m256d over = _mm256_cmp_pd(x0, _mm256_set1_pd(GPNB_OVERFLOW), _CMP_GT_OQ);
+
+	__m128i k = _mm256_cvtpd_epi32(_mm256_mul_pd(_mm256_set1_pd(GPNB_LOG2E), x0)); // CVTSD2SL
+	__m256d kd = _mm256_cvtepi32_pd(k);
+	__m256d x, p;
+#if GPNB_FMA
+	x = _mm256_fnmadd_pd(kd, _mm256_set1_pd(GPNB_LN2U), x0);
+	x = _mm256_fnmadd_pd(kd, _mm256_set1_pd(GPNB_LN2L), x);
+	x = _mm256_mul_pd(x, _mm256_set1_pd(0.0625));
+	p = _mm256_set1_pd(2.4801587301587301587e-5);
+	p = _mm256_fmadd_pd(p, x, _mm256_set1_pd(1.9841269841269841270e-4));
+	p = _mm256_fmadd_pd(p, x, _mm256_set1_pd(1.3888888888888888889e-3));
+	p = _mm256_fmadd_pd(p, x, _mm256_set1_pd(8.3333333333333333333e-3));
+	p = _mm256_fmadd_pd(p, x, _mm256_set1_pd(4.1666666666666666667e-2));
+	p = _mm256_fmadd_pd(p, x, _mm256_set1_pd(1.6666666666666666667e-1));
+	p = _mm256_fmadd_pd(p, x, _mm256_set1_pd(0.5));
+	p = _mm256_fmadd_pd(p, x, _mm256_set1_pd(1.0));
+	x = _mm256_mul_pd(x, p);
+	x = _mm256_mul_pd(x, _mm256_add_pd(x, two));
+	x = _mm256_mul_pd(x, _mm256_add_pd(x, two));
+	x = _mm256_mul_pd(x, _mm256_add_pd(x, two));
+	x = _mm256_fmadd_pd(_mm256_add_pd(x, two), x, _mm256_set1_pd(1.0));
+#else
+	x = _mm256_sub_pd(x0, _mm256_mul_pd(_mm256_set1_pd(GPNB_LN2U), kd));
+	x = _mm256_sub_pd(x, _mm256_mul_pd(_mm256_set1_pd(GPNB_LN2L), kd));
+	x = _mm256_mul_pd(x, _mm256_set1_pd(0.0625));
+	p = _mm256_mul_pd(_mm256_set1_pd(2.4801587301587301587e-5), x);
+	p = _mm256_mul_pd(_mm256_add_pd(p, _mm256_set1_pd(1.9841269841269841270e-4)), x);
+	p = _mm256_mul_pd(_mm256_add_pd(p, _mm256_set1_pd(1.3888888888888888889e-3)), x);
+	p = _mm256_mul_pd(_mm256_add_pd(p, _mm256_set1_pd(8.3333333333333333333e-3)), x);
+	p = _mm256_mul_pd(_mm256_add_pd(p, _mm256_set1_pd(4.1666666666666666667e-2)), x);
+	p = _mm256_mul_pd(_mm256_add_pd(p, _mm256_set1_pd(1.6666666666666666667e-1)), x);
+	p = _mm256_mul_pd(_mm256_add_pd(p, _mm256_set1_pd(0.5)), x);
+	p = _mm256_add_pd(p, _mm256_set1_pd(1.0));
+	x = _mm256_mul_pd(x, p);
+	x = _mm256_mul_pd(x, _mm256_add_pd(two, x));
+	x = _mm256_mul_pd(x, _mm256_add_pd(two, x));
+	x = _mm256_mul_pd(x, _mm256_add_pd(two, x));
+	x = _mm256_mul_pd(x, _mm256_add_pd(two, x));
+	x = _mm256_add_pd(x, _mm256_set1_pd(1.0));
+#endif
+	// ldexp(x, k) as archExp does it: a normal scale 2^k, or for results
+	// below the normal range a scale 2^(k+1022) and then 2^−1022, so that
+	// the rounding into the subnormals happens once, in the last product.
+	__m256i bx = _mm256_add_epi64(_mm256_cvtepi32_epi64(k), _mm256_set1_epi64x(0x3FF));
+	__m256d normal = _mm256_mul_pd(x, _mm256_castsi256_pd(_mm256_slli_epi64(bx, 52)));
+	__m256d sub = _mm256_mul_pd(_mm256_mul_pd(x, _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(bx, _mm256_set1_epi64x(0x3FE)), 52))),
+		_mm256_castsi256_pd(_mm256_set1_epi64x(1LL << 52)));
+	__m256d r = _mm256_blendv_pd(normal, sub, _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(1), bx)));
+	r = _mm256_blendv_pd(r, _mm256_setzero_pd(), _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(-52), bx)));
+	__m256d inf = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FF0000000000000LL));
+	r = _mm256_blendv_pd(r, inf, _mm256_castsi256_pd(_mm256_cmpgt_epi64(bx, _mm256_set1_epi64x(0x7FE))));
+	r = _mm256_blendv_pd(r, inf, over);
+	// Not finite: −Inf gives 0, NaN and +Inf themselves.
+	r = _mm256_blendv_pd(r, _mm256_andnot_pd(negInf, x0), notFinite);
+	return r;
+}
+
+__attribute__((target(GPNB_TARGET))) static inline __m256d GPNB_SUF(gpnb_neg)(__m256d x) {
+	return _mm256_xor_pd(x, _mm256_set1_pd(-0.0));
+}
+
+// k4 returns s2·m(r) for four squared distances, as fillK.
+__attribute__((target(GPNB_TARGET))) static inline __m256d GPNB_SUF(gpnb_k4)(int fam, __m256d s2, __m256d v) {
+	const __m256d one = _mm256_set1_pd(1.0);
+	__m256d u, p;
+	switch (fam) {
+	case GPNB_M12:
+		return _mm256_mul_pd(s2, GPNB_SUF(gpnb_exp4)(GPNB_SUF(gpnb_neg)(_mm256_sqrt_pd(v))));
+	case GPNB_M32:
+		u = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(3.0), v));
+		return _mm256_mul_pd(_mm256_mul_pd(s2, _mm256_add_pd(one, u)), GPNB_SUF(gpnb_exp4)(GPNB_SUF(gpnb_neg)(u)));
+	case GPNB_M52:
+		u = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(5.0), v));
+		p = _mm256_add_pd(_mm256_add_pd(one, u), _mm256_div_pd(_mm256_mul_pd(u, u), _mm256_set1_pd(3.0)));
+		return _mm256_mul_pd(_mm256_mul_pd(s2, p), GPNB_SUF(gpnb_exp4)(GPNB_SUF(gpnb_neg)(u)));
+	default:
+		return _mm256_mul_pd(s2, GPNB_SUF(gpnb_exp4)(_mm256_mul_pd(_mm256_set1_pd(-0.5), v)));
+	}
+}
+
+// md4 sets m(r) and m'(r)/r for four squared distances, as fillMD.
+__attribute__((target(GPNB_TARGET))) static inline void GPNB_SUF(gpnb_md4)(int fam, __m256d v, __m256d *m, __m256d *dm) {
+	const __m256d one = _mm256_set1_pd(1.0);
+	__m256d u, e;
+	switch (fam) {
+	case GPNB_M12:
+		u = _mm256_sqrt_pd(v);
+		e = GPNB_SUF(gpnb_exp4)(GPNB_SUF(gpnb_neg)(u));
+		*m = e;
+		// −e/r, and 0 at r = 0 (the limit of the whole derivative term).
+		*dm = _mm256_andnot_pd(_mm256_cmp_pd(u, _mm256_setzero_pd(), _CMP_EQ_OQ), _mm256_div_pd(GPNB_SUF(gpnb_neg)(e), u));
+		return;
+	case GPNB_M32:
+		u = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(3.0), v));
+		e = GPNB_SUF(gpnb_exp4)(GPNB_SUF(gpnb_neg)(u));
+		*m = _mm256_mul_pd(_mm256_add_pd(one, u), e);
+		*dm = _mm256_mul_pd(_mm256_set1_pd(-3.0), e);
+		return;
+	case GPNB_M52:
+		u = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(5.0), v));
+		e = GPNB_SUF(gpnb_exp4)(GPNB_SUF(gpnb_neg)(u));
+		*m = _mm256_mul_pd(_mm256_add_pd(_mm256_add_pd(one, u), _mm256_div_pd(_mm256_mul_pd(u, u), _mm256_set1_pd(3.0))), e);
+		*dm = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(-5.0 / 3.0), _mm256_add_pd(one, u)), e);
+		return;
+	default:
+		e = GPNB_SUF(gpnb_exp4)(_mm256_mul_pd(_mm256_set1_pd(-0.5), v));
+		*m = e;
+		*dm = GPNB_SUF(gpnb_neg)(e);
+	}
+}
+
+__attribute__((target(GPNB_TARGET))) void GPNB_SUF(gpnb_fill_k)(int fam, double s2, double *r2, long n) {
+	__m256d vs2 = _mm256_set1_pd(s2);
+	long i = 0;
+	for (; i + 4 <= n; i += 4) {
+		_mm256_storeu_pd(r2 + i, GPNB_SUF(gpnb_k4)(fam, vs2, _mm256_loadu_pd(r2 + i)));
+	}
+	if (i < n) {
+		double t[4] = {0, 0, 0, 0};
+		memcpy(t, r2 + i, (n - i) * sizeof(double));
+		_mm256_storeu_pd(t, GPNB_SUF(gpnb_k4)(fam, vs2, _mm256_loadu_pd(t)));
+		memcpy(r2 + i, t, (n - i) * sizeof(double));
+	}
+}
+
+__attribute__((target(GPNB_TARGET))) void GPNB_SUF(gpnb_fill_md)(int fam, const double *r2, double *m, double *dm, long n) {
+	__m256d vm, vdm;
+	long i = 0;
+	for (; i + 4 <= n; i += 4) {
+		GPNB_SUF(gpnb_md4)(fam, _mm256_loadu_pd(r2 + i), &vm, &vdm);
+		_mm256_storeu_pd(m + i, vm);
+		_mm256_storeu_pd(dm + i, vdm);
+	}
+	if (i < n) {
+		double t[4] = {0, 0, 0, 0}, tm[4], tdm[4];
+		memcpy(t, r2 + i, (n - i) * sizeof(double));
+		GPNB_SUF(gpnb_md4)(fam, _mm256_loadu_pd(t), &vm, &vdm);
+		_mm256_storeu_pd(tm, vm);
+		_mm256_storeu_pd(tdm, vdm);
+		memcpy(m + i, tm, (n - i) * sizeof(double));
+		memcpy(dm + i, tdm, (n - i) * sizeof(double));
+	}
+}
