@@ -26,7 +26,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "bench", short: "measure warm-start ratios, operator GFLOP/s against gemm, and peak memory in one run", run: runBench})
+	register(&command{name: "bench", short: "measure warm-start ratios, the per-step time split, operator GFLOP/s against gemm (float64 and float32), the kernel build, and peak memory in one run", run: runBench})
 }
 
 // benchRun is one short training run of gpnb bench.

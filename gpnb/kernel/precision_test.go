@@ -80,10 +80,7 @@ func vectorInputs() []float64 {
 	for i := 0; i < 4000; i++ {
 		r2 = append(r2, math.Pow(10, -12+16*rng.Float64()), 60*rng.Float64())
 	}
-	for _, big := range []float64{1400, 1480, 1490, 1500, 2.5e5, 2.8e5, 3e5, 1e7, 1e300, math.MaxFloat64} {
-		r2 = append(r2, big)
-	}
-	return r2
+	return append(r2, 1400, 1480, 1490, 1500, 2.5e5, 2.8e5, 3e5, 1e7, 1e300, math.MaxFloat64)
 }
 
 // TestVectorKernel checks the vectorised kernel evaluation against the Go
@@ -222,7 +219,6 @@ func TestFloat32Products(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]*mat.Dense{}
 			products := func(op *Operator) map[string]*mat.Dense {
 				out := map[string]*mat.Dense{}
 				var full, rows, colsS, colsB mat.Dense
@@ -233,7 +229,7 @@ func TestFloat32Products(t *testing.T) {
 				out["MulTo"], out["RowsMulTo"], out["ColsMulTo scattered"], out["ColsMulTo block"] = &full, &rows, &colsS, &colsB
 				return out
 			}
-			want = products(ref)
+			want := products(ref)
 			for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
 				op, err := NewOperator(x, k, Options{Mode: mode, Precision: Float32})
 				if err != nil {
@@ -285,10 +281,11 @@ func TestStepAllocs(t *testing.T) {
 				step()
 			}
 			runtime.ReadMemStats(&m1)
-			// Far below one n×n cache (1.28 MB) or one row tile of buffers;
-			// what is left is closures and gonum's goroutine bookkeeping.
-			if b := (m1.TotalAlloc - m0.TotalAlloc) / 4; b > 16<<10 {
-				t.Errorf("%v %v: %d bytes allocated per step, want ≤ 16 KiB", mode, p, b)
+			// Far below one n×n cache (1.28 MB) or one row tile of buffers
+			// (512 kB); what is left is closures and, in pure-Go builds,
+			// gonum's parallel gemm bookkeeping (about 20 kB a step here).
+			if b := (m1.TotalAlloc - m0.TotalAlloc) / 4; b > 64<<10 {
+				t.Errorf("%v %v: %d bytes allocated per step, want ≤ 64 KiB", mode, p, b)
 			}
 		}
 	}
