@@ -44,6 +44,8 @@ type scratch struct {
 	gx     []float64 // rowTile×d: G·Z accumulated over column chunks
 	rowsum []float64 // rowTile
 	colsum []float64 // colChunk
+	near   []int     // colChunk: a row's near pairs (Reduce)
+	nearG  []float64 // colChunk: their G_ab
 }
 
 func grow[T any](b []T, n int) []T {

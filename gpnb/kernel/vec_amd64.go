@@ -12,7 +12,11 @@ package kernel
 // void gpnb_fill_md_fma(int fam, const double *r2, double *m, double *dm, long n);
 // void gpnb_fill_k_nofma(int fam, double s2, double *r2, long n);
 // void gpnb_fill_md_nofma(int fam, const double *r2, double *m, double *dm, long n);
+// long gpnb_pair_row_fma(int fam, double *g, const double *w, const double *qc, double thr, double *cs, long nc, double *sums, long long *near, double *nearG);
+// long gpnb_pair_row_nofma(int fam, double *g, const double *w, const double *qc, double thr, double *cs, long nc, double *sums, long long *near, double *nearG);
 import "C"
+
+import "unsafe"
 
 // vecLevel is gpnb_vec_level(): 0 without AVX2, 1 with AVX2 but no FMA, 2
 // with FMA (when Go's math.Exp uses it too).
@@ -61,4 +65,24 @@ func fillMDLevel(level int, f Family, r2, m, dm []float64) {
 	} else {
 		C.gpnb_fill_md_nofma(C.int(f), (*C.double)(&r2[0]), (*C.double)(&m[0]), (*C.double)(&dm[0]), C.long(len(r2)))
 	}
+}
+
+// pairRowVec is Operator.pairRow by the vectorised evaluation, for a valid
+// family; near and nearG receive the near pairs (len(g) of each at most).
+func pairRowVec(f Family, g, w, qc []float64, thr float64, cs []float64, near []int, nearG []float64) (acc, rs float64, nn int) {
+	nc := len(g)
+	if nc == 0 {
+		return 0, 0, 0
+	}
+	_, _, _, _, _ = w[nc-1], qc[nc-1], cs[nc-1], near[nc-1], nearG[nc-1]
+	var sums [2]float64
+	pg, pw, pq, pc := (*C.double)(&g[0]), (*C.double)(&w[0]), (*C.double)(&qc[0]), (*C.double)(&cs[0])
+	ps, pn, pnG := (*C.double)(&sums[0]), (*C.longlong)(unsafe.Pointer(&near[0])), (*C.double)(&nearG[0])
+	var r C.long
+	if vecLevel == 2 {
+		r = C.gpnb_pair_row_fma(C.int(f), pg, pw, pq, C.double(thr), pc, C.long(nc), ps, pn, pnG)
+	} else {
+		r = C.gpnb_pair_row_nofma(C.int(f), pg, pw, pq, C.double(thr), pc, C.long(nc), ps, pn, pnG)
+	}
+	return sums[0], sums[1], int(r)
 }

@@ -125,6 +125,14 @@ __attribute__((target(GPNB_TARGET))) static inline void GPNB_SUF(gpnb_md4)(int f
 __attribute__((target(GPNB_TARGET))) void GPNB_SUF(gpnb_fill_k)(int fam, double s2, double *r2, long n) {
 	__m256d vs2 = _mm256_set1_pd(s2);
 	long i = 0;
+	// Two vectors per pass: exp is a long dependency chain, and two
+	// independent ones keep the FMA units busy.
+	for (; i + 8 <= n; i += 8) {
+		__m256d a = GPNB_SUF(gpnb_k4)(fam, vs2, _mm256_loadu_pd(r2 + i));
+		__m256d b = GPNB_SUF(gpnb_k4)(fam, vs2, _mm256_loadu_pd(r2 + i + 4));
+		_mm256_storeu_pd(r2 + i, a);
+		_mm256_storeu_pd(r2 + i + 4, b);
+	}
 	for (; i + 4 <= n; i += 4) {
 		_mm256_storeu_pd(r2 + i, GPNB_SUF(gpnb_k4)(fam, vs2, _mm256_loadu_pd(r2 + i)));
 	}
@@ -137,8 +145,16 @@ __attribute__((target(GPNB_TARGET))) void GPNB_SUF(gpnb_fill_k)(int fam, double 
 }
 
 __attribute__((target(GPNB_TARGET))) void GPNB_SUF(gpnb_fill_md)(int fam, const double *r2, double *m, double *dm, long n) {
-	__m256d vm, vdm;
+	__m256d vm, vdm, vm2, vdm2;
 	long i = 0;
+	for (; i + 8 <= n; i += 8) {
+		GPNB_SUF(gpnb_md4)(fam, _mm256_loadu_pd(r2 + i), &vm, &vdm);
+		GPNB_SUF(gpnb_md4)(fam, _mm256_loadu_pd(r2 + i + 4), &vm2, &vdm2);
+		_mm256_storeu_pd(m + i, vm);
+		_mm256_storeu_pd(dm + i, vdm);
+		_mm256_storeu_pd(m + i + 4, vm2);
+		_mm256_storeu_pd(dm + i + 4, vdm2);
+	}
 	for (; i + 4 <= n; i += 4) {
 		GPNB_SUF(gpnb_md4)(fam, _mm256_loadu_pd(r2 + i), &vm, &vdm);
 		_mm256_storeu_pd(m + i, vm);
@@ -153,4 +169,66 @@ __attribute__((target(GPNB_TARGET))) void GPNB_SUF(gpnb_fill_md)(int fam, const 
 		memcpy(m + i, tm, (n - i) * sizeof(double));
 		memcpy(dm + i, tdm, (n - i) * sizeof(double));
 	}
+}
+
+// pair_row is Operator.pairRow's far/near loop for one row, four pairs at a
+// time, with the same operations and the same four interleaved partial sums
+// as the Go code.
+__attribute__((target(GPNB_TARGET))) long GPNB_SUF(gpnb_pair_row)(int fam, double *g, const double *w, const double *qc, double thr,
+	double *cs, long nc, double *sums, long long *near, double *nearG) {
+	const __m256d tau = _mm256_set1_pd(1.0 / 1024), vthr = _mm256_set1_pd(thr);
+	__m256d acc = _mm256_setzero_pd(), rs = _mm256_setzero_pd();
+	long nn = 0;
+	for (long i = 0; i < nc; i += 4) {
+		long len = nc - i < 4 ? nc - i : 4;
+		double tr[4] = {0, 0, 0, 0}, tw[4] = {0, 0, 0, 0}, tq[4] = {0, 0, 0, 0}, tc[4] = {0, 0, 0, 0};
+		const double *pr = g + i, *pw = w + i, *pq = qc + i;
+		double *pc = cs + i;
+		if (len < 4) {
+			// The short tail, padded with zeros: r² = 0 is a near pair, so
+			// the padding adds +0 to every sum and lists nothing.
+			memcpy(tr, pr, len * sizeof(double));
+			memcpy(tw, pw, len * sizeof(double));
+			memcpy(tq, pq, len * sizeof(double));
+			memcpy(tc, pc, len * sizeof(double));
+			pr = tr, pw = tw, pq = tq, pc = tc;
+		}
+		__m256d r2 = _mm256_loadu_pd(pr), wv = _mm256_loadu_pd(pw), m, dm;
+		GPNB_SUF(gpnb_md4)(fam, r2, &m, &dm);
+		acc = _mm256_add_pd(acc, _mm256_mul_pd(wv, m));
+		__m256d gv = _mm256_mul_pd(GPNB_SUF(gpnb_neg)(wv), dm);
+		__m256d near4 = _mm256_cmp_pd(r2, _mm256_add_pd(vthr, _mm256_mul_pd(tau, _mm256_loadu_pd(pq))), _CMP_LE_OQ);
+		__m256d far = _mm256_andnot_pd(near4, gv); // +0 for the near pairs
+		rs = _mm256_add_pd(rs, far);
+		__m256d c = _mm256_add_pd(_mm256_loadu_pd(pc), far);
+		int mask = _mm256_movemask_pd(near4);
+		if (len < 4) {
+			double tg[4];
+			_mm256_storeu_pd(tg, far);
+			_mm256_storeu_pd(tc, c);
+			memcpy(g + i, tg, len * sizeof(double));
+			memcpy(cs + i, tc, len * sizeof(double));
+		} else {
+			_mm256_storeu_pd(g + i, far);
+			_mm256_storeu_pd(cs + i, c);
+		}
+		if (mask != 0) {
+			double tv[4], tgv[4];
+			_mm256_storeu_pd(tv, r2);
+			_mm256_storeu_pd(tgv, gv);
+			for (long j = 0; j < len; j++) {
+				if ((mask >> j & 1) && tv[j] != 0 && tgv[j] != 0) {
+					near[nn] = i + j;
+					nearG[nn] = tgv[j];
+					nn++;
+				}
+			}
+		}
+	}
+	double l[4];
+	_mm256_storeu_pd(l, acc);
+	sums[0] = (l[0] + l[1]) + (l[2] + l[3]);
+	_mm256_storeu_pd(l, rs);
+	sums[1] = (l[0] + l[1]) + (l[2] + l[3]);
+	return nn;
 }

@@ -10,3 +10,7 @@ const vectorKernel = ""
 func fillKVec(f Family, s2 float64, r2 []float64) { fillK(f, s2, r2) }
 
 func fillMDVec(f Family, r2, m, dm []float64) { fillMD(f, r2, m, dm) }
+
+func pairRowVec(Family, []float64, []float64, []float64, float64, []float64, []int, []float64) (float64, float64, int) {
+	panic("kernel: no vectorised evaluation in this build")
+}
