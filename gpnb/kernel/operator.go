@@ -292,7 +292,7 @@ func build[T float](o *Operator, k []T) {
 			nc := j1 - j0
 			s.t = grow(s.t, nr*nc)
 			buf := s.t
-			sqdist(buf, zr, qr, o.ztCols(j0, j1), o.sq[j0:j1], d)
+			sqdist(buf, zr, qr, o.ztCols(j0, j1), o.sq[j0:j1], d, o.vec)
 			o.fillK(buf)
 			// Upper part row by row, then the mirror column by column, so
 			// both sets of writes are contiguous in K.
@@ -456,7 +456,7 @@ func (o *Operator) kTileFree(s *scratch, rows, cols []int) []float64 {
 	zct := gatherCols(&s.zc, o.zt, n, o.z, d, cols)
 	qr := gatherRows(&s.qr, o.sq, 1, rows)
 	qc := gatherRows(&s.qc, o.sq, 1, cols)
-	sqdist(buf, zr, qr, zct, qc, d)
+	sqdist(buf, zr, qr, zct, qc, d, o.vec)
 	o.fillK(buf)
 	o.evals.Add(int64(nr) * int64(nc))
 	return buf
@@ -935,7 +935,7 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 			j1 := min(n, j0+colChunk)
 			nc := j1 - j0
 			s.w = grow(s.w, nr*nc)
-			sqdist(s.w, zs[i0*d:i1*d], qs[i0:i1], o.ztCols(j0, j1), o.sq[j0:j1], d)
+			sqdist(s.w, zs[i0*d:i1*d], qs[i0:i1], o.ztCols(j0, j1), o.sq[j0:j1], d, o.vec)
 			o.fillK(s.w)
 			beta := 1.0
 			if j0 == 0 {

@@ -180,7 +180,7 @@ func (o *Operator) reduce(dst []float64, trace float64, wtile func(s *scratch, i
 			zc, qc := o.z[j0*d:j1*d], o.sq[j0:j1]
 			s.t = grow(s.t, nr*nc)
 			g := s.t
-			sqdist(g, zr, qr, o.ztCols(j0, j1), qc, d)
+			sqdist(g, zr, qr, o.ztCols(j0, j1), qc, d, o.vec)
 			w, ldw := wtile(s, i0, i1, j0, j1, j0 != i0)
 			s.m = grow(s.m, nc)
 			s.dm = grow(s.dm, nc)

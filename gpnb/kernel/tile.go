@@ -104,11 +104,26 @@ func gatherRows(buf *[]float64, z []float64, d int, idx []int) []float64 {
 // cross term is a gemm in the Z_r·(Zᵀ)_c form, whose inner loops are long
 // axpys over the columns rather than d-long dot products. See nearTau for
 // the precision rule.
-func sqdist(dst, zr, qr []float64, zct blas64.General, qc []float64, d int) {
+//
+// With vec, the second pass is vectorised (the same bits): it leaves the
+// pairs to compute directly as NaN, and when there are any (on the diagonal
+// blocks, or for duplicate inputs) this pass finds and fills them.
+func sqdist(dst, zr, qr []float64, zct blas64.General, qc []float64, d int, vec bool) {
 	nr, nc := len(qr), len(qc)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, -2,
 		blas64.General{Rows: nr, Cols: d, Stride: d, Data: zr},
 		zct, 0, blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: dst})
+	if vec {
+		if sqdistFixVec(dst[:nr*nc], qr, qc) == 0 {
+			return
+		}
+		for i, r2 := range dst[:nr*nc] {
+			if r2 != r2 { // NaN: a pair to compute directly
+				dst[i] = directSqT(zr[(i/nc)*d:(i/nc+1)*d], zct, i%nc)
+			}
+		}
+		return
+	}
 	for a := 0; a < nr; a++ {
 		row := dst[a*nc : (a+1)*nc]
 		qa := qr[a]

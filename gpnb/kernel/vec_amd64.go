@@ -14,6 +14,8 @@ package kernel
 // void gpnb_fill_md_nofma(int fam, const double *r2, double *m, double *dm, long n);
 // long gpnb_pair_row_fma(int fam, double *g, const double *w, const double *qc, double thr, double *cs, long nc, double *sums, long long *near, double *nearG);
 // long gpnb_pair_row_nofma(int fam, double *g, const double *w, const double *qc, double thr, double *cs, long nc, double *sums, long long *near, double *nearG);
+// long gpnb_sqdist_fix_fma(double *dst, const double *qr, const double *qc, long nr, long nc);
+// long gpnb_sqdist_fix_nofma(double *dst, const double *qr, const double *qc, long nr, long nc);
 import "C"
 
 import "unsafe"
@@ -85,4 +87,19 @@ func pairRowVec(f Family, g, w, qc []float64, thr float64, cs []float64, near []
 		r = C.gpnb_pair_row_nofma(C.int(f), pg, pw, pq, C.double(thr), pc, C.long(nc), ps, pn, pnG)
 	}
 	return sums[0], sums[1], int(r)
+}
+
+// sqdistFixVec is sqdist's second pass by the vectorised code: dst (len(qr)×
+// len(qc)) holds −2 z_a·z_b on entry and r² on return, except NaN for the
+// pairs to compute directly, whose number it returns.
+func sqdistFixVec(dst, qr, qc []float64) int {
+	nr, nc := len(qr), len(qc)
+	if nr == 0 || nc == 0 {
+		return 0
+	}
+	_ = dst[nr*nc-1]
+	if vecLevel == 2 {
+		return int(C.gpnb_sqdist_fix_fma((*C.double)(&dst[0]), (*C.double)(&qr[0]), (*C.double)(&qc[0]), C.long(nr), C.long(nc)))
+	}
+	return int(C.gpnb_sqdist_fix_nofma((*C.double)(&dst[0]), (*C.double)(&qr[0]), (*C.double)(&qc[0]), C.long(nr), C.long(nc)))
 }

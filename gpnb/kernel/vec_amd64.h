@@ -232,3 +232,34 @@ __attribute__((target(GPNB_TARGET))) long GPNB_SUF(gpnb_pair_row)(int fam, doubl
 	sums[1] = (l[0] + l[1]) + (l[2] + l[3]);
 	return nn;
 }
+
+// sqdist_fix is sqdist's second pass on an nr×nc tile: r² = (|z_a|² +
+// |z_b|²) + g over the gemm's g = −2 z_a·z_b, the same two additions as the
+// Go code. Pairs where that form is not trusted (r² ≤ nearTau·(|z_a|² +
+// |z_b|²)) are left as NaN for the Go code to compute directly; it returns
+// how many there are.
+__attribute__((target(GPNB_TARGET))) long GPNB_SUF(gpnb_sqdist_fix)(double *dst, const double *qr, const double *qc, long nr, long nc) {
+	const __m256d tau = _mm256_set1_pd(1.0 / 1024), nan = _mm256_set1_pd(__builtin_nan(""));
+	long nn = 0;
+	for (long a = 0; a < nr; a++) {
+		double *row = dst + a * nc;
+		__m256d qa = _mm256_set1_pd(qr[a]);
+		long b = 0;
+		for (; b + 4 <= nc; b += 4) {
+			__m256d s = _mm256_add_pd(qa, _mm256_loadu_pd(qc + b));
+			__m256d r2 = _mm256_add_pd(s, _mm256_loadu_pd(row + b));
+			__m256d near = _mm256_cmp_pd(r2, _mm256_mul_pd(tau, s), _CMP_LE_OQ);
+			nn += __builtin_popcount(_mm256_movemask_pd(near));
+			_mm256_storeu_pd(row + b, _mm256_blendv_pd(r2, nan, near));
+		}
+		for (; b < nc; b++) {
+			double s = qr[a] + qc[b], r2 = s + row[b];
+			if (r2 <= (1.0 / 1024) * s) {
+				r2 = __builtin_nan("");
+				nn++;
+			}
+			row[b] = r2;
+		}
+	}
+	return nn;
+}

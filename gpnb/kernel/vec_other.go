@@ -14,3 +14,7 @@ func fillMDVec(f Family, r2, m, dm []float64) { fillMD(f, r2, m, dm) }
 func pairRowVec(Family, []float64, []float64, []float64, float64, []float64, []int, []float64) (float64, float64, int) {
 	panic("kernel: no vectorised evaluation in this build")
 }
+
+func sqdistFixVec([]float64, []float64, []float64) int {
+	panic("kernel: no vectorised evaluation in this build")
+}
