@@ -69,54 +69,41 @@ func rowsOf[T float](g general[T], r0, r1 int) general[T] {
 	return general[T]{Rows: r1 - r0, Cols: g.Cols, Stride: g.Stride, Data: g.Data[r0*g.Stride:]}
 }
 
-// transposeInto sets *buf to vᵀ (m×r for v r×m), converted to T, and
-// returns it. Products take the right-hand sides transposed so that gemm
-// runs as long dot products (K row · Vᵀ row), which gonum's kernels do
-// about twice as fast as short axpys on n×17 blocks; for float32 this is
-// also the one conversion of V per product.
-func transposeInto[T float](buf *[]T, v blas64.General) general[T] {
-	r, m := v.Rows, v.Cols
-	*buf = grow(*buf, r*m)
-	vt := *buf
-	for i := 0; i < r; i++ {
-		for j, x := range v.Data[i*v.Stride : i*v.Stride+m] {
-			vt[j*r+i] = T(x)
-		}
-	}
-	return general[T]{Rows: m, Cols: r, Stride: r, Data: vt}
-}
-
-// convertInto sets *buf to v (r×m, packed) converted to T and returns it.
-func convertInto[T float](buf *[]T, v blas64.General) general[T] {
+// convertInto sets *buf to v converted to T, packed, transposed (m×r for v
+// r×m) when transpose is set, and returns it. Products take the right-hand
+// sides transposed so that gemm runs as long dot products (K row · Vᵀ row),
+// which gonum's kernels do about twice as fast as short axpys on n×17
+// blocks; for float32 this is also the one conversion of V per product.
+func convertInto[T float](buf *[]T, v blas64.General, transpose bool) general[T] {
 	r, m := v.Rows, v.Cols
 	*buf = grow(*buf, r*m)
 	out := *buf
+	ri, rj := m, 1 // out[i*ri+j*rj] = v[i,j]
+	if transpose {
+		ri, rj = 1, r
+	}
 	for i := 0; i < r; i++ {
 		for j, x := range v.Data[i*v.Stride : i*v.Stride+m] {
-			out[i*m+j] = T(x)
+			out[i*ri+j*rj] = T(x)
 		}
+	}
+	if transpose {
+		return general[T]{Rows: m, Cols: r, Stride: max(r, 1), Data: out}
 	}
 	return general[T]{Rows: r, Cols: m, Stride: max(m, 1), Data: out}
 }
 
-// addInto adds src (r×c, leading dimension lds) to dst converted to
-// float64: the one conversion of a float32 product back.
-func addInto[T float](dst blas64.General, src []T, lds int) {
+// storeInto sets dst to src (r×c, leading dimension lds) converted to
+// float64, or adds it to dst: the one conversion of a float32 product back.
+func storeInto[T float](dst blas64.General, src []T, lds int, add bool) {
 	for a := 0; a < dst.Rows; a++ {
 		row := dst.Data[a*dst.Stride : a*dst.Stride+dst.Cols]
 		for c, x := range src[a*lds : a*lds+dst.Cols] {
-			row[c] += float64(x)
-		}
-	}
-}
-
-// setFrom sets dst to src (r×c, leading dimension lds) converted to
-// float64.
-func setFrom[T float](dst blas64.General, src []T, lds int) {
-	for a := 0; a < dst.Rows; a++ {
-		row := dst.Data[a*dst.Stride : a*dst.Stride+dst.Cols]
-		for c, x := range src[a*lds : a*lds+dst.Cols] {
-			row[c] = float64(x)
+			if add {
+				row[c] += float64(x)
+			} else {
+				row[c] = float64(x)
+			}
 		}
 	}
 }

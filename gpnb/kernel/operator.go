@@ -25,8 +25,10 @@ type Options struct {
 	// DefaultMemoryBudget() (half of physical memory).
 	MemoryBudget int64
 	// Precision is Float64 (the default) or Float32: K stored and
-	// multiplied in single precision (see Float32), in both modes. The
-	// gradient reductions and CrossMulTo stay in float64.
+	// multiplied in single precision (see Float32). In ModeMatrixFree the
+	// kernel values are computed in float64 and rounded, and the products
+	// are float32 too, but computing K dominates there, so Float32 saves
+	// little time. The gradient reductions and CrossMulTo stay in float64.
 	Precision Precision
 	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
 	// not depend on it.
@@ -418,10 +420,10 @@ func cacheOf[T float](o *Operator) []T {
 	return k
 }
 
-// kTile returns K[rows, cols] in T as a row-major block with leading
-// dimension ld: a view of the cache when rows and cols are contiguous,
-// otherwise gathered from it (or computed, in matrix-free mode) into the
-// worker's buffer.
+// kTile returns K[rows, cols] in T, the operator's precision, as a
+// row-major block with leading dimension ld: a view of the cache when rows
+// and cols are contiguous, otherwise gathered from it (or computed, in
+// matrix-free mode) into the worker's buffer.
 func kTile[T float](o *Operator, s *scratch, rows, cols []int) (buf []T, ld int) {
 	n := o.n
 	nr, nc := len(rows), len(cols)
@@ -552,9 +554,9 @@ func mulRows[T float](o *Operator, s *scratch, dst blas64.General, rows, cols []
 		return
 	}
 	r, m := dst.Rows, dst.Cols
-	out := growAs[T](nil, &s.o32, r*m)
+	out := growAs[T](nil, &s.o32, r*m) // T is float32 here
 	rowsMul(o, s, general[T]{Rows: r, Cols: m, Stride: max(m, 1), Data: out}, rows, cols, vt)
-	setFrom(dst, out, m)
+	storeInto(dst, out, m, false)
 }
 
 // checkDims panics unless dst is r×c; an empty dst (the zero value, or
@@ -604,9 +606,9 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 	defer o.timed(&o.productNs)()
 	V, D := v.RawMatrix(), dst.RawMatrix()
 	if o.opt.Precision == Float32 {
-		mulTo(o, D, V, transposeInto(&o.vt32, V), &o.pbuf32)
+		mulTo(o, D, V, convertInto(&o.vt32, V, true), &o.pbuf32)
 	} else {
-		mulTo(o, D, V, transposeInto(&o.vt, V), &o.pbuf)
+		mulTo(o, D, V, convertInto(&o.vt, V, true), &o.pbuf)
 	}
 	o.products.Add(int64(vc))
 	o.rows.Add(int64(n))
@@ -676,7 +678,7 @@ func mulFreeSym[T float](o *Operator, D blas64.General, vt general[T], pbuf *[]T
 			}
 		})
 		for q := 0; q < nt-I; q++ {
-			addInto(sub(D, i0, i1), p[q*bs*m:], m)
+			storeInto(sub(D, i0, i1), p[q*bs*m:], m, true)
 		}
 	}
 }
@@ -699,9 +701,9 @@ func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
 	defer o.timed(&o.productNs)()
 	V, D := v.RawMatrix(), dst.RawMatrix()
 	if o.opt.Precision == Float32 {
-		rowsMulTo(o, D, idx, V, transposeInto(&o.vt32, V))
+		rowsMulTo(o, D, idx, V, convertInto(&o.vt32, V, true))
 	} else {
-		rowsMulTo(o, D, idx, V, transposeInto(&o.vt, V))
+		rowsMulTo(o, D, idx, V, convertInto(&o.vt, V, true))
 	}
 	o.rows.Add(int64(len(idx)))
 }
@@ -765,7 +767,7 @@ func colsMulTo[T float](o *Operator, out blas64.General, idx []int, Dm blas64.Ge
 		// n×len(idx) kernel values are computed. For a contiguous idx,
 		// K[I, idx] is a block of the cache, multiplied in place (one gemm
 		// per tile, long dot products against Dᵀ).
-		dt := transposeInto(vt, Dm)
+		dt := convertInto(vt, Dm, true)
 		o.run(tiles(n, rowTile), func(s *scratch, t int) {
 			i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 			mulRows(o, s, sub(out, i0, i1), o.iota[i0:i1], idx, dt)
@@ -777,7 +779,7 @@ func colsMulTo[T float](o *Operator, out blas64.General, idx []int, Dm blas64.Ge
 	// contiguous row segments.
 	d, ok := asGeneral[T](Dm)
 	if !ok {
-		d = convertInto(dbuf, Dm)
+		d = convertInto(dbuf, Dm, false)
 	}
 	o.run(tiles(n, rowTile), func(s *scratch, t int) {
 		colsMulDense(o, s, out, t*rowTile, min(n, (t+1)*rowTile), idx, d)
@@ -926,7 +928,7 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 		qs[i] = q
 	}
 	V, D := v.RawMatrix(), dst.RawMatrix()
-	vt := transposeInto(&o.vt, V)
+	vt := convertInto(&o.vt, V, true)
 	o.run(tiles(ns, rowTile), func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(ns, (t+1)*rowTile)
 		nr := i1 - i0
