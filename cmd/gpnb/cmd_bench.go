@@ -254,7 +254,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	on := opDS.NTrain()
-	fmt.Fprintf(stdout, "\nKernel operator H·V at n=%d, V %d×%d (effective rate: 2·n²·%d flops per product):\n", on, on, *cols, *cols)
+	fmt.Fprintf(stdout, "\nKernel operator H·V at n=%d, V %d×%d (effective rate: 2·n²·%d flops per product; best of several, timed in turns):\n", on, on, *cols, *cols)
 	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
 	v := benchRHS(on, *cols)
 	dst := mat.NewDense(on, *cols, nil)
@@ -271,12 +271,26 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		{"dense float32", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Float32}},
 		{"matrix-free", kernel.Options{Mode: kernel.ModeMatrixFree}},
 	}
+	// The three operators are timed in turns, each keeping its fastest
+	// product, so that a busy spell on a shared machine does not favour one.
 	rates := make([]float64, len(modes))
 	secs := make([]float64, len(modes))
 	errs := make([]error, len(modes))
+	var products []func()
+	var timed []int
 	for i, m := range modes {
-		rates[i], secs[i], errs[i] = operatorRate(opDS.XTrain, k, m.opt, v, dst)
+		op, err := kernel.NewOperator(opDS.XTrain, k, m.opt)
+		if errs[i] = err; err != nil {
+			continue
+		}
+		products = append(products, func() { op.MulTo(dst, v) })
+		timed = append(timed, i)
 	}
+	for j, t := range interleaved(5, products...) {
+		secs[timed[j]], rates[timed[j]] = t, flops/t/1e9
+	}
+	products = nil
+	runtime.GC()
 	var square float64
 	kernel.WithAllBLASThreads(func() {
 		gemm = math.Max(gemm, benchGemm(on, *cols))
@@ -304,7 +318,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 
 	// 4. Building K and the gradient reduction, scalar against vectorised.
-	fmt.Fprintf(stdout, "\nKernel build (SetKernel: n(n+1)/2 = %d kernel values) and gradient reduction (Reduce, %d columns) at n=%d, best of several:\n", on*(on+1)/2, *cols, on)
+	fmt.Fprintf(stdout, "\nKernel build (SetKernel: n(n+1)/2 = %d kernel values) and gradient reduction (Reduce, %d columns) at n=%d, best of several, timed in turns:\n", on*(on+1)/2, *cols, on)
 	if kernel.VectorKernel() == "" {
 		fmt.Fprintf(stdout, "  no vectorised kernel evaluation in this build (it needs -tags openblas on amd64 with AVX2): Go math.Exp only\n")
 	}
@@ -338,23 +352,47 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 // buildReduceTimes returns the best times of SetKernel and of Reduce(A, A)
 // for A = v on the operator of k on x built with opt: index 0 with
 // ScalarKernel (Go math.Exp), index 1 vectorised (where built in; else
-// only index 0).
+// only index 0), timed in turns.
 func buildReduceTimes(x *mat.Dense, k kernel.Kernel, opt kernel.Options, v *mat.Dense) (build, reduce []float64, err error) {
 	variants := []bool{true}
 	if kernel.VectorKernel() != "" {
 		variants = append(variants, false)
 	}
 	grad := make([]float64, k.Hyper.Len())
+	var builds, reduces []func()
 	for _, scalar := range variants {
 		opt.ScalarKernel = scalar
 		op, err := kernel.NewOperator(x, k, opt)
 		if err != nil {
 			return nil, nil, err
 		}
-		build = append(build, bestTime(func() { _ = op.SetKernel(k) }))
-		reduce = append(reduce, bestTime(func() { op.Reduce(grad, v, v) }))
+		builds = append(builds, func() { _ = op.SetKernel(k) })
+		reduces = append(reduces, func() { op.Reduce(grad, v, v) })
 	}
+	build, reduce = interleaved(3, builds...), interleaved(3, reduces...)
+	builds, reduces = nil, nil
+	runtime.GC()
 	return build, reduce, nil
+}
+
+// interleaved runs fs in turns, rounds times (at least; more while a round
+// takes under 0.1 s, up to 50), and returns the fastest time of each in
+// seconds: on a shared machine alternating keeps a busy spell from
+// favouring one of them.
+func interleaved(rounds int, fs ...func()) []float64 {
+	best := make([]float64, len(fs))
+	for i := range best {
+		best[i] = math.Inf(1)
+	}
+	start := time.Now()
+	for r := 0; r < 50 && (r < rounds || time.Since(start) < 100*time.Millisecond*time.Duration(r)); r++ {
+		for i, f := range fs {
+			t := time.Now()
+			f()
+			best[i] = math.Min(best[i], time.Since(t).Seconds())
+		}
+	}
+	return best
 }
 
 // loadAvg returns the first three fields of /proc/loadavg, or "unknown".
