@@ -296,6 +296,10 @@ func build[T float](o *Operator, k []T) {
 			buf := s.t
 			sqdist(buf, zr, qr, o.ztCols(j0, j1), o.sq[j0:j1], d, o.vec)
 			o.fillK(buf)
+			if o.vec {
+				storeTileVec(k, n, buf, nr, nc, i0, j0)
+				continue
+			}
 			// Upper part row by row, then the mirror column by column, so
 			// both sets of writes are contiguous in K.
 			for a := 0; a < nr; a++ {

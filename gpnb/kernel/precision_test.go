@@ -140,40 +140,51 @@ func TestVectorKernel(t *testing.T) {
 	}
 }
 
-// TestVectorBuild checks whole dense caches and reductions computed with
-// the vectorised evaluation against the Go code's: the same bits.
+// TestVectorBuild checks whole dense caches (float64 and float32, with
+// ragged tiles) and reductions computed with the vectorised code against the
+// Go code's: the same bits, and K exactly symmetric.
 func TestVectorBuild(t *testing.T) {
 	if VectorKernel() == "" {
 		t.Skip("no vectorised kernel evaluation in this build")
 	}
-	withSmallTiles(t)
-	const n, d = 150, 4
-	x := testX(n, d, 43)
-	for _, f := range families {
-		k := testKernel(f, d)
-		vec, err := NewOperator(x, k, Options{Mode: ModeDense})
-		if err != nil {
-			t.Fatal(err)
+	const d = 4
+	for _, n := range []int{700, 150, 203} {
+		if n == 150 {
+			withSmallTiles(t) // rowTile 16, colChunk 40: many ragged tiles
 		}
-		sc, err := NewOperator(x, k, Options{Mode: ModeDense, ScalarKernel: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !vec.vec || sc.vec {
-			t.Fatalf("vec flags: %v, %v", vec.vec, sc.vec)
-		}
-		for i := range vec.k64 {
-			if u := ulps(vec.k64[i], sc.k64[i]); u != 0 {
-				t.Fatalf("%v: K[%d,%d] = %.17g vectorised, %.17g scalar (%d ulp)", f, i/n, i%n, vec.k64[i], sc.k64[i], u)
-			}
-		}
-		a, b := randDense(n, 3, 44), randDense(n, 3, 45)
-		g1, g2 := make([]float64, d+2), make([]float64, d+2)
-		vec.Reduce(g1, a, b)
-		sc.Reduce(g2, a, b)
-		for i := range g1 {
-			if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) {
-				t.Errorf("%v: Reduce θ_%d = %.17g vectorised, %.17g scalar", f, i, g1[i], g2[i])
+		x := testX(n, d, 43)
+		for _, f := range families {
+			k := testKernel(f, d)
+			for _, p := range []Precision{Float64, Float32} {
+				vec, err := NewOperator(x, k, Options{Mode: ModeDense, Precision: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc, err := NewOperator(x, k, Options{Mode: ModeDense, Precision: p, ScalarKernel: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !vec.vec || sc.vec {
+					t.Fatalf("vec flags: %v, %v", vec.vec, sc.vec)
+				}
+				kv, ks := make([]float64, n*n), make([]float64, n*n)
+				vec.gatherK(kv, n, vec.iota, vec.iota)
+				sc.gatherK(ks, n, sc.iota, sc.iota)
+				for i := range kv {
+					a, b := i/n, i%n
+					if math.Float64bits(kv[i]) != math.Float64bits(ks[i]) || kv[i] != kv[b*n+a] {
+						t.Fatalf("n=%d %v %v: K[%d,%d] = %.17g vectorised (K[%d,%d] = %.17g), %.17g scalar", n, f, p, a, b, kv[i], b, a, kv[b*n+a], ks[i])
+					}
+				}
+				a, b := randDense(n, 3, 44), randDense(n, 3, 45)
+				g1, g2 := make([]float64, d+2), make([]float64, d+2)
+				vec.Reduce(g1, a, b)
+				sc.Reduce(g2, a, b)
+				for i := range g1 {
+					if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) {
+						t.Errorf("n=%d %v %v: Reduce θ_%d = %.17g vectorised, %.17g scalar", n, f, p, i, g1[i], g2[i])
+					}
+				}
 			}
 		}
 	}

@@ -16,6 +16,7 @@ package kernel
 // long gpnb_pair_row_nofma(int fam, double *g, const double *w, const double *qc, double thr, double *cs, long nc, double *sums, long long *near, double *nearG);
 // long gpnb_sqdist_fix_fma(double *dst, const double *qr, const double *qc, long nr, long nc);
 // long gpnb_sqdist_fix_nofma(double *dst, const double *qr, const double *qc, long nr, long nc);
+// void gpnb_store_tile(void *k, long n, const double *buf, long nr, long nc, long i0, long j0, int f32);
 import "C"
 
 import "unsafe"
@@ -102,4 +103,19 @@ func sqdistFixVec(dst, qr, qc []float64) int {
 		return int(C.gpnb_sqdist_fix_fma((*C.double)(&dst[0]), (*C.double)(&qr[0]), (*C.double)(&qc[0]), C.long(nr), C.long(nc)))
 	}
 	return int(C.gpnb_sqdist_fix_nofma((*C.double)(&dst[0]), (*C.double)(&qr[0]), (*C.double)(&qc[0]), C.long(nr), C.long(nc)))
+}
+
+// storeTileVec is build's store of one tile by the vectorised code: buf
+// (nr×nc, rows i0.., columns j0 ≥ i0..) into the n×n cache k (float64 or
+// float32) on and above the diagonal, and mirrored below it.
+func storeTileVec[T float](k []T, n int, buf []float64, nr, nc, i0, j0 int) {
+	if nr == 0 || nc == 0 {
+		return
+	}
+	_, _ = buf[nr*nc-1], k[(j0+nc-1)*n+i0+nr-1]
+	f32 := C.int(1)
+	if _, ok := asT[float64](k); ok {
+		f32 = 0
+	}
+	C.gpnb_store_tile(unsafe.Pointer(&k[0]), C.long(n), (*C.double)(&buf[0]), C.long(nr), C.long(nc), C.long(i0), C.long(j0), f32)
 }

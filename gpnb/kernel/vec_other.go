@@ -18,3 +18,7 @@ func pairRowVec(Family, []float64, []float64, []float64, float64, []float64, []i
 func sqdistFixVec([]float64, []float64, []float64) int {
 	panic("kernel: no vectorised evaluation in this build")
 }
+
+func storeTileVec[T float]([]T, int, []float64, int, int, int, int) {
+	panic("kernel: no vectorised evaluation in this build")
+}
