@@ -47,7 +47,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 15, "Adam steps per run")
 	solverStr := fs.String("solvers", "cg,ap,sgd", "solvers to compare cold and warm")
 	var precision precisionFlag
-	precision.register(fs)
+	precision.register(fs, "float32 also trains every solver with the float32 kernel operator and prints its ratios to float64 (the operator figures always compare both)")
 	precond := fs.Int("precond-rank", 0, "also run CG with a pivoted-Cholesky preconditioner of this rank and print its ratios to plain CG")
 	blockSize := fs.Int("block-size", 0, "AP block size (0 = the paper's 2000 scaled to the subset: n·2000/13500, at least 100)")
 	batchSize := fs.Int("batch-size", 0, "SGD mini-batch size (0 = the paper's 1000 scaled to the subset: n·1000/13500, at least 100)")

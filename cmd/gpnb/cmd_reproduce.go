@@ -58,7 +58,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		device    = fs.Int("device", 0, "CUDA device ordinal (with --backend cuda)")
 		precision precisionFlag
 	)
-	precision.register(fs)
+	precision.register(fs, "")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func (t *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxIters, "max-iters", 0, "solver iterations per step at most (0: the solver's default)")
 	fs.Float64Var(&t.tolMean, "tol-mean", solvers.DefaultRelTolMean, "relative residual tolerance of the mean system H v = y")
 	fs.Float64Var(&t.tolProbes, "tol-probes", solvers.DefaultRelTolProbes, "relative residual tolerance of the probe systems")
-	t.precision.register(fs)
+	t.precision.register(fs, "")
 	fs.StringVar(&t.mode, "operator", "auto", "kernel operator storage: auto, dense or matrixfree")
 	fs.StringVar(&t.memBudget, "memory-budget", "auto", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)")
 	fs.StringVar(&t.backend, "backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU)")
@@ -153,9 +153,14 @@ type precisionFlag struct {
 	float32 bool
 }
 
-func (p *precisionFlag) register(fs *flag.FlagSet) {
+// register adds the flags to fs; usage, when not "", replaces the
+// description of --precision.
+func (p *precisionFlag) register(fs *flag.FlagSet, usage string) {
 	p.fs = fs
-	fs.StringVar(&p.name, "precision", "float64", "kernel operator precision: float64, or float32 (K stored and multiplied in single precision: half the memory, about twice as fast products, accurate to ~1e-6, enough for the paper's tolerances)")
+	if usage == "" {
+		usage = "kernel operator precision: float64, or float32 (K stored and multiplied in single precision: half the memory, about twice as fast products, accurate to ~1e-6, enough for the paper's tolerances; CG may need more iterations late in training)"
+	}
+	fs.StringVar(&p.name, "precision", "float64", usage)
 	fs.BoolVar(&p.float32, "float32", false, "the same as --precision float32")
 }
 
