@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"gonum.org/v1/gonum/mat"
@@ -17,38 +16,21 @@ var ErrNotBuilt = errors.New("cuda: built without -tags cuda: rebuild with `go b
 // (no device, an ordinal out of range, a device too old for the kernels).
 var ErrUnavailable = errors.New("cuda: no usable GPU")
 
-// Precision selects the floating-point type of the device computations.
-type Precision int
+// Precision selects the floating-point type of the device computations. It
+// is kernel.Precision, the one precision setting of both backends.
+type Precision = kernel.Precision
 
 const (
 	// Float64 computes in double precision (the default).
-	Float64 Precision = iota
+	Float64 = kernel.Float64
 	// Float32 stores Z, K and the right-hand sides in single precision and
 	// multiplies in it; gradient reductions accumulate in float64.
-	Float32
+	Float32 = kernel.Float32
 )
 
-// String returns "float64" or "float32".
-func (p Precision) String() string {
-	switch p {
-	case Float64:
-		return "float64"
-	case Float32:
-		return "float32"
-	}
-	return fmt.Sprintf("Precision(%d)", int(p))
-}
-
-// ParsePrecision parses float64 (or f64, double) and float32 (f32, single).
-func ParsePrecision(s string) (Precision, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "float64", "f64", "double", "fp64", "":
-		return Float64, nil
-	case "float32", "f32", "single", "fp32":
-		return Float32, nil
-	}
-	return 0, fmt.Errorf("cuda: unknown precision %q: use float64 or float32", s)
-}
+// ParsePrecision parses float64 (or f64, double) and float32 (f32, single):
+// kernel.ParsePrecision.
+func ParsePrecision(s string) (Precision, error) { return kernel.ParsePrecision(s) }
 
 // Options configure a GPU operator. The zero value is ready to use: device
 // 0, automatic mode, float64.

@@ -5,26 +5,6 @@ import (
 	"testing"
 )
 
-func TestParsePrecision(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Precision
-		ok   bool
-	}{
-		{"float64", Float64, true}, {"F64", Float64, true}, {"", Float64, true},
-		{"float32", Float32, true}, {" single ", Float32, true},
-		{"half", 0, false}, {"float16", 0, false},
-	} {
-		got, err := ParsePrecision(tc.in)
-		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
-			t.Errorf("ParsePrecision(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
-		if tc.ok && got.String() != map[Precision]string{Float64: "float64", Float32: "float32"}[tc.want] {
-			t.Errorf("%v.String() = %q", got, got.String())
-		}
-	}
-}
-
 // The peak figures against the published H100 SXM numbers: 132 SMs at
 // 1980 MHz boost, 64 FP64 units per SM → 2·64·132·1.98e9 = 33.45 TFLOP/s
 // FMA-only fp64 (NVIDIA quotes 34 TFLOP/s fp64 non-tensor); HBM3 at

@@ -136,7 +136,7 @@ func TestResumeErrors(t *testing.T) {
 		{WarmStart: true, Probes: 4, Estimator: ExactGradient},
 		{WarmStart: true, Probes: 4, Solver: solvers.CG{PrecondRank: 3, PrecondDiagonal: true}},
 		{WarmStart: true, Probes: 4, ProbeDist: Rademacher},
-		{WarmStart: true, Probes: 4, Operator: kernel.Options{Float32: true}},
+		{WarmStart: true, Probes: 4, Operator: kernel.Options{Precision: kernel.Float32}},
 		{WarmStart: true, Probes: 4, Operator: kernel.Options{Mode: kernel.ModeMatrixFree}},
 	} {
 		if _, err := Resume(path, ds, WithConfig(c)); !errors.Is(err, ErrConfigMismatch) {

@@ -1,6 +1,7 @@
 package gpnb
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,6 +77,9 @@ func upgradeV1(p payloadV1) (*State, error) {
 	case solvers.SGD:
 		m = solvers.SGD{BatchSize: c.Solver.BatchSize, LearningRate: c.Solver.LearningRate, RawLearningRate: c.Solver.RawLearningRate, Momentum: c.Solver.Momentum, Seed: c.Solver.Seed}
 	}
+	if c.Operator.Float32 {
+		return nil, errors.New("the run used the float32 storage of gpnb's format 1 (float32 K, float64 products), which no longer exists: start the run again (--precision float32 stores and multiplies in float32)")
+	}
 	if len(c.Init) < 2 {
 		return nil, fmt.Errorf("initial θ has %d values", len(c.Init))
 	}
@@ -87,7 +91,7 @@ func upgradeV1(p payloadV1) (*State, error) {
 		Kernel: fam, Init: kernel.HyperFromVector(c.Init), Solver: m, Settings: c.Settings,
 		Estimator: EstimatorKind(c.Gradient), WarmStart: c.WarmStart, FixedProbes: fp, Probes: c.Probes,
 		ProbeDist: ProbeDist(c.ProbeDist), LearningRate: c.LearningRate, Seed: c.Seed,
-		Operator:      kernel.Options{Mode: kernel.Mode(c.Operator.Mode), MemoryBudget: c.Operator.MemoryBudget, Float32: c.Operator.Float32, Workers: c.Operator.Workers},
+		Operator:      kernel.Options{Mode: kernel.Mode(c.Operator.Mode), MemoryBudget: c.Operator.MemoryBudget, Workers: c.Operator.Workers},
 		TrackExactMLL: c.TrackExactMLL, DropResidualTraces: c.DropResidualTraces, CheckpointPath: c.CheckpointPath,
 	}
 	if cfg, err = cfg.Resolve(p.State.D); err != nil {

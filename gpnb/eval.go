@@ -63,7 +63,17 @@ func (o *Optimiser) Evaluate() (Eval, error) {
 // at v0 (the training's last solution H⁻¹y, or nil).
 func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64, v0 *mat.Dense) (mean, variance []float64, err error) {
 	x, y := e.x, e.y.RawMatrix().Data
-	op, err := e.newOperator(x, k)
+	// The evaluation's solves go to a tolerance (1e-6) float32 products
+	// cannot reach: on the CPU they run in float64 whatever the training's
+	// precision.
+	cpu := e.cfg.Operator
+	cpu.Precision = kernel.Float64
+	var op kernel.GramOperator
+	if e.backend != nil {
+		op, err = e.newOperator(x, k)
+	} else {
+		op, err = kernel.NewOperator(x, k, cpu)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,36 +27,43 @@ import (
 )
 
 func init() {
-	register(&command{name: "bench", short: "measure warm-start ratios, operator GFLOP/s against gemm, and peak memory in one run", run: runBench})
+	register(&command{name: "bench", short: "measure warm-start ratios, the per-step time split, operator GFLOP/s against gemm (float64 and float32), the kernel build, and peak memory in one run", run: runBench})
 }
 
 // benchRun is one short training run of gpnb bench.
 type benchRun struct {
 	iters               int
+	steps               int
 	solverSec, totalSec float64
 	llh                 float64
+	work                kernel.Work // the training operator's, up to the last step
 	err                 error
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench", "[--data pol] [--subset 3000] [--steps 15] [--solvers cg,ap,sgd] [--float32] [--precond-rank K]", stderr)
+	fs := newFlagSet("bench", "[--data pol] [--subset 3000] [--steps 15] [--solvers cg,ap,sgd] [--precision float32] [--precond-rank K] [--operator-subset N]", stderr)
 	dataName := fs.String("data", "pol", "dataset: a UCI name or synthetic-N-D-SEED; a UCI set whose files are absent falls back to synthetic data of the same d")
 	split := fs.Int("split", 0, "UCI split")
 	subset := fs.Int("subset", 3000, "training points (0 = all)")
 	steps := fs.Int("steps", 15, "Adam steps per run")
 	solverStr := fs.String("solvers", "cg,ap,sgd", "solvers to compare cold and warm")
-	f32 := fs.Bool("float32", false, "also run with float32 kernel storage and print its ratios to float64")
+	// --precision float32 also trains every solver with the float32 operator
+	// and prints its ratios to float64 (the operator figures compare both).
+	var rf runFlags
+	rf.register(fs, stderr, targetOf(gpnb.Config{}), only("precision"))
 	precond := fs.Int("precond-rank", 0, "also run CG with a pivoted-Cholesky preconditioner of this rank and print its ratios to plain CG")
 	blockSize := fs.Int("block-size", 0, "AP block size (0 = the paper's 2000 scaled to the subset: n·2000/13500, at least 100)")
 	batchSize := fs.Int("batch-size", 0, "SGD mini-batch size (0 = the paper's 1000 scaled to the subset: n·1000/13500, at least 100)")
 	cols := fs.Int("columns", 17, "columns of V in the operator benchmark (1 mean + 16 probes)")
+	opSubset := fs.Int("operator-subset", -1, "training points of the operator benchmark (-1 = as --subset, 0 = all): e.g. --solvers cg --steps 1 --operator-subset 0 for the full-size operator figures")
 	dataDir := fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *steps <= 0 || *subset < 0 || *cols <= 0 || *precond < 0 {
-		return fmt.Errorf("--steps, --columns must be > 0 and --subset, --precond-rank ≥ 0 (got %d, %d, %d, %d)", *steps, *cols, *subset, *precond)
+	if *steps <= 0 || *subset < 0 || *cols <= 0 || *precond < 0 || *opSubset < -1 {
+		return fmt.Errorf("--steps, --columns must be > 0, --subset, --precond-rank ≥ 0 and --operator-subset ≥ -1 (got %d, %d, %d, %d, %d)", *steps, *cols, *subset, *precond, *opSubset)
 	}
+	f32 := rf.t.Config.Operator.Precision == kernel.Float32
 	solverList, err := repro.ParseSolvers(*solverStr)
 	if err != nil {
 		return fmt.Errorf("--solvers: %w", err)
@@ -74,17 +81,22 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	base.Subset = *subset
-	ds, err := tr.Dataset(base)
-	if err != nil && spec.UCI && (errors.Is(err, data.ErrDownload) || errors.Is(err, os.ErrNotExist)) {
-		n := *subset
-		if n == 0 {
-			n = repro.ApproxTrainSize(spec, 0)
+	// load reads j's dataset, or synthetic data of the same shape when a
+	// UCI set's files are absent (j's Dataset and Subset then say so).
+	load := func(j *repro.Job) (*data.Dataset, error) {
+		ds, err := tr.Dataset(*j)
+		if err != nil && spec.UCI && (errors.Is(err, data.ErrDownload) || errors.Is(err, os.ErrNotExist)) {
+			n := j.Subset
+			if n == 0 {
+				n = repro.ApproxTrainSize(spec, 0)
+			}
+			fmt.Fprintf(stderr, "gpnb bench: %s is not available (%v);\n  using synthetic-%d-%d-0 instead (set GPNB_DATA to the UCI directory for the real data)\n", spec.Name, err, n, spec.D)
+			j.Dataset, j.Subset = data.SyntheticName(n, spec.D, 0), 0
+			ds, err = tr.Dataset(*j)
 		}
-		d := spec.D
-		fmt.Fprintf(stderr, "gpnb bench: %s is not available (%v);\n  using synthetic-%d-%d-0 instead (set GPNB_DATA to the UCI directory for the real data)\n", spec.Name, err, n, d)
-		base.Dataset, base.Subset = fmt.Sprintf("synthetic-%d-%d-0", n, d), 0
-		ds, err = tr.Dataset(base)
+		return ds, err
 	}
+	ds, err := load(&base)
 	if err != nil {
 		return err
 	}
@@ -97,8 +109,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	methods := map[string]solvers.Method{"cg": solvers.CG{}, "ap": solvers.AP{BlockSize: *blockSize}, "sgd": solvers.SGD{BatchSize: min(*batchSize, n), Momentum: solvers.DefaultMomentum}}
 
-	fmt.Fprintf(stdout, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, GOMAXPROCS %d, %s/%s\n",
-		base.Dataset, base.Split, n, d, *steps, kernel.BLASName(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	vec := kernel.VectorKernel()
+	if vec == "" {
+		vec = "none (Go math.Exp)"
+	}
+	fmt.Fprintf(stdout, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, vectorised kernel %s, GOMAXPROCS %d, %s/%s; load %s\n",
+		base.Dataset, base.Split, n, d, *steps, kernel.BLASName(), vec, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, loadAvg())
 	fmt.Fprintf(stdout, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", *blockSize, min(*batchSize, n))
 
 	train := func(solver string, warm, float32 bool, rank int) benchRun {
@@ -107,8 +123,21 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if rank > 0 {
 			m = solvers.CG{PrecondRank: rank}
 		}
-		j.Config.Solver, j.Config.WarmStart, j.Config.Operator.Float32 = m, warm, float32
-		o, err := gpnb.NewOptimiser(ds, tr.Config(j))
+		j.Config.Solver, j.Config.WarmStart = m, warm
+		if float32 {
+			j.Config.Operator.Precision = kernel.Float32
+		}
+		cfg := tr.Config(j)
+		// The CPU operator, built here so that its Work (the seconds spent
+		// building K, in products and in the reduction) can be read.
+		var op *kernel.Operator
+		o, err := gpnb.NewOptimiser(ds, cfg, gpnb.WithBackend(func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+			o, err := kernel.NewOperator(x, k, cfg.Operator)
+			if err == nil && op == nil {
+				op = o
+			}
+			return o, err
+		}))
 		if err != nil {
 			return benchRun{err: err}
 		}
@@ -116,7 +145,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return benchRun{err: err}
 		}
 		h := o.History()
-		r := benchRun{iters: h.TotalSolverIterations(), solverSec: h.TotalSolverSeconds(), totalSec: h.TotalSeconds(), llh: math.NaN()}
+		r := benchRun{iters: h.TotalSolverIterations(), steps: len(h), solverSec: h.TotalSolverSeconds(), totalSec: h.TotalSeconds(), llh: math.NaN()}
+		if op != nil {
+			r.work = op.Work()
+		}
 		if ev, err := o.Evaluate(); err == nil {
 			r.llh = ev.TestLLH
 		}
@@ -150,6 +182,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "  "+f)
 	}
 
+	variants := map[[2]any]benchRun{}
 	variant := func(title string, solvers []string, f32 bool, rank int) {
 		fmt.Fprintf(stdout, "\n%s (ratios variant/baseline; LLH difference variant − baseline):\n", title)
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -159,6 +192,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			for _, warm := range []bool{false, true} {
 				b := base64[[2]any{s, warm}]
 				v := train(s, warm, f32, rank)
+				if f32 {
+					variants[[2]any{s, warm}] = v
+				}
 				mode := map[bool]string{false: "cold", true: "ws"}[warm]
 				if v.err != nil || b.err != nil {
 					failed = append(failed, fmt.Sprintf("%s %s failed: %v", strings.ToUpper(s), mode, errors.Join(v.err, b.err)))
@@ -179,8 +215,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			iterative = append(iterative, s)
 		}
 	}
-	if *f32 {
-		variant("float32 kernel storage against float64", iterative, true, 0)
+	if f32 {
+		variant("float32 kernel operator against float64", iterative, true, 0)
 	}
 	if *precond > 0 {
 		if _, ok := base64[[2]any{repro.SolverCG, false}]; !ok {
@@ -189,42 +225,82 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		variant(fmt.Sprintf("CG with a rank-%d pivoted-Cholesky preconditioner against plain CG", *precond), []string{"cg"}, false, *precond)
 	}
 
-	// 2. Operator throughput against gemm of the same shape, measured now.
-	fmt.Fprintf(stdout, "\nKernel operator H·V, V %d×%d (effective rate: 2·n²·%d flops per product):\n", n, *cols, *cols)
+	// 2. Where a warm-started step's time goes, from the runs above.
+	fmt.Fprintf(stdout, "\nPer-step split of the warm-started runs (mean seconds per step; the operator's Work timers):\n")
+	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "solver\tprecision\tstep s\tK build\tproducts\tsolver other\treduction\tother\tnon-solver share\t")
+	for _, p := range []struct {
+		name string
+		runs map[[2]any]benchRun
+	}{{"float64", base64}, {"float32", variants}} {
+		for _, s := range iterative {
+			r, ok := p.runs[[2]any{s, true}]
+			if !ok || r.err != nil || r.steps == 0 {
+				continue
+			}
+			w, k := r.work, float64(r.steps)
+			nonSolver := r.totalSec - r.solverSec
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f%%\t\n", strings.ToUpper(s), p.name, r.totalSec/k,
+				w.BuildSeconds/k, w.ProductSeconds/k, (r.solverSec-w.ProductSeconds)/k, w.ReduceSeconds/k,
+				(nonSolver-w.BuildSeconds-w.ReduceSeconds)/k, 100*nonSolver/r.totalSec)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "  (products: H·V and the partial products, inside the solver; solver other: the rest of the solver's time;\n   other: probes, Adam, records, outside both)")
+
+	// 3. Operator throughput against gemm of the same shape, measured now.
+	opDS := ds
+	if *opSubset >= 0 && *opSubset != *subset {
+		j := base
+		j.Subset = *opSubset
+		if opDS, err = load(&j); err != nil {
+			return err
+		}
+	}
+	on := opDS.NTrain()
+	fmt.Fprintf(stdout, "\nKernel operator H·V at n=%d, V %d×%d (effective rate: 2·n²·%d flops per product; best of several, timed in turns):\n", on, on, *cols, *cols)
 	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
-	v := benchRHS(n, *cols)
-	dst := mat.NewDense(n, *cols, nil)
-	flops := 2 * float64(n) * float64(n) * float64(*cols)
+	v := benchRHS(on, *cols)
+	dst := mat.NewDense(on, *cols, nil)
+	flops := 2 * float64(on) * float64(on) * float64(*cols)
 	// gemm is timed before and after the operators, and the faster rate
 	// kept, so that a busy moment does not flatter the operator.
 	var gemm float64
-	kernel.WithAllBLASThreads(func() { gemm = benchGemm(n, *cols) })
+	kernel.WithAllBLASThreads(func() { gemm = benchGemm(on, *cols) })
 	modes := []struct {
 		name string
 		opt  kernel.Options
-	}{{"dense float64", kernel.Options{Mode: kernel.ModeDense}}}
-	if *f32 {
-		modes = append(modes, struct {
-			name string
-			opt  kernel.Options
-		}{"dense float32", kernel.Options{Mode: kernel.ModeDense, Float32: true}})
+	}{
+		{"dense float64", kernel.Options{Mode: kernel.ModeDense}},
+		{"dense float32", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Float32}},
+		{"matrix-free", kernel.Options{Mode: kernel.ModeMatrixFree}},
 	}
-	modes = append(modes, struct {
-		name string
-		opt  kernel.Options
-	}{"matrix-free", kernel.Options{Mode: kernel.ModeMatrixFree}})
+	// The three operators are timed in turns, each keeping its fastest
+	// product, so that a busy spell on a shared machine does not favour one.
 	rates := make([]float64, len(modes))
 	secs := make([]float64, len(modes))
 	errs := make([]error, len(modes))
+	var products []func()
+	var timed []int
 	for i, m := range modes {
-		rates[i], secs[i], errs[i] = operatorRate(ds.XTrain, k, m.opt, v, dst)
+		op, err := kernel.NewOperator(opDS.XTrain, k, m.opt)
+		if errs[i] = err; err != nil {
+			continue
+		}
+		products = append(products, func() { op.MulTo(dst, v) })
+		timed = append(timed, i)
 	}
+	for j, t := range interleaved(5, products...) {
+		secs[timed[j]], rates[timed[j]] = t, flops/t/1e9
+	}
+	products = nil
+	runtime.GC()
 	var square float64
 	kernel.WithAllBLASThreads(func() {
-		gemm = math.Max(gemm, benchGemm(n, *cols))
+		gemm = math.Max(gemm, benchGemm(on, *cols))
 		square = benchGemm(squareGemmN, squareGemmN)
 	})
-	fmt.Fprintf(stdout, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s, %d threads): %.2f GFLOP/s\n", n, n, n, *cols, kernel.BLASName(), runtime.GOMAXPROCS(0), gemm)
+	fmt.Fprintf(stdout, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s, %d threads): %.2f GFLOP/s\n", on, on, on, *cols, kernel.BLASName(), runtime.GOMAXPROCS(0), gemm)
 	fmt.Fprintf(stdout, "  square gemm (%d³, all %d cores: the machine's flop rate): %.2f GFLOP/s\n", squareGemmN, runtime.GOMAXPROCS(0), square)
 	for i, m := range modes {
 		if errs[i] != nil {
@@ -232,20 +308,104 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(stdout, "  %s: %.2f GFLOP/s (%.1f ms per product), %.0f%% of gemm", m.name, rates[i], secs[i]*1e3, 100*rates[i]/gemm)
-		if m.opt.Mode == kernel.ModeMatrixFree {
+		switch {
+		case m.opt.Mode == kernel.ModeMatrixFree:
 			// Matrix-free, the work is mostly kernel evaluation: count it
 			// (n² values, kernel.EvalFlops each) and rate it against the
 			// compute-bound square gemm.
-			ff := (flops + float64(n)*float64(n)*kernel.EvalFlops(d)) / secs[i] / 1e9
+			ff := (flops + float64(on)*float64(on)*kernel.EvalFlops(d)) / secs[i] / 1e9
 			fmt.Fprintf(stdout, "; counting kernel evaluation (%.0f flops per value): %.2f GFLOP/s, %.0f%% of square gemm", kernel.EvalFlops(d), ff, 100*ff/square)
+		case m.opt.Precision == kernel.Float32 && errs[0] == nil:
+			fmt.Fprintf(stdout, "; %.2f× as fast as dense float64", secs[0]/secs[i])
 		}
 		fmt.Fprintln(stdout)
 	}
 
-	// 3. Memory.
+	// 4. Building K and the gradient reduction, scalar against vectorised.
+	fmt.Fprintf(stdout, "\nKernel build (SetKernel: n(n+1)/2 = %d kernel values) and gradient reduction (Reduce, %d columns) at n=%d, best of several, timed in turns:\n", on*(on+1)/2, *cols, on)
+	if kernel.VectorKernel() == "" {
+		fmt.Fprintf(stdout, "  no vectorised kernel evaluation in this build (it needs -tags openblas on amd64 with AVX2): Go math.Exp only\n")
+	}
+	for _, m := range modes[:2] {
+		bs, rs, err := buildReduceTimes(opDS.XTrain, k, m.opt, v)
+		if err != nil {
+			fmt.Fprintf(stdout, "  %s: %v\n", m.name, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "  %s: build %.1f ms scalar", m.name, bs[0]*1e3)
+		if kernel.VectorKernel() != "" {
+			fmt.Fprintf(stdout, ", %.1f ms vectorised (%.2f×)", bs[1]*1e3, bs[0]/bs[1])
+		}
+		fmt.Fprintf(stdout, "; reduction %.1f ms scalar", rs[0]*1e3)
+		if kernel.VectorKernel() != "" {
+			fmt.Fprintf(stdout, ", %.1f ms vectorised (%.2f×)", rs[1]*1e3, rs[0]/rs[1])
+		}
+		if errs[0] == nil {
+			fmt.Fprintf(stdout, "; the vectorised build costs %.1f dense float64 products", bs[len(bs)-1]/secs[0])
+		}
+		fmt.Fprintln(stdout)
+	}
+
+	// 5. Memory.
 	fmt.Fprintf(stdout, "\nMemory: peak resident set %s (getrusage maxrss); Go runtime memory at the end %s (runtime/metrics /memory/classes/total:bytes)\n",
 		fmtBytes(maxRSS()), fmtBytes(goTotalMemory()))
+	fmt.Fprintf(stdout, "Load at the end: %s (/proc/loadavg: 1, 5, 15 minutes; the machine's other work slows every figure above)\n", loadAvg())
 	return nil
+}
+
+// buildReduceTimes returns the best times of SetKernel and of Reduce(A, A)
+// for A = v on the operator of k on x built with opt: index 0 with
+// ScalarKernel (Go math.Exp), index 1 vectorised (where built in; else
+// only index 0), timed in turns.
+func buildReduceTimes(x *mat.Dense, k kernel.Kernel, opt kernel.Options, v *mat.Dense) (build, reduce []float64, err error) {
+	variants := []bool{true}
+	if kernel.VectorKernel() != "" {
+		variants = append(variants, false)
+	}
+	grad := make([]float64, k.Hyper.Len())
+	var builds, reduces []func()
+	for _, scalar := range variants {
+		opt.ScalarKernel = scalar
+		op, err := kernel.NewOperator(x, k, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		builds = append(builds, func() { _ = op.SetKernel(k) })
+		reduces = append(reduces, func() { op.Reduce(grad, v, v) })
+	}
+	build, reduce = interleaved(3, builds...), interleaved(3, reduces...)
+	builds, reduces = nil, nil
+	runtime.GC()
+	return build, reduce, nil
+}
+
+// interleaved runs fs in turns, rounds times (at least; more while a round
+// takes under 0.1 s, up to 50), and returns the fastest time of each in
+// seconds: on a shared machine alternating keeps a busy spell from
+// favouring one of them.
+func interleaved(rounds int, fs ...func()) []float64 {
+	best := make([]float64, len(fs))
+	for i := range best {
+		best[i] = math.Inf(1)
+	}
+	start := time.Now()
+	for r := 0; r < 50 && (r < rounds || time.Since(start) < 100*time.Millisecond*time.Duration(r)); r++ {
+		for i, f := range fs {
+			t := time.Now()
+			f()
+			best[i] = math.Min(best[i], time.Since(t).Seconds())
+		}
+	}
+	return best
+}
+
+// loadAvg returns the first three fields of /proc/loadavg, or "unknown".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // operatorRate times H·V (dst = H·v) with the operator of k on x built with

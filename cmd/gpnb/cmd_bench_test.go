@@ -9,6 +9,7 @@ import (
 
 func TestBench(t *testing.T) {
 	code, out, stderr := reproRunCLI("bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg,ap", "--float32")
+	// (--float32 is the older spelling of --precision float32.)
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, stderr)
 	}
@@ -30,7 +31,8 @@ func TestBench(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"n=150, d=3", "gemm (blas64.Gemm, 150×150 · 150×17", "dense float64:", "dense float32:", "matrix-free:", "% of gemm", "square gemm (1500³, all", "counting kernel evaluation (19 flops per value)", "% of square gemm",
-		"float32 kernel storage against float64", "Memory: peak resident set"} {
+		"float32 kernel operator against float64", "Memory: peak resident set", "as fast as dense float64",
+		"Per-step split of the warm-started runs", "Kernel build (SetKernel", "Load at the end"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}

@@ -129,7 +129,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	trainer := repro.GPTrainer{DataDir: *dataDir, MemoryBudget: machine.Operator.MemoryBudget, Workers: machine.Operator.Workers, KeepResiduals: !machine.DropResidualTraces}
-	if trainer.Backend, err = bf.backend(g.Config.Operator.Mode, g.Config.Operator.Float32); err != nil {
+	if trainer.Backend, err = bf.backend(g.Config.Operator.Mode, g.Config.Operator.Precision); err != nil {
 		return err
 	}
 	env := reproEnvironment()

@@ -275,8 +275,9 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		{nil, "dense float64"},
 		{[]string{"--operator", "matrixfree"}, "matrix-free"},
 		{[]string{"--memory-budget", "1KiB"}, "matrix-free"}, // 60² float64 values need 28.8 kB
-		{[]string{"--memory-budget", "1KiB", "--float32"}, "matrix-free"},
+		{[]string{"--memory-budget", "1KiB", "--float32"}, "matrix-free float32"},
 		{[]string{"--memory-budget", "16KiB", "--float32"}, "dense float32"},
+		{[]string{"--memory-budget", "16KiB", "--precision", "float32"}, "dense float32"},
 	} {
 		dir := t.TempDir()
 		args := append([]string{"reproduce", "--datasets", "synthetic-60-2-1", "--splits", "0", "--solvers", "cg",

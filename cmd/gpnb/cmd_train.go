@@ -38,10 +38,10 @@ func (b *backendFlags) register(fs *flag.FlagSet) {
 
 // backend turns the --backend and --device flags (of train and
 // reproduce) into a gpnb.Backend: nil for the CPU operator, the GPU
-// operator of package cuda for "cuda", with mode and float32 storage as for
+// operator of package cuda for "cuda", with mode and precision as for
 // the CPU. A cuda backend in a build without the cuda tag is an error that
 // says how to rebuild.
-func (b *backendFlags) backend(mode kernel.Mode, float32 bool) (gpnb.Backend, error) {
+func (b *backendFlags) backend(mode kernel.Mode, prec kernel.Precision) (gpnb.Backend, error) {
 	name, device := b.name, b.device
 	switch strings.ToLower(name) {
 	case "cpu", "":
@@ -50,11 +50,7 @@ func (b *backendFlags) backend(mode kernel.Mode, float32 bool) (gpnb.Backend, er
 		if err := cuda.Available(); err != nil {
 			return nil, fmt.Errorf("--backend cuda: %w", err)
 		}
-		copt := cuda.Options{Device: device, Mode: mode}
-		if float32 {
-			copt.Precision = cuda.Float32
-		}
-		return cuda.Backend(copt), nil
+		return cuda.Backend(cuda.Options{Device: device, Mode: mode, Precision: prec}), nil
 	}
 	return nil, fmt.Errorf("--backend %q: use cpu or cuda", name)
 }
@@ -172,7 +168,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *resume != "" && !rf.given("checkpoint") {
 		cfg.CheckpointPath = *resume // go on saving where the run was read from
 	}
-	backend, err := bf.backend(cfg.Operator.Mode, cfg.Operator.Float32)
+	backend, err := bf.backend(cfg.Operator.Mode, cfg.Operator.Precision)
 	if err != nil {
 		return err
 	}

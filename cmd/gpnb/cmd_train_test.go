@@ -42,6 +42,22 @@ func TestTrainCommand(t *testing.T) {
 	}
 }
 
+// TestTrainPrecision checks that --precision float32 (and its alias
+// --float32) reaches the operator: result.json's history names it.
+func TestTrainPrecision(t *testing.T) {
+	for _, flags := range [][]string{{"--precision", "float32"}, {"--float32"}, {"--float32", "--precision", "float32"}} {
+		out := filepath.Join(t.TempDir(), "r.json")
+		args := append([]string{"train", "--data", "synthetic", "--synthetic-n", "100", "--synthetic-d", "2", "--steps", "2", "--warm-start", "--json", out}, flags...)
+		if code, _, errs := runCmd(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", flags, code, errs)
+		}
+		b, _ := os.ReadFile(out)
+		if !strings.Contains(string(b), `"operator":"dense float32"`) && !strings.Contains(string(b), `"operator": "dense float32"`) {
+			t.Errorf("%v: result.json does not name a dense float32 operator", flags)
+		}
+	}
+}
+
 // TestTrainExactResume: the exact-gradient run, saved after 2 steps and
 // resumed to 4, ends where a straight 4-step run ends (bit for bit).
 func TestTrainExactResume(t *testing.T) {
@@ -94,6 +110,8 @@ func TestTrainCommandBadInput(t *testing.T) {
 		{[]string{"--lengthscales", "1,2"}, "length scales"},
 		{[]string{"--resume", "/nonexistent/x.ckpt"}, "--resume"},
 		{[]string{"--backend", "tpu"}, "--backend"},
+		{[]string{"--precision", "half"}, "--precision"},
+		{[]string{"--precision", "float64", "--float32"}, "contradict"},
 	} {
 		code, _, errs := runCmd(t, append(append([]string(nil), base...), c.extra...)...)
 		if code != 1 || !strings.Contains(errs, c.want) {

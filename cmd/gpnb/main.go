@@ -157,6 +157,10 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			_, why, _ = strings.Cut(err.Error(), ": ")
 			return fmt.Errorf("--%s %q: %s (see gpnb %s --help)", name, value, why, strings.TrimPrefix(fs.Name(), "gpnb "))
 		}
+		if n, _ := fmt.Sscanf(err.Error(), "invalid boolean flag %s", &name); n == 1 {
+			_, why, _ = strings.Cut(err.Error(), ": ")
+			return fmt.Errorf("--%s: %s (see gpnb %s --help)", strings.TrimSuffix(name, ":"), why, strings.TrimPrefix(fs.Name(), "gpnb "))
+		}
 		fmt.Fprintf(out, "%s: %v\n", fs.Name(), err)
 		fs.Usage()
 		return errUsage

@@ -66,7 +66,8 @@ var runFlagTable = []runFlag{
 	{"max-iterations", "solver iterations per step at most (0: the solver's default: cg 1000, ap 20000, sgd 50000)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
 	{"operator", "kernel operator storage: auto (dense when the n×n cache fits --memory-budget, else matrix-free), dense or matrixfree", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
 	{"memory-budget", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
-	{"float32", "store the dense kernel cache in float32 (half the memory)", []string{"Config.Operator.Float32"}, scalarField("Config.Operator.Float32")},
+	{"precision", "kernel operator arithmetic: float64, or float32 (K stored and multiplied in single precision: half the memory and about twice the speed of the products; solver recurrences stay float64)", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
+	{"scalar-kernel", "evaluate kernel values with the portable Go code even where a vectorised one is built in (same bits; for comparisons)", []string{"Config.Operator.ScalarKernel"}, scalarField("Config.Operator.ScalarKernel")},
 	{"workers", "goroutines of the kernel operator (0: GOMAXPROCS; results do not depend on it)", []string{"Config.Operator.Workers"}, scalarField("Config.Operator.Workers")},
 	{"track-mll", "record the exact (Cholesky) log marginal likelihood at every step (O(n³) per step)", []string{"Config.TrackExactMLL"}, scalarField("Config.TrackExactMLL")},
 	{"residuals", "record per-iteration residual traces in the history (JSON and checkpoint); false keeps both small", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
@@ -91,7 +92,11 @@ var deprecatedFlags = map[string]string{
 	"max-iters":      "max-iterations",
 	"precond-diag":   "precond-diagonal",
 	"keep-residuals": "residuals",
+	"float32":        "precision", // a bool: see boolSpellings
 }
+
+// boolSpellings maps an old bool flag to the values of its new flag.
+var boolSpellings = map[string][2]string{"float32": {"float64", "float32"}}
 
 // runFlags registers the run flags on a flag set and turns what was parsed
 // into a gpnb.Config.
@@ -102,13 +107,15 @@ type runFlags struct {
 	// resumed: t is a checkpoint's configuration (see onto), whose SGD
 	// seed stands as it is.
 	resumed bool
+	// forwarded: the values old spellings set (see deprecatedValue).
+	forwarded map[string]string
 }
 
 // register adds the flags of runFlagTable that keep selects (nil: all) to
 // fs, and the deprecated spellings of those, with def's values as defaults
 // (targetOf and paperTarget make one).
 func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, keep func(name string) bool) {
-	r.fs, r.stderr, r.t = fs, stderr, def
+	r.fs, r.stderr, r.t, r.forwarded = fs, stderr, def, map[string]string{}
 	if keep == nil {
 		keep = func(string) bool { return true }
 	}
@@ -119,7 +126,7 @@ func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, k
 	}
 	for old, name := range deprecatedFlags {
 		if keep(name) {
-			fs.Var(deprecatedValue{fs: fs, old: old, name: name, w: stderr}, old, "deprecated: use --"+name)
+			fs.Var(deprecatedValue{fs: fs, old: old, name: name, w: stderr, forwarded: r.forwarded}, old, "deprecated: use --"+name)
 		}
 	}
 }
@@ -212,6 +219,11 @@ var methodFlags = map[string][]string{
 func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
 	t := r.t
 	c := t.Config
+	for flagName, v := range r.forwarded {
+		if now := r.fs.Lookup(flagName).Value.String(); now != v {
+			return c, fmt.Errorf("an old spelling set --%s %s, but --%s %s was given too: they contradict each other, give one of them", flagName, v, flagName, now)
+		}
+	}
 	name := strings.ToLower(strings.TrimSpace(t.Solver))
 	for solver, flags := range methodFlags {
 		for _, f := range flags {
@@ -487,11 +499,18 @@ type deprecatedValue struct {
 	fs        *flag.FlagSet
 	old, name string
 	w         io.Writer
+	// forwarded records the value each new flag got from an old one, so
+	// that runFlags.config can refuse an old and a new spelling that
+	// disagree.
+	forwarded map[string]string
 }
 
 func (d deprecatedValue) String() string { return "" }
 
 func (d deprecatedValue) IsBoolFlag() bool {
+	if _, ok := boolSpellings[d.old]; ok {
+		return true
+	}
 	if d.fs == nil {
 		return false
 	}
@@ -500,7 +519,22 @@ func (d deprecatedValue) IsBoolFlag() bool {
 }
 
 func (d deprecatedValue) Set(v string) error {
-	fmt.Fprintf(d.w, "gpnb: --%s is deprecated and will be removed: use --%s\n", d.old, d.name)
+	if vals, ok := boolSpellings[d.old]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("give true or false")
+		}
+		v = vals[map[bool]int{false: 0, true: 1}[b]]
+	}
+	given := false
+	d.fs.Visit(func(f *flag.Flag) { given = given || f.Name == d.name })
+	if now := d.fs.Lookup(d.name).Value.String(); given && now != v {
+		return fmt.Errorf("--%s (--%s %s) and --%s %s contradict each other: give one of them", d.old, d.name, v, d.name, now)
+	}
+	fmt.Fprintf(d.w, "gpnb: --%s is deprecated and will be removed: use --%s %s\n", d.old, d.name, v)
+	if d.forwarded != nil {
+		d.forwarded[d.name] = v
+	}
 	return d.fs.Set(d.name, v)
 }
 

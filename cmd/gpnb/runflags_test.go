@@ -117,15 +117,18 @@ func TestDeprecatedFlags(t *testing.T) {
 		var msg strings.Builder
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		rf.register(fs, &msg, targetOf(gpnb.Config{}), nil)
-		v := "7"
+		v, want := "7", "7"
 		if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			v = "false"
+			v, want = "false", "false"
+		}
+		if vals, ok := boolSpellings[old]; ok { // an old bool for a new value
+			v, want = "true", vals[1]
 		}
 		if err := fs.Parse([]string{"--" + old + "=" + v}); err != nil {
 			t.Fatalf("--%s: %v", old, err)
 		}
-		if got := fs.Lookup(name).Value.String(); got != v && !(v == "false" && got == "false") {
-			t.Errorf("--%s=%s set --%s to %q", old, v, name, got)
+		if got := fs.Lookup(name).Value.String(); got != want {
+			t.Errorf("--%s=%s set --%s to %q, want %q", old, v, name, got, want)
 		}
 		if !strings.Contains(msg.String(), "--"+old+" is deprecated") || !strings.Contains(msg.String(), "use --"+name) {
 			t.Errorf("--%s: no deprecation note naming --%s: %q", old, name, msg.String())

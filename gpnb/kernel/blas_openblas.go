@@ -13,12 +13,13 @@ import "C"
 import (
 	"os"
 
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 )
 
-// With -tags openblas every blas64 call in the program (this package's gemms
-// and gonum/mat's) goes to OpenBLAS through cgo.
+// With -tags openblas every blas64 and blas32 call in the program (this
+// package's gemms and sgemms, and gonum/mat's) goes to OpenBLAS through cgo.
 //
 // OpenBLAS gives the same bits run after run for a fixed thread count, but
 // different bits for different thread counts (measured: a 700×600×500 dgemm
@@ -28,6 +29,7 @@ import (
 // fixed tiles anyway, and results then do not depend on the core count.
 func init() {
 	blas64.Use(netlib.Implementation{})
+	blas32.Use(netlib.Implementation{})
 	for _, v := range []string{"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} {
 		if os.Getenv(v) != "" {
 			return

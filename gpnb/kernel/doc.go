@@ -16,9 +16,28 @@
 // unless forced:
 //
 //   - ModeDense computes K once per θ (n(n+1)/2 kernel values, mirrored) and
-//     multiplies with gemm; Options.Float32 halves its memory.
+//     multiplies with gemm.
 //   - ModeMatrixFree keeps only Z = (X − x̄)/ℓ and recomputes tiles of K for
 //     every product: O(n·d) memory, n² kernel values per product.
+//
+// Options.Precision chooses float64 (the default) or float32 for K and its
+// products, in both modes. Float32 stores K in half the memory and
+// multiplies with sgemm, about twice as fast as dgemm: the right-hand sides
+// are rounded to float32 once per product and the result converted back
+// once, where σ²V is added in float64. Products are then accurate to about
+// 1e-6 relative; that is enough for the paper's tolerances, but iterative
+// solvers take more iterations on ill-conditioned H (CG about 1.3× on pol
+// late in training, where σ² ≈ 0.0015), since any relative error of 2⁻²⁴
+// per product slows their convergence. The gradient reductions and
+// CrossMulTo stay in float64. Precision() (or PrecisionOf for any
+// GramOperator) reports it, and Precision.Epsilon its unit roundoff.
+//
+// Kernel values are computed in float64 from the gemm-shaped distances. With
+// -tags openblas on amd64 (cgo) they are evaluated four at a time with AVX2
+// (VectorKernel), by a lane-for-lane port of Go's math.Exp that gives the
+// same bits as the Go code, several times faster; elsewhere by the Go code.
+// Work reports, besides counts, the seconds spent building K, in products
+// and in the reductions, so a caller can split a step's time.
 //
 // Distances use the gemm form r² = |z_a|² + |z_b|² − 2z_a·z_b on centred
 // inputs, falling back to direct differences for near-duplicate pairs where
@@ -36,9 +55,10 @@
 // Scattered, unsorted or repeated indices (SGD's mini-batches) gather whole
 // row segments of K into a reused per-worker buffer, a column chunk at a
 // time, and multiply from there; for ColsMulTo the symmetry of K turns the
-// scattered column reads into row reads, K[I,idx] = K[idx,I]ᵀ. float32
-// storage takes the same paths, converting while it gathers. Buffers belong
-// to the operator and its workers, so repeated calls allocate nothing.
+// scattered column reads into row reads, K[I,idx] = K[idx,I]ᵀ. A float32
+// operator takes the same paths in float32 (gathering without conversion).
+// Buffers belong to the operator and its workers, so repeated calls
+// allocate nothing.
 //
 // # Determinism
 //
@@ -49,8 +69,10 @@
 // gonum's gemm partitions only the output, so it is deterministic too. With
 // the build tag openblas, blas64 calls go to OpenBLAS (cgo, -lopenblas),
 // which is reproducible only for a fixed thread count: the package pins it to
-// one thread unless OPENBLAS_NUM_THREADS is set. BLASName reports which BLAS
-// is in use.
+// one thread unless OPENBLAS_NUM_THREADS is set; blas32 (float32) goes to
+// OpenBLAS too, pinned alike. BLASName reports which BLAS is in use. Each
+// precision is deterministic on its own; float32 and float64 results
+// differ.
 //
 // # Random features and the pathwise estimator
 //

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -14,8 +15,8 @@ import (
 func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
 
 // Options configure an Operator. The zero value is ready to use: automatic
-// mode, half the physical memory for the dense cache, float64 storage, one
-// worker per GOMAXPROCS.
+// mode, half the physical memory for the dense cache, float64, one worker
+// per GOMAXPROCS, vectorised kernel evaluation where it is built in.
 type Options struct {
 	// Mode forces dense or matrix-free storage; ModeAuto chooses dense when
 	// the n×n cache fits MemoryBudget.
@@ -23,12 +24,20 @@ type Options struct {
 	// MemoryBudget is the number of bytes the dense cache may use; 0 means
 	// DefaultMemoryBudget() (half of physical memory).
 	MemoryBudget int64 `json:"memory_budget,omitempty" resume:"change"`
-	// Float32 stores the dense cache as float32 (half the memory);
-	// products still accumulate in float64. Ignored in matrix-free mode.
-	Float32 bool `json:"float32,omitempty"`
+	// Precision is Float64 (the default) or Float32: K stored and
+	// multiplied in single precision (see Float32). In ModeMatrixFree the
+	// kernel values are computed in float64 and rounded, and the products
+	// are float32 too, but computing K dominates there, so Float32 saves
+	// little time. The gradient reductions and CrossMulTo stay in float64.
+	Precision Precision `json:"precision,omitempty"`
 	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
 	// not depend on it.
 	Workers int `json:"workers,omitempty" resume:"change"`
+	// ScalarKernel evaluates kernel values with the portable Go code even
+	// where a vectorised evaluation is built in (VectorKernel() != ""). Both
+	// give the same bits (the vectorised one ports math.Exp lane by lane),
+	// so it changes only the speed; it is for comparisons and benchmarks.
+	ScalarKernel bool `json:"scalar_kernel,omitempty" resume:"change"`
 }
 
 // Work counts what an Operator has done since it was made. Plain data.
@@ -43,6 +52,28 @@ type Work struct {
 	// KernelEvals is the number of kernel values k(x_a,x_b) computed (not
 	// read from the dense cache), including those inside Reduce.
 	KernelEvals int64
+
+	// BuildSeconds is the wall time spent building H for a θ (NewOperator
+	// and SetKernel: the scaled inputs and, in ModeDense, the cache).
+	BuildSeconds float64
+	// ProductSeconds is the wall time spent in products: MulTo, RowsMulTo,
+	// ColsMulTo, BlockTo and CrossMulTo.
+	ProductSeconds float64
+	// ReduceSeconds is the wall time spent in the gradient reductions
+	// Reduce and ReduceDense.
+	ReduceSeconds float64
+}
+
+// Sub returns w − before: the work done between two readings.
+func (w Work) Sub(before Work) Work {
+	return Work{
+		Products:       w.Products - before.Products,
+		RowsEvaluated:  w.RowsEvaluated - before.RowsEvaluated,
+		KernelEvals:    w.KernelEvals - before.KernelEvals,
+		BuildSeconds:   w.BuildSeconds - before.BuildSeconds,
+		ProductSeconds: w.ProductSeconds - before.ProductSeconds,
+		ReduceSeconds:  w.ReduceSeconds - before.ReduceSeconds,
+	}
 }
 
 // GramOperator is the kernel operator H_θ = K_θ(X,X) + σ²I as the solvers and
@@ -80,7 +111,8 @@ type Rekerneler interface {
 }
 
 // Operator is the CPU kernel operator H_θ = K_θ(X,X) + σ²I. It keeps either a
-// dense cache of K (ModeDense) or only the scaled inputs (ModeMatrixFree).
+// dense cache of K (ModeDense) or only the scaled inputs (ModeMatrixFree),
+// in float64 or float32 (Options.Precision).
 // Every method is deterministic: the same inputs give the same bits whatever
 // the number of workers. An Operator is not safe for concurrent use; its
 // methods parallelise internally.
@@ -88,6 +120,7 @@ type Operator struct {
 	k    Kernel
 	mode Mode
 	opt  Options
+	vec  bool // kernel values by the vectorised evaluation
 	x    *mat.Dense
 	n, d int
 
@@ -97,21 +130,26 @@ type Operator struct {
 	sq   []float64 // |z_a|²
 	iota []int     // 0..n−1
 
-	k64 []float64 // dense cache, n×n row-major (ModeDense, float64)
+	k64 []float64 // dense cache, n×n row-major (ModeDense, Float64)
 	k32 []float32 // dense cache (ModeDense, Float32)
 
 	scratch []*scratch
 	partial []float64 // Reduce: one (d+1)-vector per row tile
 	vt      []float64 // the right-hand sides transposed, m×n
+	vt32    []float32 // vt for float32 products
+	dv32    []float32 // ColsMulTo's D in float32
 	lbuf    []float64 // Reduce: [A B]
 	pbuf    []float64 // mulFreeSym: the products K_IJ·V_J of one step
+	pbuf32  []float32 // pbuf for float32 products
 
-	products, rows, evals atomic.Int64
+	products, rows, evals        atomic.Int64
+	buildNs, productNs, reduceNs atomic.Int64
 }
 
 // NewOperator validates X and k and builds H_θ for them. In ModeDense (or
 // ModeAuto when it fits) this computes all n² kernel values once.
 func NewOperator(x *mat.Dense, k Kernel, opt Options) (*Operator, error) {
+	t0 := time.Now()
 	if x == nil || x.IsEmpty() {
 		return nil, fmt.Errorf("kernel: NewOperator: X is empty: give at least one row of inputs")
 	}
@@ -135,12 +173,15 @@ func NewOperator(x *mat.Dense, k Kernel, opt Options) (*Operator, error) {
 	if opt.MemoryBudget < 0 {
 		return nil, fmt.Errorf("kernel: NewOperator: MemoryBudget is %d: use 0 for the default or a positive number of bytes", opt.MemoryBudget)
 	}
+	if !opt.Precision.Valid() {
+		return nil, fmt.Errorf("kernel: NewOperator: unknown precision %v: use Float64 or Float32", opt.Precision)
+	}
 	budget := opt.MemoryBudget
 	if budget == 0 {
 		budget = DefaultMemoryBudget()
 	}
 	elem := 8.0
-	if opt.Float32 {
+	if opt.Precision == Float32 {
 		elem = 4
 	}
 	need := float64(n) * float64(n) * elem
@@ -154,14 +195,14 @@ func NewOperator(x *mat.Dense, k Kernel, opt Options) (*Operator, error) {
 		}
 	case ModeDense:
 		if need > float64(budget) {
-			return nil, fmt.Errorf("kernel: NewOperator: the dense cache for n=%d needs %.3g GB but the memory budget is %.3g GB: use ModeMatrixFree or ModeAuto, set Float32, or raise Options.MemoryBudget", n, need/1e9, float64(budget)/1e9)
+			return nil, fmt.Errorf("kernel: NewOperator: the dense cache for n=%d needs %.3g GB but the memory budget is %.3g GB: use ModeMatrixFree or ModeAuto, Precision Float32, or raise Options.MemoryBudget", n, need/1e9, float64(budget)/1e9)
 		}
 	case ModeMatrixFree:
 	default:
 		return nil, fmt.Errorf("kernel: NewOperator: unknown mode %v: use ModeAuto, ModeDense or ModeMatrixFree", mode)
 	}
 
-	o := &Operator{mode: mode, opt: opt, x: mat.DenseCopyOf(x), n: n, d: d}
+	o := &Operator{mode: mode, opt: opt, vec: vectorKernel != "" && !opt.ScalarKernel, x: mat.DenseCopyOf(x), n: n, d: d}
 	o.mean = make([]float64, d)
 	for j := 0; j < d; j++ {
 		var s float64
@@ -178,13 +219,14 @@ func NewOperator(x *mat.Dense, k Kernel, opt Options) (*Operator, error) {
 		o.iota[i] = i
 	}
 	if mode == ModeDense {
-		if opt.Float32 {
+		if opt.Precision == Float32 {
 			o.k32 = make([]float32, n*n)
 		} else {
 			o.k64 = make([]float64, n*n)
 		}
 	}
 	o.setKernel(k)
+	o.buildNs.Add(int64(time.Since(t0)))
 	return o, nil
 }
 
@@ -201,8 +243,16 @@ func (o *Operator) SetKernel(k Kernel) error {
 	if err := checkKernel(k, o.d); err != nil {
 		return err
 	}
+	defer o.timed(&o.buildNs)()
 	o.setKernel(k)
 	return nil
+}
+
+// timed returns a function that adds the time since now to *ns: the Work
+// timers, as `defer o.timed(&o.productNs)()`.
+func (o *Operator) timed(ns *atomic.Int64) func() {
+	t0 := time.Now()
+	return func() { ns.Add(int64(time.Since(t0))) }
 }
 
 func (o *Operator) setKernel(k Kernel) {
@@ -222,16 +272,19 @@ func (o *Operator) setKernel(k Kernel) {
 		}
 		o.sq[i] = s
 	}
-	if o.mode == ModeDense {
-		o.build()
+	switch {
+	case o.k64 != nil:
+		build(o, o.k64)
+	case o.k32 != nil:
+		build(o, o.k32)
 	}
 }
 
-// build fills the dense cache. Row tile I computes columns j ≥ i of its rows
-// and mirrors them, so K is exactly symmetric and each value is computed once.
-func (o *Operator) build() {
+// build fills the dense cache k (o.k64 or o.k32). Row tile I computes
+// columns j ≥ i of its rows in float64 and mirrors them (rounded to T), so
+// K is exactly symmetric and each value is computed once.
+func build[T float](o *Operator, k []T) {
 	n, d := o.n, o.d
-	s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
 	o.run(tiles(n, rowTile), func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		nr := i1 - i0
@@ -241,41 +294,64 @@ func (o *Operator) build() {
 			nc := j1 - j0
 			s.t = grow(s.t, nr*nc)
 			buf := s.t
-			sqdist(buf, zr, qr, o.ztCols(j0, j1), o.sq[j0:j1], d)
-			fillK(o.k.Family, s2, buf)
+			sqdist(buf, zr, qr, o.ztCols(j0, j1), o.sq[j0:j1], d, o.vec)
+			o.fillK(buf)
+			if o.vec {
+				storeTileVec(k, n, buf, nr, nc, i0, j0)
+				continue
+			}
 			// Upper part row by row, then the mirror column by column, so
 			// both sets of writes are contiguous in K.
 			for a := 0; a < nr; a++ {
 				ga := i0 + a
 				b0 := max(0, ga-j0)
-				src := buf[a*nc+b0 : (a+1)*nc]
-				if o.k64 != nil {
-					copy(o.k64[ga*n+j0+b0:ga*n+j1], src)
-				} else {
-					dst := o.k32[ga*n+j0+b0 : ga*n+j1]
-					for b, v := range src {
-						dst[b] = float32(v)
-					}
+				dst, src := k[ga*n+j0+b0:ga*n+j1], buf[a*nc+b0:(a+1)*nc]
+				if d, ok := asT[float64](dst); ok {
+					copy(d, src)
+					continue
+				}
+				for b, v := range src {
+					dst[b] = T(v)
 				}
 			}
-			for b := 0; b < nc; b++ {
-				gb := j0 + b
-				na := min(nr, gb-i0+1) // rows a with i0+a ≤ gb
-				if o.k64 != nil {
-					dst := o.k64[gb*n+i0 : gb*n+i0+na]
-					for a := range dst {
-						dst[a] = buf[a*nc+b]
-					}
-				} else {
-					dst := o.k32[gb*n+i0 : gb*n+i0+na]
-					for a := range dst {
-						dst[a] = float32(buf[a*nc+b])
+			// The mirror K[j0+b, i0+a] = buf[a, b] for i0+a ≤ j0+b, eight
+			// columns b at a time: one cache line of buf per row a, and
+			// eight sequential write streams. (Column by column, the reads
+			// would stride by whole rows of buf, all in one L1 set.)
+			off := j0 - i0
+			for b0 := 0; b0 < nc; b0 += 8 {
+				b1 := min(nc, b0+8)
+				for a := 0; a < min(nr, b1+off); a++ {
+					src := buf[a*nc : a*nc+b1]
+					for b := max(b0, a-off); b < b1; b++ {
+						k[(j0+b)*n+i0+a] = T(src[b])
 					}
 				}
 			}
 		}
 	})
 	o.evals.Add(int64(n) * int64(n+1) / 2)
+}
+
+// fillK overwrites squared distances r2 with kernel values s²·m(r), by the
+// vectorised evaluation when the operator uses it.
+func (o *Operator) fillK(r2 []float64) {
+	s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
+	if o.vec {
+		fillKVec(o.k.Family, s2, r2)
+		return
+	}
+	fillK(o.k.Family, s2, r2)
+}
+
+// fillMD sets m(r) and m'(r)/r from squared distances, by the vectorised
+// evaluation when the operator uses it.
+func (o *Operator) fillMD(r2, m, dm []float64) {
+	if o.vec {
+		fillMDVec(o.k.Family, r2, m, dm)
+		return
+	}
+	fillMD(o.k.Family, r2, m, dm)
 }
 
 // ztCols returns columns [j0, j1) of Zᵀ.
@@ -289,10 +365,16 @@ func (o *Operator) Size() int { return o.n }
 // Mode returns ModeDense or ModeMatrixFree, whichever was chosen.
 func (o *Operator) Mode() Mode { return o.mode }
 
+// Precision returns the precision K is stored and multiplied in: the
+// accuracy of its products (see Float32).
+func (o *Operator) Precision() Precision { return o.opt.Precision }
+
 // Storage describes how K is held, for records and logs: "dense float64",
-// "dense float32" or "matrix-free".
+// "dense float32", "matrix-free" (float64) or "matrix-free float32".
 func (o *Operator) Storage() string {
 	switch {
+	case o.mode == ModeMatrixFree && o.opt.Precision == Float32:
+		return "matrix-free float32"
 	case o.mode == ModeMatrixFree:
 		return "matrix-free"
 	case o.k32 != nil:
@@ -322,127 +404,163 @@ func (o *Operator) X() *mat.Dense { return o.x }
 
 // Work returns the counters accumulated so far.
 func (o *Operator) Work() Work {
-	return Work{Products: o.products.Load(), RowsEvaluated: o.rows.Load(), KernelEvals: o.evals.Load()}
+	return Work{
+		Products: o.products.Load(), RowsEvaluated: o.rows.Load(), KernelEvals: o.evals.Load(),
+		BuildSeconds:   time.Duration(o.buildNs.Load()).Seconds(),
+		ProductSeconds: time.Duration(o.productNs.Load()).Seconds(),
+		ReduceSeconds:  time.Duration(o.reduceNs.Load()).Seconds(),
+	}
 }
 
 // noise2 returns σ².
 func (o *Operator) noise2() float64 { return o.k.Hyper.Noise * o.k.Hyper.Noise }
 
-// kTile returns K[rows, cols] as a row-major block with leading dimension ld:
-// a view of the float64 cache when rows and cols are contiguous, otherwise
-// gathered (or computed, in matrix-free mode) into s.w.
-func (o *Operator) kTile(s *scratch, rows, cols []int) (buf []float64, ld int) {
-	n, d := o.n, o.d
-	nr, nc := len(rows), len(cols)
-	if o.k64 != nil && contiguous(rows) && contiguous(cols) {
-		return o.k64[rows[0]*n+cols[0]:], n
+// cacheOf returns the dense cache as []T (nil in matrix-free mode).
+func cacheOf[T float](o *Operator) []T {
+	if k, ok := asT[T](o.k64); ok {
+		return k
 	}
-	s.w = grow(s.w, nr*nc)
-	buf = s.w
-	switch {
-	case o.k64 != nil || o.k32 != nil:
-		o.gatherK(buf, nc, rows, cols)
-	default:
-		zr := gatherRows(&s.zr, o.z, d, rows)
-		zct := gatherCols(&s.zc, o.zt, n, o.z, d, cols)
-		qr := gatherRows(&s.qr, o.sq, 1, rows)
-		qc := gatherRows(&s.qc, o.sq, 1, cols)
-		sqdist(buf, zr, qr, zct, qc, d)
-		s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
-		fillK(o.k.Family, s2, buf)
-		o.evals.Add(int64(nr) * int64(nc))
+	k, _ := asT[T](o.k32)
+	return k
+}
+
+// kTile returns K[rows, cols] in T, the operator's precision, as a
+// row-major block with leading dimension ld: a view of the cache when rows
+// and cols are contiguous, otherwise gathered from it (or computed, in
+// matrix-free mode) into the worker's buffer.
+func kTile[T float](o *Operator, s *scratch, rows, cols []int) (buf []T, ld int) {
+	n := o.n
+	nr, nc := len(rows), len(cols)
+	cache := cacheOf[T](o)
+	if cache != nil && contiguous(rows) && contiguous(cols) {
+		return cache[rows[0]*n+cols[0]:], n
+	}
+	if cache != nil {
+		buf = growAs[T](&s.w, &s.w32, nr*nc)
+		gather(cache, n, buf, nc, rows, cols)
+		return buf, nc
+	}
+	k := o.kTileFree(s, rows, cols)
+	if buf, ok := asT[T](k); ok {
+		return buf, nc
+	}
+	buf = growAs[T](&s.w, &s.w32, nr*nc)
+	for i, v := range k {
+		buf[i] = T(v)
 	}
 	return buf, nc
 }
 
-// gatherK sets buf (len(rows)×len(cols), leading dimension ld) to
-// K[rows, cols] read from the dense cache (float32 converted to float64).
-// Row segments of contiguous cols are straight copies.
-func (o *Operator) gatherK(buf []float64, ld int, rows, cols []int) {
-	n, nc := o.n, len(cols)
+// kTileFree computes K[rows, cols] (matrix-free) in float64 into s.t,
+// counting the kernel evaluations (mulFreeSym's blocks I ≤ J included).
+func (o *Operator) kTileFree(s *scratch, rows, cols []int) []float64 {
+	n, d := o.n, o.d
+	nr, nc := len(rows), len(cols)
+	s.t = grow(s.t, nr*nc)
+	buf := s.t
+	zr := gatherRows(&s.zr, o.z, d, rows)
+	zct := gatherCols(&s.zc, o.zt, n, o.z, d, cols)
+	qr := gatherRows(&s.qr, o.sq, 1, rows)
+	qc := gatherRows(&s.qc, o.sq, 1, cols)
+	sqdist(buf, zr, qr, zct, qc, d, o.vec)
+	o.fillK(buf)
+	o.evals.Add(int64(nr) * int64(nc))
+	return buf
+}
+
+// gather sets buf (len(rows)×len(cols), leading dimension ld) to
+// k[rows, cols] from the n×n cache k, converted to D. Row segments of
+// contiguous cols are straight copies.
+func gather[S, D float](k []S, n int, buf []D, ld int, rows, cols []int) {
+	nc := len(cols)
 	if nc == 0 {
 		return
 	}
 	if cols[nc-1] == cols[0]+nc-1 && contiguous(cols) {
-		o.gatherKRange(buf, ld, rows, cols[0], cols[0]+nc)
+		gatherRange(k, n, buf, ld, rows, cols[0], cols[0]+nc)
 		return
 	}
 	for a, r := range rows {
 		dst := buf[a*ld : a*ld+nc]
-		if o.k64 != nil {
-			src := o.k64[r*n : (r+1)*n]
-			for b, c := range cols {
-				dst[b] = src[c]
-			}
-		} else {
-			src := o.k32[r*n : (r+1)*n]
-			for b, c := range cols {
-				dst[b] = float64(src[c])
-			}
+		src := k[r*n : (r+1)*n]
+		for b, c := range cols {
+			dst[b] = D(src[c])
 		}
+	}
+}
+
+// gatherRange is gather for the columns [c0, c1).
+func gatherRange[S, D float](k []S, n int, buf []D, ld int, rows []int, c0, c1 int) {
+	nc := c1 - c0
+	for a, r := range rows {
+		dst := buf[a*ld : a*ld+nc]
+		if d, ok := asT[S](dst); ok {
+			copy(d, k[r*n+c0:r*n+c1])
+			continue
+		}
+		for b, x := range k[r*n+c0 : r*n+c1] {
+			dst[b] = D(x)
+		}
+	}
+}
+
+// gatherK sets buf (len(rows)×len(cols), leading dimension ld) to
+// K[rows, cols] in float64, read from the dense cache.
+func (o *Operator) gatherK(buf []float64, ld int, rows, cols []int) {
+	if o.k64 != nil {
+		gather(o.k64, o.n, buf, ld, rows, cols)
+	} else {
+		gather(o.k32, o.n, buf, ld, rows, cols)
 	}
 }
 
 // gatherKRange is gatherK for the columns [c0, c1).
 func (o *Operator) gatherKRange(buf []float64, ld int, rows []int, c0, c1 int) {
-	n, nc := o.n, c1-c0
-	for a, r := range rows {
-		dst := buf[a*ld : a*ld+nc]
-		if o.k64 != nil {
-			copy(dst, o.k64[r*n+c0:r*n+c1])
-		} else {
-			for b, x := range o.k32[r*n+c0 : r*n+c1] {
-				dst[b] = float64(x)
-			}
-		}
+	if o.k64 != nil {
+		gatherRange(o.k64, o.n, buf, ld, rows, c0, c1)
+	} else {
+		gatherRange(o.k32, o.n, buf, ld, rows, c0, c1)
 	}
 }
 
-// transpose returns Vᵀ (m×r) in o.vt. Products take the right-hand sides
-// transposed so that gemm runs as long dot products (K row · Vᵀ row), which
-// gonum's kernels do about twice as fast as short axpys on n×17 blocks.
-func (o *Operator) transpose(v blas64.General) blas64.General {
-	r, m := v.Rows, v.Cols
-	o.vt = grow(o.vt, r*m)
-	for i := 0; i < r; i++ {
-		row := v.Data[i*v.Stride : i*v.Stride+m]
-		for j, x := range row {
-			o.vt[j*r+i] = x
-		}
-	}
-	return blas64.General{Rows: m, Cols: r, Stride: r, Data: o.vt}
-}
-
-// colsOf returns columns [j0, j1) of g.
-func colsOf(g blas64.General, j0, j1 int) blas64.General {
-	return blas64.General{Rows: g.Rows, Cols: j1 - j0, Stride: g.Stride, Data: g.Data[j0:]}
-}
-
-// rowsMul sets dst[a,:] = Σ_j K[rows_a, cols_j]·vt[:,j] for the given rows,
-// where vt holds the right-hand sides transposed (m×len(cols)); cols are
-// walked in chunks in ascending order. The chunking depends only on the
-// index lists, never on the schedule.
-func (o *Operator) rowsMul(s *scratch, dst blas64.General, rows, cols []int, vt blas64.General) {
-	// A contiguous block of the float64 cache is multiplied in place, as
-	// one gemm over whole rows. Anything else (scattered or repeated rows,
-	// float32 storage, matrix-free) goes by column chunks of colChunk:
-	// K[rows, chunk] is gathered (or computed) into a rowTile×colChunk
-	// buffer, whose product with the chunk of Vᵀ then runs from cache.
+// rowsMul sets dst = K[rows, cols]·vtᵀ in T, where vt holds the right-hand
+// sides transposed (m×len(cols)); cols are walked in chunks in ascending
+// order. The chunking depends only on the index lists, never on the
+// schedule.
+func rowsMul[T float](o *Operator, s *scratch, dst general[T], rows, cols []int, vt general[T]) {
+	// A contiguous block of the cache is multiplied in place, as one gemm
+	// over whole rows. Anything else (scattered or repeated rows,
+	// matrix-free) goes by column chunks of colChunk: K[rows, chunk] is
+	// gathered (or computed) into a rowTile×colChunk buffer, whose product
+	// with the chunk of Vᵀ then runs from cache.
 	ch := colChunk
-	if o.k64 != nil && contiguous(rows) && contiguous(cols) {
+	if cacheOf[T](o) != nil && contiguous(rows) && contiguous(cols) {
 		ch = max(1, len(cols))
 	}
 	for j0 := 0; j0 < len(cols); j0 += ch {
 		j1 := min(len(cols), j0+ch)
-		buf, ld := o.kTile(s, rows, cols[j0:j1])
-		beta := 1.0
+		buf, ld := kTile[T](o, s, rows, cols[j0:j1])
+		var beta T = 1
 		if j0 == 0 {
 			beta = 0
 		}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-			blas64.General{Rows: len(rows), Cols: j1 - j0, Stride: ld, Data: buf},
+		gemm(blas.NoTrans, blas.Trans, 1, general[T]{Rows: len(rows), Cols: j1 - j0, Stride: ld, Data: buf},
 			colsOf(vt, j0, j1), beta, dst)
 	}
+}
+
+// mulRows sets dst = K[rows, cols]·vtᵀ, computed in T: straight into dst
+// for float64; for float32 into the worker's float32 tile, then converted
+// once.
+func mulRows[T float](o *Operator, s *scratch, dst blas64.General, rows, cols []int, vt general[T]) {
+	if d, ok := asGeneral[T](dst); ok {
+		rowsMul(o, s, d, rows, cols, vt)
+		return
+	}
+	r, m := dst.Rows, dst.Cols
+	out := growAs[T](nil, &s.o32, r*m) // T is float32 here
+	rowsMul(o, s, general[T]{Rows: r, Cols: m, Stride: max(m, 1), Data: out}, rows, cols, vt)
+	storeInto(dst, out, m, false)
 }
 
 // checkDims panics unless dst is r×c; an empty dst (the zero value, or
@@ -474,6 +592,8 @@ func sub(g blas64.General, r0, r1 int) blas64.General {
 
 // MulTo sets dst = H·V = K·V + σ²V, where V and dst are n×m. dst must be
 // n×m or empty (then it is resized) and must not share memory with V.
+// With Float32, K·V is computed in float32 from V rounded once, and σ²V is
+// added in float64.
 func (o *Operator) MulTo(dst, v *mat.Dense) {
 	n := o.n
 	vr, vc := v.Dims()
@@ -487,26 +607,35 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 	if vc == 0 {
 		return
 	}
+	defer o.timed(&o.productNs)()
 	V, D := v.RawMatrix(), dst.RawMatrix()
-	vt := o.transpose(V)
-	s2 := o.noise2()
-	if o.mode == ModeMatrixFree {
-		o.mulFreeSym(D, vt)
-		for a := 0; a < n; a++ {
-			blas64.Implementation().Daxpy(vc, s2, V.Data[a*V.Stride:], 1, D.Data[a*D.Stride:], 1)
-		}
+	if o.opt.Precision == Float32 {
+		mulTo(o, D, V, convertInto(&o.vt32, V, true), &o.pbuf32)
 	} else {
-		o.run(tiles(n, rowTile), func(s *scratch, t int) {
-			i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
-			dt := sub(D, i0, i1)
-			o.rowsMul(s, dt, o.iota[i0:i1], o.iota, vt)
-			for a := i0; a < i1; a++ {
-				blas64.Implementation().Daxpy(vc, s2, V.Data[a*V.Stride:], 1, D.Data[a*D.Stride:], 1)
-			}
-		})
+		mulTo(o, D, V, convertInto(&o.vt, V, true), &o.pbuf)
 	}
 	o.products.Add(int64(vc))
 	o.rows.Add(int64(n))
+}
+
+// mulTo is MulTo in T, with vt = Vᵀ in T and pbuf mulFreeSym's buffer.
+func mulTo[T float](o *Operator, D, V blas64.General, vt general[T], pbuf *[]T) {
+	n, vc := o.n, V.Cols
+	s2 := o.noise2()
+	if o.mode == ModeMatrixFree {
+		mulFreeSym(o, D, vt, pbuf)
+		for a := 0; a < n; a++ {
+			blas64.Implementation().Daxpy(vc, s2, V.Data[a*V.Stride:], 1, D.Data[a*D.Stride:], 1)
+		}
+		return
+	}
+	o.run(tiles(n, rowTile), func(s *scratch, t int) {
+		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+		mulRows(o, s, sub(D, i0, i1), o.iota[i0:i1], o.iota, vt)
+		for a := i0; a < i1; a++ {
+			blas64.Implementation().Daxpy(vc, s2, V.Data[a*V.Stride:], 1, D.Data[a*D.Stride:], 1)
+		}
+	})
 }
 
 // mulFreeSym sets D = K·V in matrix-free mode computing each kernel value
@@ -515,17 +644,17 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 // blocks J ≥ I run in parallel, each writing its own P_IJ = K_IJ·V_J and
 // adding K_IJᵀ·V_I into D_J (a different J per block, so no races); after
 // the step D_I += Σ_J P_IJ in J order. Every element of D thus receives its
-// terms in a fixed order (I' < J, then J' ≥ J) whatever the schedule.
-func (o *Operator) mulFreeSym(D, vt blas64.General) {
-	n, d, m := o.n, o.d, vt.Rows
+// terms in a fixed order (I' < J, then J' ≥ J) whatever the schedule. The
+// blocks' products are in T; their sums in D are float64.
+func mulFreeSym[T float](o *Operator, D blas64.General, vt general[T], pbuf *[]T) {
+	n, m := o.n, vt.Rows
 	bs := symTile
 	nt := tiles(n, bs)
 	for a := 0; a < n; a++ {
 		clear(D.Data[a*D.Stride : a*D.Stride+m])
 	}
-	o.pbuf = grow(o.pbuf, nt*bs*m)
-	s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
-	var evals int64
+	*pbuf = grow(*pbuf, nt*bs*m)
+	p := *pbuf
 	for I := 0; I < nt; I++ {
 		i0, i1 := I*bs, min(n, (I+1)*bs)
 		nr := i1 - i0
@@ -533,43 +662,29 @@ func (o *Operator) mulFreeSym(D, vt blas64.General) {
 			J := I + q
 			j0, j1 := J*bs, min(n, (J+1)*bs)
 			nc := j1 - j0
-			s.t = grow(s.t, nr*nc)
-			kt := s.t
-			sqdist(kt, o.z[i0*d:i1*d], o.sq[i0:i1], o.ztCols(j0, j1), o.sq[j0:j1], d)
-			fillK(o.k.Family, s2, kt)
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-				blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: kt},
-				colsOf(vt, j0, j1), 0,
-				blas64.General{Rows: nr, Cols: m, Stride: m, Data: o.pbuf[q*bs*m:]})
+			kt, _ := kTile[T](o, s, o.iota[i0:i1], o.iota[j0:j1])
+			kb := general[T]{Rows: nr, Cols: nc, Stride: nc, Data: kt}
+			gemm(blas.NoTrans, blas.Trans, 1, kb, colsOf(vt, j0, j1), 0,
+				general[T]{Rows: nr, Cols: m, Stride: m, Data: p[q*bs*m:]})
 			if J == I {
 				return
 			}
 			// (K_IJᵀ·V_I)ᵀ = V_Iᵀ·K_IJ: m long axpys per row, no transpose
 			// of the block; then D_J += its transpose.
-			s.w = grow(s.w, m*nc)
-			qt := s.w
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, colsOf(vt, i0, i1),
-				blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: kt},
-				0, blas64.General{Rows: m, Cols: nc, Stride: nc, Data: qt})
+			qt := growAs[T](&s.c, &s.c32, m*nc)
+			gemm(blas.NoTrans, blas.NoTrans, 1, colsOf(vt, i0, i1), kb, 0,
+				general[T]{Rows: m, Cols: nc, Stride: nc, Data: qt})
 			for b := 0; b < nc; b++ {
 				row := D.Data[(j0+b)*D.Stride : (j0+b)*D.Stride+m]
 				for c := range row {
-					row[c] += qt[c*nc+b]
+					row[c] += float64(qt[c*nc+b])
 				}
 			}
 		})
 		for q := 0; q < nt-I; q++ {
-			p := o.pbuf[q*bs*m:]
-			for a := 0; a < nr; a++ {
-				row := D.Data[(i0+a)*D.Stride : (i0+a)*D.Stride+m]
-				for c, x := range p[a*m : (a+1)*m] {
-					row[c] += x
-				}
-			}
+			storeInto(sub(D, i0, i1), p[q*bs*m:], m, true)
 		}
-		evals += int64(nr) * int64(n-i0)
 	}
-	o.evals.Add(evals)
 }
 
 // RowsMulTo sets dst = H[idx,:]·V, where V is n×m and dst is len(idx)×m.
@@ -587,18 +702,27 @@ func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
 	if vc == 0 {
 		return
 	}
+	defer o.timed(&o.productNs)()
 	V, D := v.RawMatrix(), dst.RawMatrix()
-	vt := o.transpose(V)
+	if o.opt.Precision == Float32 {
+		rowsMulTo(o, D, idx, V, convertInto(&o.vt32, V, true))
+	} else {
+		rowsMulTo(o, D, idx, V, convertInto(&o.vt, V, true))
+	}
+	o.rows.Add(int64(len(idx)))
+}
+
+// rowsMulTo is RowsMulTo in T, with vt = Vᵀ in T.
+func rowsMulTo[T float](o *Operator, D blas64.General, idx []int, V blas64.General, vt general[T]) {
+	vc := V.Cols
 	s2 := o.noise2()
 	o.run(tiles(len(idx), rowTile), func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(len(idx), (t+1)*rowTile)
-		dt := sub(D, i0, i1)
-		o.rowsMul(s, dt, idx[i0:i1], o.iota, vt)
+		mulRows(o, s, sub(D, i0, i1), idx[i0:i1], o.iota, vt)
 		for a := i0; a < i1; a++ {
 			blas64.Implementation().Daxpy(vc, s2, V.Data[idx[a]*V.Stride:], 1, D.Data[a*D.Stride:], 1)
 		}
 	})
-	o.rows.Add(int64(len(idx)))
 }
 
 // ColsMulTo sets dst = H[:,idx]·D, where D is len(idx)×m and dst is n×m.
@@ -621,24 +745,11 @@ func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 		dst.Zero()
 		return
 	}
-	if o.mode == ModeMatrixFree || contiguous(idx) {
-		// Row tile I of the output is K[I, idx]·D. Matrix-free, only these
-		// n×len(idx) kernel values are computed. For a contiguous idx,
-		// K[I, idx] is a block of the float64 cache, multiplied in place
-		// (one gemm per tile, long dot products against Dᵀ), or of the
-		// float32 cache, converted in colChunk pieces of its rows.
-		dt := o.transpose(Dm)
-		o.run(tiles(n, rowTile), func(s *scratch, t int) {
-			i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
-			o.rowsMul(s, sub(out, i0, i1), o.iota[i0:i1], idx, dt)
-		})
+	defer o.timed(&o.productNs)()
+	if o.opt.Precision == Float32 {
+		colsMulTo(o, out, idx, Dm, &o.vt32, &o.dv32)
 	} else {
-		// Scattered or repeated: K[I, idx] would be a scattered read of
-		// every row of the cache, so use K[I, idx] = K[idx, I]ᵀ instead,
-		// len(idx) contiguous row segments.
-		o.run(tiles(n, rowTile), func(s *scratch, t int) {
-			o.colsMulDense(s, out, t*rowTile, min(n, (t+1)*rowTile), idx, Dm)
-		})
+		colsMulTo(o, out, idx, Dm, &o.vt, nil)
 	}
 	s2 := o.noise2()
 	for j, i := range idx {
@@ -651,39 +762,66 @@ func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 	o.rows.Add(int64(len(idx)))
 }
 
+// colsMulTo sets out = K[:,idx]·D in T; vt and dbuf are the operator's
+// buffers for Dᵀ and (float32 only) D in T.
+func colsMulTo[T float](o *Operator, out blas64.General, idx []int, Dm blas64.General, vt, dbuf *[]T) {
+	n := o.n
+	if o.mode == ModeMatrixFree || contiguous(idx) {
+		// Row tile I of the output is K[I, idx]·D. Matrix-free, only these
+		// n×len(idx) kernel values are computed. For a contiguous idx,
+		// K[I, idx] is a block of the cache, multiplied in place (one gemm
+		// per tile, long dot products against Dᵀ).
+		dt := convertInto(vt, Dm, true)
+		o.run(tiles(n, rowTile), func(s *scratch, t int) {
+			i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+			mulRows(o, s, sub(out, i0, i1), o.iota[i0:i1], idx, dt)
+		})
+		return
+	}
+	// Scattered or repeated: K[I, idx] would be a scattered read of every
+	// row of the cache, so use K[I, idx] = K[idx, I]ᵀ instead, len(idx)
+	// contiguous row segments.
+	d, ok := asGeneral[T](Dm)
+	if !ok {
+		d = convertInto(dbuf, Dm, false)
+	}
+	o.run(tiles(n, rowTile), func(s *scratch, t int) {
+		colsMulDense(o, s, out, t*rowTile, min(n, (t+1)*rowTile), idx, d)
+	})
+}
+
 // colsMulDense sets rows [i0, i1) of out to K[i0:i1, idx]·D from the dense
 // cache for a scattered idx. K is symmetric, so K[i0:i1, idx] =
 // K[idx, i0:i1]ᵀ: rows idx of the cache, each read along one contiguous
-// segment. They are gathered (converted from float32) colChunk at a time
-// and the tile is computed transposed, Dᵀ·K[idx, i0:i1] (m×(i1−i0)), as
-// the gemm Aᵀ·B with A = D, whose inner loops are axpys as long as the
-// tile is wide, accumulating the chunks in ascending order; then it is
-// transposed into out.
-func (o *Operator) colsMulDense(s *scratch, out blas64.General, i0, i1 int, idx []int, d blas64.General) {
+// segment. They are gathered colChunk at a time and the tile is computed
+// transposed, Dᵀ·K[idx, i0:i1] (m×(i1−i0)), as the gemm Aᵀ·B with A = D,
+// whose inner loops are axpys as long as the tile is wide, accumulating the
+// chunks in ascending order; then it is transposed into out.
+func colsMulDense[T float](o *Operator, s *scratch, out blas64.General, i0, i1 int, idx []int, d general[T]) {
 	nc, m := i1-i0, d.Cols
-	s.c = grow(s.c, m*nc)
-	ct := blas64.General{Rows: m, Cols: nc, Stride: nc, Data: s.c}
+	ct := growAs[T](&s.c, &s.c32, m*nc)
 	for j0 := 0; j0 < len(idx); j0 += colChunk {
 		j1 := min(len(idx), j0+colChunk)
-		s.w = grow(s.w, (j1-j0)*nc)
-		o.gatherKRange(s.w, nc, idx[j0:j1], i0, i1)
-		beta := 1.0
+		w := growAs[T](&s.w, &s.w32, (j1-j0)*nc)
+		gatherRange(cacheOf[T](o), o.n, w, nc, idx[j0:j1], i0, i1)
+		var beta T = 1
 		if j0 == 0 {
 			beta = 0
 		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, sub(d, j0, j1),
-			blas64.General{Rows: j1 - j0, Cols: nc, Stride: nc, Data: s.w},
-			beta, ct)
+		gemm(blas.Trans, blas.NoTrans, 1, rowsOf(d, j0, j1),
+			general[T]{Rows: j1 - j0, Cols: nc, Stride: nc, Data: w},
+			beta, general[T]{Rows: m, Cols: nc, Stride: nc, Data: ct})
 	}
 	for b := 0; b < nc; b++ {
 		row := out.Data[(i0+b)*out.Stride : (i0+b)*out.Stride+m]
 		for c := range row {
-			row[c] = ct.Data[c*nc+b]
+			row[c] = float64(ct[c*nc+b])
 		}
 	}
 }
 
 // BlockTo sets dst = H[idx,idx]. An empty dst is resized to len(idx).
+// With Float32 its entries are K's float32 values (converted exactly).
 func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 	checkIdx("BlockTo", idx, o.n)
 	if len(idx) == 0 && dst.IsEmpty() {
@@ -698,6 +836,7 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 	if len(idx) == 0 {
 		return
 	}
+	defer o.timed(&o.productNs)()
 	S := dst.RawSymmetric()
 	m := len(idx)
 	s2 := o.noise2()
@@ -726,14 +865,19 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 		o.rows.Add(int64(m))
 		return
 	}
+	f32 := o.opt.Precision == Float32
 	o.run(tiles(m, rowTile), func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(m, (t+1)*rowTile)
 		for j0 := i0; j0 < m; j0 += colChunk {
 			j1 := min(m, j0+colChunk)
-			buf, ld := o.kTile(s, idx[i0:i1], idx[j0:j1])
+			buf := o.kTileFree(s, idx[i0:i1], idx[j0:j1])
+			ld := j1 - j0
 			for a := i0; a < i1; a++ {
 				for b := max(a, j0); b < j1; b++ {
 					v := buf[(a-i0)*ld+b-j0]
+					if f32 {
+						v = float64(float32(v)) // the K a float32 product sees
+					}
 					if idx[a] == idx[b] { // the diagonal, or a repeated index
 						v += s2
 					}
@@ -758,7 +902,8 @@ func (o *Operator) DiagTo(dst []float64) {
 
 // CrossMulTo sets dst = K(Xs, X)·V, where Xs is ns×d, V is n×m and dst is
 // ns×m: the predictive mean at test inputs Xs when V = H⁻¹y. There is no
-// noise term. Rows of Xs that are not finite give non-finite rows of dst;
+// noise term, and it is computed in float64 whatever the operator's
+// precision. Rows of Xs that are not finite give non-finite rows of dst;
 // validate test inputs first (a wrong number of columns panics).
 func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 	n, d := o.n, o.d
@@ -774,6 +919,7 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 	if vc == 0 || ns == 0 {
 		return
 	}
+	defer o.timed(&o.productNs)()
 	zs := make([]float64, ns*d)
 	qs := make([]float64, ns)
 	for i := 0; i < ns; i++ {
@@ -786,8 +932,7 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 		qs[i] = q
 	}
 	V, D := v.RawMatrix(), dst.RawMatrix()
-	vt := o.transpose(V)
-	s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
+	vt := convertInto(&o.vt, V, true)
 	o.run(tiles(ns, rowTile), func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(ns, (t+1)*rowTile)
 		nr := i1 - i0
@@ -796,15 +941,15 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 			j1 := min(n, j0+colChunk)
 			nc := j1 - j0
 			s.w = grow(s.w, nr*nc)
-			sqdist(s.w, zs[i0*d:i1*d], qs[i0:i1], o.ztCols(j0, j1), o.sq[j0:j1], d)
-			fillK(o.k.Family, s2, s.w)
+			sqdist(s.w, zs[i0*d:i1*d], qs[i0:i1], o.ztCols(j0, j1), o.sq[j0:j1], d, o.vec)
+			o.fillK(s.w)
 			beta := 1.0
 			if j0 == 0 {
 				beta = 0
 			}
 			blas64.Gemm(blas.NoTrans, blas.Trans, 1,
 				blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: s.w},
-				colsOf(vt, j0, j1), beta, dt)
+				blas64.General{Rows: vt.Rows, Cols: nc, Stride: vt.Stride, Data: vt.Data[j0:]}, beta, dt)
 		}
 	})
 	o.products.Add(int64(vc))

@@ -108,11 +108,17 @@ type opCase struct {
 	rel  float64 // relative tolerance: float64 rounding, or float32 storage
 }
 
+// rel32 bounds a float32 product's error relative to |K|·|V| for the test
+// sizes (n ≈ 100): K and V rounded (2⁻²⁴ each) and the gemm's sums of n
+// products, n·2⁻²⁴ at worst.
+const rel32 = 110 * 0x1p-24
+
 var opCases = []opCase{
 	{"dense", Options{Mode: ModeDense}, 1e-13},
-	{"dense32", Options{Mode: ModeDense, Float32: true}, 2e-7}, // float32 rounding of K: 2⁻²⁴ ≈ 6e-8 per entry
+	{"dense32", Options{Mode: ModeDense, Precision: Float32}, rel32},
 	{"matrixfree", Options{Mode: ModeMatrixFree}, 1e-13},
 	{"matrixfree2w", Options{Mode: ModeMatrixFree, Workers: 2}, 1e-13},
+	{"matrixfree32", Options{Mode: ModeMatrixFree, Precision: Float32}, rel32},
 }
 
 func TestOperatorAgainstExplicit(t *testing.T) {
@@ -221,7 +227,7 @@ func TestNearDuplicates(t *testing.T) {
 					// float32 storage: relative rounding 2⁻²⁴ above the
 					// smallest normal float32, absolute ≤ 2⁻¹⁴⁹ below it.
 					abs := 0.0
-					if c.opt.Float32 {
+					if c.opt.Precision == Float32 {
 						abs = 1e-44
 					}
 					if !closeTo(blk.At(a, b), h.At(a, b), abs, c.rel) {
@@ -244,7 +250,7 @@ func TestModeAutoAndBudget(t *testing.T) {
 	if err != nil || op.Mode() != ModeMatrixFree {
 		t.Fatalf("auto over budget: mode %v, err %v; want matrixfree", op.Mode(), err)
 	}
-	op, err = NewOperator(x, k, Options{MemoryBudget: 50*50*8 - 1, Float32: true})
+	op, err = NewOperator(x, k, Options{MemoryBudget: 50*50*8 - 1, Precision: Float32})
 	if err != nil || op.Mode() != ModeDense {
 		t.Fatalf("auto float32: mode %v, err %v; want dense", op.Mode(), err)
 	}
@@ -264,9 +270,9 @@ func TestModeAutoAndBudget(t *testing.T) {
 		want string
 	}{
 		{Options{}, "dense float64"},
-		{Options{Float32: true}, "dense float32"},
+		{Options{Precision: Float32}, "dense float32"},
 		{Options{Mode: ModeMatrixFree}, "matrix-free"},
-		{Options{Mode: ModeMatrixFree, Float32: true}, "matrix-free"},
+		{Options{Mode: ModeMatrixFree, Precision: Float32}, "matrix-free float32"},
 		{Options{MemoryBudget: 100}, "matrix-free"},
 	} {
 		op, err := NewOperator(x, k, tc.opt)
@@ -624,22 +630,25 @@ func TestEmptyDst(t *testing.T) {
 	checkProduct(t, "MulTo into empty dst", &dst, explicitH(x, k), v, 1e-13)
 }
 
-// checkSameBits runs run in both modes, with and without float32 storage, at
-// GOMAXPROCS 1 and then at GOMAXPROCS 2 with 0–3 workers, and fails unless
-// every run gives the same bits as the GOMAXPROCS 1 run.
+// checkSameBits runs run in both modes and both precisions, with the
+// vectorised kernel evaluation and without, at GOMAXPROCS 1 and then at
+// GOMAXPROCS 2 with 0–3 workers, and fails unless every run gives the same
+// bits as the GOMAXPROCS 1 run.
 func checkSameBits(t *testing.T, run func(Options) []float64) {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
-		for _, f32 := range []bool{false, true} {
-			runtime.GOMAXPROCS(1)
-			ref := run(Options{Mode: mode, Float32: f32})
-			runtime.GOMAXPROCS(2)
-			for _, w := range []int{0, 1, 2, 3} {
-				got := run(Options{Mode: mode, Float32: f32, Workers: w})
-				for i := range ref {
-					if math.Float64bits(got[i]) != math.Float64bits(ref[i]) {
-						t.Fatalf("%v float32=%v workers=%d: element %d is %v, %v at GOMAXPROCS 1", mode, f32, w, i, got[i], ref[i])
+		for _, prec := range []Precision{Float64, Float32} {
+			for _, scalar := range []bool{false, true} {
+				runtime.GOMAXPROCS(1)
+				ref := run(Options{Mode: mode, Precision: prec, ScalarKernel: scalar})
+				runtime.GOMAXPROCS(2)
+				for _, w := range []int{0, 1, 2, 3} {
+					got := run(Options{Mode: mode, Precision: prec, ScalarKernel: scalar, Workers: w})
+					for i := range ref {
+						if math.Float64bits(got[i]) != math.Float64bits(ref[i]) {
+							t.Fatalf("%v %v scalar=%v workers=%d: element %d is %v, %v at GOMAXPROCS 1", mode, prec, scalar, w, i, got[i], ref[i])
+						}
 					}
 				}
 			}

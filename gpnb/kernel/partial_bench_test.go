@@ -31,7 +31,7 @@ func BenchmarkPartialPol17(b *testing.B) {
 		opt  Options
 	}{
 		{"float64", Options{Mode: ModeDense}},
-		{"float32", Options{Mode: ModeDense, Float32: true}},
+		{"float32", Options{Mode: ModeDense, Precision: Float32}},
 		// Matrix-free H·V computes each kernel value once for two
 		// products (symmetry); a partial product cannot, so expect about
 		// twice the share here.

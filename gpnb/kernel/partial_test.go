@@ -50,7 +50,7 @@ func partialIdx(n int) map[string][]int {
 
 var partialCases = append(opCases[:len(opCases):len(opCases)],
 	opCase{"dense2w", Options{Mode: ModeDense, Workers: 2}, 1e-13},
-	opCase{"dense32-2w", Options{Mode: ModeDense, Float32: true, Workers: 2}, 2e-7},
+	opCase{"dense32-2w", Options{Mode: ModeDense, Precision: Float32, Workers: 2}, rel32},
 )
 
 // TestPartialProducts checks RowsMulTo, ColsMulTo and BlockTo for every

@@ -37,6 +37,7 @@ func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 		panic(fmt.Sprintf("kernel: Reduce: A is %d×%d and B is %d×%d, want both n×c with n = %d", ar, ac, br, bc, n))
 	}
 	o.checkReduceDst("Reduce", dst)
+	defer o.timed(&o.reduceNs)()
 	A, B := a.RawMatrix(), b.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -89,6 +90,7 @@ func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 		panic(fmt.Sprintf("kernel: ReduceDense: W is %d×%d, want %d×%d", r, c, n, n))
 	}
 	o.checkReduceDst("ReduceDense", dst)
+	defer o.timed(&o.reduceNs)()
 	W := w.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -117,6 +119,40 @@ func (o *Operator) checkReduceDst(method string, dst []float64) {
 	}
 }
 
+// pairRow does the per-pair work of one row a of a reduce tile, by the
+// vectorised evaluation when the operator uses it (the same bits either
+// way). On entry g holds r²_ab for the row's pairs and w their weights W_ab;
+// qc holds |z_b|² and thr = nearTau·|z_a|². It returns Σ_b W_ab m(r_ab) and
+// Σ_b G_ab over the far pairs, each summed in four interleaved partial sums
+// (b mod 4) combined as (s0+s1)+(s2+s3), the order of four-lane vectors;
+// it overwrites g with G_ab = −W_ab m'(r_ab)/r_ab for the far pairs and 0
+// for the near ones, adds G_ab into cs, and lists the near pairs whose
+// G_ab and r² are nonzero in s.near and s.nearG (nn of them), in order.
+func (o *Operator) pairRow(s *scratch, g, w, qc []float64, thr float64, cs []float64) (acc, rs float64, nn int) {
+	if o.vec {
+		return pairRowVec(o.k.Family, g, w, qc, thr, cs, s.near, s.nearG)
+	}
+	o.fillMD(g, s.m, s.dm)
+	var accL, rsL [4]float64
+	for b, r2 := range g {
+		wv := w[b]
+		accL[b&3] += wv * s.m[b]
+		gv := -wv * s.dm[b]
+		if r2 <= thr+nearTau*qc[b] {
+			if r2 != 0 && gv != 0 {
+				s.near[nn], s.nearG[nn] = b, gv
+				nn++
+			}
+			g[b] = 0
+			continue
+		}
+		g[b] = gv
+		rsL[b&3] += gv
+		cs[b] += gv
+	}
+	return (accL[0] + accL[1]) + (accL[2] + accL[3]), (rsL[0] + rsL[1]) + (rsL[2] + rsL[3]), nn
+}
+
 // reduce does the fused pass over the blocks on and above the diagonal.
 // wtile returns W[i0:i1, j0:j1] (sym false: the diagonal block) or
 // W[i0:i1, j0:j1] + W[j0:j1, i0:i1]ᵀ (sym true: a block right of it), with
@@ -127,7 +163,6 @@ func (o *Operator) reduce(dst []float64, trace float64, wtile func(s *scratch, i
 	n, d := o.n, o.d
 	nt := tiles(n, rowTile)
 	o.partial = grow(o.partial, nt*(d+1))
-	fam := o.k.Family
 	o.run(nt, func(s *scratch, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		nr := i1 - i0
@@ -145,41 +180,28 @@ func (o *Operator) reduce(dst []float64, trace float64, wtile func(s *scratch, i
 			zc, qc := o.z[j0*d:j1*d], o.sq[j0:j1]
 			s.t = grow(s.t, nr*nc)
 			g := s.t
-			sqdist(g, zr, qr, o.ztCols(j0, j1), qc, d)
+			sqdist(g, zr, qr, o.ztCols(j0, j1), qc, d, o.vec)
 			w, ldw := wtile(s, i0, i1, j0, j1, j0 != i0)
 			s.m = grow(s.m, nc)
 			s.dm = grow(s.dm, nc)
+			s.near = grow(s.near, nc)
+			s.nearG = grow(s.nearG, nc)
 			s.colsum = grow(s.colsum, nc)
 			cs := s.colsum
 			clear(cs)
 			for a := 0; a < nr; a++ {
-				gRow := g[a*nc : (a+1)*nc]
-				wrow := w[a*ldw : a*ldw+nc]
 				za := zr[a*d : (a+1)*d]
-				thr := nearTau * qr[a]
-				fillMD(fam, gRow, s.m, s.dm)
-				var rs float64
-				for b, r2 := range gRow {
-					wv := wrow[b]
-					accS += wv * s.m[b]
-					gv := -wv * s.dm[b]
-					if r2 <= thr+nearTau*qc[b] {
-						// Near pair: sum (z_ak − z_bk)² directly.
-						if r2 != 0 && gv != 0 {
-							zb := zc[b*d : (b+1)*d]
-							for k, x := range za {
-								t := x - zb[k]
-								part[k] += gv * t * t
-							}
-						}
-						gRow[b] = 0
-						continue
-					}
-					gRow[b] = gv
-					rs += gv
-					cs[b] += gv
-				}
+				acc, rs, nn := o.pairRow(s, g[a*nc:(a+1)*nc], w[a*ldw:a*ldw+nc], qc, nearTau*qr[a], cs)
+				accS += acc
 				s.rowsum[a] += rs
+				// Near pairs: sum (z_ak − z_bk)² directly.
+				for i, b := range s.near[:nn] {
+					gv, zb := s.nearG[i], zc[b*d:(b+1)*d]
+					for k, x := range za {
+						t := x - zb[k]
+						part[k] += gv * t * t
+					}
+				}
 			}
 			// gx += G·Z_J, as G·((Zᵀ)_J)ᵀ: d dot products of length nc per row.
 			blas64.Gemm(blas.NoTrans, blas.Trans, 1,

@@ -35,19 +35,36 @@ type scratch struct {
 	t      []float64 // rowTile×colChunk: r², then K values or G
 	w      []float64 // rowTile×colChunk: gathered K or W tile
 	c      []float64 // m×rowTile: a product tile, transposed (ColsMulTo)
+	w32    []float32 // w for float32 products
+	c32    []float32 // c for float32 products
+	o32    []float32 // rowTile×m: a float32 product tile before conversion
 	m, dm  []float64 // colChunk: m(r), m'(r)/r of one row
 	zr, zc []float64 // gathered rows of Z
 	qr, qc []float64 // gathered |z|²
 	gx     []float64 // rowTile×d: G·Z accumulated over column chunks
 	rowsum []float64 // rowTile
 	colsum []float64 // colChunk
+	near   []int     // colChunk: a row's near pairs (Reduce)
+	nearG  []float64 // colChunk: their G_ab
 }
 
-func grow(b []float64, n int) []float64 {
+func grow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]float64, n)
+		return make([]T, n)
 	}
 	return b[:n]
+}
+
+// growAs grows *p64 (T float64) or *p32 (T float32) to n and returns it:
+// a buffer of the precision's own type.
+func growAs[T float](p64 *[]float64, p32 *[]float32, n int) []T {
+	if p, ok := any(p64).(*[]T); ok {
+		*p = grow(*p, n)
+		return *p
+	}
+	p := any(p32).(*[]T)
+	*p = grow(*p, n)
+	return *p
 }
 
 // contiguous reports whether idx is idx[0], idx[0]+1, ….
@@ -87,11 +104,26 @@ func gatherRows(buf *[]float64, z []float64, d int, idx []int) []float64 {
 // cross term is a gemm in the Z_r·(Zᵀ)_c form, whose inner loops are long
 // axpys over the columns rather than d-long dot products. See nearTau for
 // the precision rule.
-func sqdist(dst, zr, qr []float64, zct blas64.General, qc []float64, d int) {
+//
+// With vec, the second pass is vectorised (the same bits): it leaves the
+// pairs to compute directly as NaN, and when there are any (on the diagonal
+// blocks, or for duplicate inputs) this pass finds and fills them.
+func sqdist(dst, zr, qr []float64, zct blas64.General, qc []float64, d int, vec bool) {
 	nr, nc := len(qr), len(qc)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, -2,
 		blas64.General{Rows: nr, Cols: d, Stride: d, Data: zr},
 		zct, 0, blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: dst})
+	if vec {
+		if sqdistFixVec(dst[:nr*nc], qr, qc) == 0 {
+			return
+		}
+		for i, r2 := range dst[:nr*nc] {
+			if r2 != r2 { // NaN: a pair to compute directly
+				dst[i] = directSqT(zr[(i/nc)*d:(i/nc+1)*d], zct, i%nc)
+			}
+		}
+		return
+	}
 	for a := 0; a < nr; a++ {
 		row := dst[a*nc : (a+1)*nc]
 		qa := qr[a]

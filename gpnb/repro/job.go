@@ -113,7 +113,7 @@ func (j Job) Normalize() Job {
 		c := &j.Config
 		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian
 		c.Settings = solvers.Settings{}
-		c.Operator.Float32 = false
+		c.Operator.Precision = kernel.Float64
 	}
 	c.Solver = solvers.Canonical(c.Solver)
 	if c.Solver == nil {
@@ -230,7 +230,9 @@ func (j *Job) UnmarshalJSON(b []byte) error {
 	}
 	c := gpnb.Config{Kernel: fam, Probes: s.Probes, LearningRate: s.LearningRate, Seed: s.Seed, WarmStart: l.WarmStart,
 		Settings: solvers.Settings{RelTolMean: s.RelTolMean, RelTolProbes: s.RelTolProbes, MaxIterations: s.MaxIterations}}
-	c.Operator.Float32 = s.Float32
+	if s.Float32 {
+		c.Operator.Precision = kernel.Float32
+	}
 	switch l.Solver {
 	case SolverCG:
 		c.Solver = solvers.CG{PrecondRank: s.PrecondRank}
