@@ -25,8 +25,8 @@ func TestOptimiserWithGPUBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(cfg gpnb.Config) gpnb.History {
-		o, err := gpnb.NewOptimiser(ds, cfg)
+	run := func(cfg gpnb.Config, opts ...gpnb.Option) gpnb.History {
+		o, err := gpnb.NewOptimiser(ds, cfg, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,11 +39,10 @@ func TestOptimiserWithGPUBackend(t *testing.T) {
 	cfg := gpnb.Config{Seed: 3, WarmStart: true}
 	cpu := run(cfg)
 	built := 0
-	cfg.Backend = func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+	gpu := run(cfg, gpnb.WithBackend(func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
 		built++
 		return cuda.Backend(cuda.Options{})(x, k)
-	}
-	gpu := run(cfg)
+	}))
 	if built == 0 {
 		t.Fatal("the optimiser never built the GPU operator")
 	}
