@@ -150,9 +150,9 @@ const Built = true
 // args packs kernel arguments as 8-byte words into a reused slice.
 type args []uint64
 
-func (a args) p(v uintptr) args  { return append(a, uint64(v)) }
-func (a args) i(v int) args      { return append(a, uint64(int64(v))) }
-func (a args) f(v float64) args  { return append(a, math.Float64bits(v)) }
+func (a args) p(v uintptr) args { return append(a, uint64(v)) }
+func (a args) i(v int) args     { return append(a, uint64(int64(v))) }
+func (a args) f(v float64) args { return append(a, math.Float64bits(v)) }
 func (a args) ps(v ...uintptr) args {
 	for _, x := range v {
 		a = append(a, uint64(x))

@@ -32,6 +32,7 @@ package cuda
 // static void gpnb_event_free(uintptr_t e) { cuEventDestroy((CUevent)e); }
 // static int gpnb_load(uintptr_t *m, const void *image) { CUmodule x; int r = cuModuleLoadData(&x, image); *m = (uintptr_t)x; return r; }
 // static int gpnb_function(uintptr_t *f, uintptr_t m, const char *name) { CUfunction x; int r = cuModuleGetFunction(&x, (CUmodule)m, name); *f = (uintptr_t)x; return r; }
+// static void gpnb_unload(uintptr_t m, uintptr_t s) { cuModuleUnload((CUmodule)m); cuStreamDestroy((CUstream)s); }
 // static const char *gpnb_error(int r) { const char *s = 0; cuGetErrorString((CUresult)r, &s); return s ? s : "unknown CUDA error"; }
 import "C"
 
@@ -241,6 +242,15 @@ var kernelIndex = func() map[string]kfn {
 }()
 
 func (d *cuDriver) info() DeviceInfo { return d.inf }
+
+// close unloads the module, destroys the stream and releases the context
+// (for drivers opened beside the cached one, as TestModuleBits does).
+func (d *cuDriver) close() {
+	_ = d.sync()
+	_ = d.do(func() error { C.gpnb_unload(d.mod, d.stream); return nil })
+	_ = d.dev.ReleasePrimaryCtx()
+	C.free(unsafe.Pointer(d.cargs))
+}
 
 func (d *cuDriver) alloc(bytes int64) (p uintptr, err error) {
 	err = d.do(func() error {

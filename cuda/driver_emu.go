@@ -89,10 +89,10 @@ const (
 
 // Test hooks of the emulation.
 var (
-	emuMemLimit int64 = 2 << 30     // device bytes the emulation allocates at most
-	emuFault    string              // a kernel that fails while it runs
-	emuHide     = map[string]bool{} // kernels the emulated module lacks
-	emuLock     sync.Mutex          // emu.cc runs one kernel at a time
+	emuMemLimit int64               = 2 << 30 // device bytes the emulation allocates at most
+	emuFault    string                        // a kernel that fails while it runs
+	emuHide     = map[string]bool{}           // kernels the emulated module lacks
+	emuLock     sync.Mutex                    // emu.cc runs one kernel at a time
 )
 
 func openDriver(ordinal int) (driver, error) {

@@ -46,11 +46,11 @@ func chunking(rowBlocks, nj int) (nz, chunk int) {
 type prodKind int
 
 const (
-	pDense   prodKind = iota // mulk over K (or another TK matrix M)
-	pFree                    // mulfree: kernel values on the fly
-	pRows                    // mulrows over K: rows of H·V
-	pRowsFree                // mulrowsfree
-	pTri                     // trimul: a triangle of the float64 M
+	pDense    prodKind = iota // mulk over K (or another TK matrix M)
+	pFree                     // mulfree: kernel values on the fly
+	pRows                     // mulrows over K: rows of H·V
+	pRowsFree                 // mulrowsfree
+	pTri                      // trimul: a triangle of the float64 M
 )
 
 // product describes out = (a product)·V over the columns vcols of V (k of
