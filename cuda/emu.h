@@ -30,7 +30,7 @@ struct float2 {
 #define __device__
 #define __forceinline__ inline
 #define __shared__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __align__(n) /* the definition in emu.cc is aligned */
 #define __restrict__ __restrict
 using std::exp;

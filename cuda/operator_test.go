@@ -163,9 +163,9 @@ func TestProductsMatchCPUChunked(t *testing.T) {
 // forceChunks makes every product of a few hundred terms run in several
 // chunks; the returned function restores the defaults.
 func forceChunks() func() {
-	b, c := targetBlocks, minChunk
-	targetBlocks, minChunk = 1<<20, 16
-	return func() { targetBlocks, minChunk = b, c }
+	b, r, c := targetBlocks, rowsTargetBlocks, minChunk
+	targetBlocks, rowsTargetBlocks, minChunk = 1<<20, 1<<20, 16
+	return func() { targetBlocks, rowsTargetBlocks, minChunk = b, r, c }
 }
 
 // chunking covers the terms exactly with no empty chunk and respects its
@@ -180,8 +180,16 @@ func TestChunking(t *testing.T) {
 			t.Errorf("chunking(%d, %d): chunk %d < %d", c.rowBlocks, c.nj, chunk, minChunk)
 		}
 	}
-	if nz, _ := chunking(27, 13500); 27*nz < 256 {
-		t.Errorf("pol-sized product (27 row blocks): %d chunks; want enough blocks to fill the GPU", nz)
+	// pol (106 blocks of 128 rows) and keggdirected (344) fill an H100 in
+	// one wave of at most targetBlocks; SGD's mini-batch of 1000 rows (250
+	// blocks of 4) gets many small blocks.
+	for _, c := range []struct{ rowBlocks, nj, min int }{{106, 13500, 256}, {344, 43945, 300}} {
+		if nz, _ := chunking(c.rowBlocks, c.nj); c.rowBlocks*nz < c.min || c.rowBlocks*nz > max(targetBlocks, c.rowBlocks) {
+			t.Errorf("chunking(%d, %d) = %d chunks: %d blocks", c.rowBlocks, c.nj, nz, c.rowBlocks*nz)
+		}
+	}
+	if nz, _ := rowsChunking(250, 13500); 250*nz < 2048 {
+		t.Errorf("rowsChunking(250, 13500) = %d chunks: too few blocks for a mini-batch", nz)
 	}
 }
 

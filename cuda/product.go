@@ -6,7 +6,7 @@ import "fmt"
 
 // Launch geometry of the product kernels; kernels/gpnb.cu relies on these.
 const (
-	mulkThreads = 256 // MT: threads per block of mulk, two output rows each
+	mulkThreads = 128 // MT: threads per block of mulk and trimul, one output row each
 	mulkTile    = 128 // TJ: rows of V staged per tile
 	rowThreads  = 128 // mulfree, trimul: one output row per thread
 	rowsThreads = 64  // mulrows: two warps, two output rows each
@@ -18,26 +18,44 @@ const (
 	maxDims     = 256 // GENMAXD: largest d the generic kernels take
 )
 
-// Chunking of the products' sums (see the products in kernels/gpnb.cu):
-// a product of nr output rows summing over nj terms is cut into nz chunks
-// with enough blocks to fill a large GPU (targetBlocks), each chunk at least
-// minChunk terms, so the partial sums cost little next to the matrix read.
-// The chunks depend on the sizes only, never on the device, so results do
-// not depend on the GPU's number of multiprocessors. Variables so that tests
-// can force several chunks on small problems.
+// Chunking of the products' sums (see the products in kernels/gpnb.cu): a
+// product of nr output rows summing over nj terms is cut into nz chunks, so
+// that there are enough blocks to keep the GPU busy, each chunk at least
+// minChunk terms. The chunks depend on the sizes only, never on the device,
+// so results do not depend on the GPU's number of multiprocessors.
+//
+// The column products (mulk, mulfree, trimul: one row per thread) aim at no
+// more than targetBlocks blocks: the kernels' launch bounds put at least 3
+// or 4 blocks on each multiprocessor, so that many run in one wave on an
+// H100 or A100 (a second wave of a few blocks would double a product's
+// time), and fewer chunks mean fewer partial sums to write. The row products
+// (mulrows: a warp per two rows, SGD's few hundred rows) aim at many small
+// blocks instead (rowsTargetBlocks), since a mini-batch alone gives too few
+// warps to keep the memory busy and its partial sums are small. Variables
+// so that tests can force several chunks on small problems.
 var (
-	targetBlocks = 384
-	minChunk     = 128
+	targetBlocks     = 384
+	rowsTargetBlocks = 4096
+	minChunk         = 128
 )
 
-// chunking returns the number of chunks nz and their length for a product
-// with rowBlocks blocks along the output rows and nj terms.
+// chunking returns the number of chunks nz and their length for a column
+// product with rowBlocks blocks along the output rows and nj terms.
 func chunking(rowBlocks, nj int) (nz, chunk int) {
+	return chunks(max(1, targetBlocks/max(rowBlocks, 1)), nj)
+}
+
+// rowsChunking is chunking for the row products.
+func rowsChunking(rowBlocks, nj int) (nz, chunk int) {
+	return chunks((rowsTargetBlocks+rowBlocks-1)/max(rowBlocks, 1), nj)
+}
+
+// chunks cuts nj terms into at most want chunks of at least minChunk.
+func chunks(want, nj int) (nz, chunk int) {
 	if nj <= 0 {
 		return 1, 1
 	}
-	nz = (targetBlocks + rowBlocks - 1) / rowBlocks
-	nz = max(1, min(nz, nj/minChunk))
+	nz = max(1, min(want, nj/minChunk))
 	chunk = (nj + nz - 1) / nz
 	return (nj + chunk - 1) / chunk, chunk
 }
@@ -95,10 +113,10 @@ func (o *Operator) runProduct(p product) error {
 		switch p.kind {
 		case pDense:
 			fn, bx = kMulk[prec][gi], mulkThreads
-			gx = (p.nr + 2*bx - 1) / (2 * bx)
+			gx = (p.nr + bx - 1) / bx
 			smem = mulkTile * (nc + 1) * 8
 		case pTri:
-			fn, bx = kTrimul[gi], rowThreads
+			fn, bx = kTrimul[gi], mulkThreads
 			gx = (p.nr + bx - 1) / bx
 			smem = mulkTile * (nc + 1) * 8
 		case pFree:
@@ -119,6 +137,9 @@ func (o *Operator) runProduct(p product) error {
 			return fmt.Errorf("cuda: unknown product kind %d", p.kind)
 		}
 		nz, chunk := chunking(gx, p.nj)
+		if p.kind == pRows || p.kind == pRowsFree {
+			nz, chunk = rowsChunking(gx, p.nj)
+		}
 		if err := o.dPart.ensure(o.drv, int64(nz)*int64(p.nr)*int64(kg)*8, "the partial sums of a product"); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@
 // k = s²·m(r), and for the gradient m(r) and m'(r)/r.
 #define GENMAXD 256 // largest d of the generic (MAXD = 0) variants
 #define RTILE 16    // reduce: pairs per chunk of W values
-#define MT 256      // threads per block of mulk (two output rows each)
+#define MT 128      // threads per block of mulk and trimul (one output row each)
 #define TJ 128      // rows of the right-hand sides staged per tile (mulk, trimul)
 #define CH 128      // rows per chunk of dots and mult
 #define NB 32       // block size of the device Cholesky and triangular inverse
@@ -200,41 +200,30 @@ extern "C" __global__ void gpnb_block_f32(const float *Z, const float *K, i64 ld
 // Right-hand sides are float64 and accumulated with fma in float64 whatever
 // the precision of K.
 
-__device__ __forceinline__ void loadk(const double *p, double (&m)[2]) {
-    double2 v = *(const double2 *)p;
-    m[0] = v.x;
-    m[1] = v.y;
-}
-__device__ __forceinline__ void loadk(const float *p, double (&m)[2]) {
-    float2 v = *(const float2 *)p;
-    m[0] = (double)v.x;
-    m[1] = (double)v.y;
-}
-__device__ __forceinline__ void loadk(const double *p, double (&m)[1]) { m[0] = *p; }
-
 // mulk: part[z][t][c] = Σ_{j in chunk z} M[jidx_j·ldm + t]·V[j, vcols[c0+c]]
 // for output rows t < nr, jidx_j = jidx[j] (or j), j < nj. With M = K (a
 // symmetric dense cache) that is (K[:, jidx]·V)[t]: H·V for Mul, H[:,I]·Δ for
-// MulCols. Thread τ owns rows RPT·τ.. (RPT = 2: one 16-byte load of M for
-// both, coalesced across the warp), NC accumulators each (NC ≥ kg, a multiple
-// of 4); a tile of TJ rows of V is staged in shared memory and read as a
-// broadcast. TRI (RPT = 1, M the float64 factor block of Solve): only j ≤ t
-// (tri = 1) or j ≥ t (tri = 2) are summed.
-template <typename TK, int NC, int RPT, bool TRI>
+// MulCols. One thread per output row: a warp's load of M[j, t..t+31] is one
+// coalesced 256-byte segment (128 bytes in float32); NC accumulators (NC ≥
+// kg, a multiple of 4); a tile of TJ rows of V staged in shared memory is
+// read as a broadcast. The loads are software-pipelined: the next four
+// values of M are in flight while the current four are multiplied, so each
+// thread keeps eight loads outstanding, which with the occupancy that
+// __launch_bounds__ guarantees is enough to keep HBM busy. TRI (M the
+// float64 factor block of Solve): only j ≤ t (tri = 1) or j ≥ t (tri = 2).
+template <typename TK, int NC, bool TRI>
 __device__ void mulk(const TK *__restrict__ M, i64 ldm, const i64 *__restrict__ jidx, i64 nj, i64 nr, i64 tri,
                      const double *__restrict__ V, i64 ldv, const i64 *__restrict__ vcols, i64 c0, i64 kg,
                      double *__restrict__ part, i64 chunk) {
     double *vs = (double *)smem;     // TJ × NC
     i64 *js = (i64 *)(vs + TJ * NC); // TJ
-    const i64 t0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * RPT;
+    const i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     const i64 z = blockIdx.y, jlo = z * chunk, jhi = min(nj, jlo + chunk);
-    const bool active = t0 < nr;
-    double acc[RPT][NC];
+    const bool active = t < nr;
+    double acc[NC];
 #pragma unroll
-    for (int r = 0; r < RPT; r++)
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            acc[r][c] = 0;
+    for (int c = 0; c < NC; c++)
+        acc[c] = 0;
     for (i64 j0 = jlo; j0 < jhi; j0 += TJ) {
         const i64 jn = min((i64)TJ, jhi - j0);
         __syncthreads();
@@ -250,70 +239,76 @@ __device__ void mulk(const TK *__restrict__ M, i64 ldm, const i64 *__restrict__ 
         i64 jb = 0, je = jn;
         if (TRI) {
             if (tri == 1)
-                je = min(jn, t0 + 1 - j0);
+                je = min(jn, t + 1 - j0);
             else
-                jb = max((i64)0, t0 - j0);
+                jb = max((i64)0, t - j0);
         }
-        const TK *mt = M + t0;
+        const TK *mt = M + t;
         i64 j = jb;
-        // Four loads of M in flight before their multiply-adds; each
-        // accumulator still adds its terms in ascending j.
-        for (; j + 4 <= je; j += 4) {
-            double m0[RPT], m1[RPT], m2[RPT], m3[RPT];
-            loadk(mt + js[j] * ldm, m0);
-            loadk(mt + js[j + 1] * ldm, m1);
-            loadk(mt + js[j + 2] * ldm, m2);
-            loadk(mt + js[j + 3] * ldm, m3);
-            const double *vb = vs + j * NC;
-#pragma unroll
-            for (int r = 0; r < RPT; r++)
+        if (j + 4 <= je) {
+            double a0 = (double)mt[js[j] * ldm], a1 = (double)mt[js[j + 1] * ldm];
+            double a2 = (double)mt[js[j + 2] * ldm], a3 = (double)mt[js[j + 3] * ldm];
+            for (j += 4; j + 4 <= je; j += 4) {
+                const double b0 = (double)mt[js[j] * ldm], b1 = (double)mt[js[j + 1] * ldm];
+                const double b2 = (double)mt[js[j + 2] * ldm], b3 = (double)mt[js[j + 3] * ldm];
+                const double *vb = vs + (j - 4) * NC;
 #pragma unroll
                 for (int c = 0; c < NC; c++) {
-                    double s = acc[r][c];
-                    s = fma(m0[r], vb[c], s);
-                    s = fma(m1[r], vb[NC + c], s);
-                    s = fma(m2[r], vb[2 * NC + c], s);
-                    s = fma(m3[r], vb[3 * NC + c], s);
-                    acc[r][c] = s;
+                    double s = acc[c];
+                    s = fma(a0, vb[c], s);
+                    s = fma(a1, vb[NC + c], s);
+                    s = fma(a2, vb[2 * NC + c], s);
+                    s = fma(a3, vb[3 * NC + c], s);
+                    acc[c] = s;
                 }
+                a0 = b0;
+                a1 = b1;
+                a2 = b2;
+                a3 = b3;
+            }
+            const double *vb = vs + (j - 4) * NC;
+#pragma unroll
+            for (int c = 0; c < NC; c++) {
+                double s = acc[c];
+                s = fma(a0, vb[c], s);
+                s = fma(a1, vb[NC + c], s);
+                s = fma(a2, vb[2 * NC + c], s);
+                s = fma(a3, vb[3 * NC + c], s);
+                acc[c] = s;
+            }
         }
         for (; j < je; j++) {
-            double m0[RPT];
-            loadk(mt + js[j] * ldm, m0);
+            const double m0 = (double)mt[js[j] * ldm];
             const double *vb = vs + j * NC;
 #pragma unroll
-            for (int r = 0; r < RPT; r++)
-#pragma unroll
-                for (int c = 0; c < NC; c++)
-                    acc[r][c] = fma(m0[r], vb[c], acc[r][c]);
+            for (int c = 0; c < NC; c++)
+                acc[c] = fma(m0, vb[c], acc[c]);
         }
     }
     if (!active)
         return;
+    double *o = part + (z * nr + t) * kg;
 #pragma unroll
-    for (int r = 0; r < RPT; r++) {
-        i64 t = t0 + r;
-        if (t >= nr)
-            break;
-        double *o = part + (z * nr + t) * kg;
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            if (c < kg)
-                o[c] = acc[r][c];
-    }
+    for (int c = 0; c < NC; c++)
+        if (c < kg)
+            o[c] = acc[c];
 }
 
+// At least 4 blocks per multiprocessor (at most 128 registers a thread), so
+// that the host's chunking (at most 384 blocks) runs in one wave on an H100
+// (132 SMs) or an A100 (108): a second, almost empty wave would double the
+// time of a product.
 #define MULK(TK, SUF, C)                                                                                        \
-    extern "C" __global__ void __launch_bounds__(MT) gpnb_mulk_##SUF##_c##C(                                    \
+    extern "C" __global__ void __launch_bounds__(MT, 4) gpnb_mulk_##SUF##_c##C(                                 \
         const TK *M, i64 ldm, const i64 *jidx, i64 nj, i64 nr, const double *V, i64 ldv, const i64 *vcols,        \
         i64 c0, i64 kg, double *part, i64 chunk) {                                                               \
-        mulk<TK, C, 2, false>(M, ldm, jidx, nj, nr, 0, V, ldv, vcols, c0, kg, part, chunk);                       \
+        mulk<TK, C, false>(M, ldm, jidx, nj, nr, 0, V, ldv, vcols, c0, kg, part, chunk);                          \
     }
 #define TRIMUL(C)                                                                                                \
-    extern "C" __global__ void gpnb_trimul_c##C(const double *M, i64 ldm, i64 nr, i64 tri, const double *V,      \
-                                                i64 ldv, const i64 *vcols, i64 c0, i64 kg, double *part,         \
-                                                i64 chunk) {                                                     \
-        mulk<double, C, 1, true>(M, ldm, (const i64 *)0, nr, nr, tri, V, ldv, vcols, c0, kg, part, chunk);       \
+    extern "C" __global__ void __launch_bounds__(MT, 4) gpnb_trimul_c##C(                                       \
+        const double *M, i64 ldm, i64 nr, i64 tri, const double *V, i64 ldv, const i64 *vcols, i64 c0, i64 kg,    \
+        double *part, i64 chunk) {                                                                               \
+        mulk<double, C, true>(M, ldm, (const i64 *)0, nr, nr, tri, V, ldv, vcols, c0, kg, part, chunk);          \
     }
 #define MULK_ALL(C) MULK(double, f64, C) MULK(float, f32, C) TRIMUL(C)
 MULK_ALL(4)
@@ -391,8 +386,9 @@ __device__ void mulfree(const T *__restrict__ Zr, i64 nr, const T *__restrict__ 
             o[c] = acc[c];
 }
 
+// At least 3 blocks of 128 per multiprocessor: see MULK.
 #define MULFREE(T, SUF, D, C)                                                                                    \
-    extern "C" __global__ void gpnb_mulfree_##SUF##_d##D##_c##C(                                                 \
+    extern "C" __global__ void __launch_bounds__(128, 3) gpnb_mulfree_##SUF##_d##D##_c##C(                      \
         const T *Zr, i64 nr, const T *Zc, const i64 *jidx, i64 nj, i64 d, i64 fam, double s2, const double *V,    \
         i64 ldv, const i64 *vcols, i64 c0, i64 kg, double *part, i64 chunk, i64 tc) {                             \
         mulfree<T, D, C>(Zr, nr, Zc, jidx, nj, d, fam, s2, V, ldv, vcols, c0, kg, part, chunk, tc);               \
