@@ -153,12 +153,6 @@ type args []uint64
 func (a args) p(v uintptr) args { return append(a, uint64(v)) }
 func (a args) i(v int) args     { return append(a, uint64(int64(v))) }
 func (a args) f(v float64) args { return append(a, math.Float64bits(v)) }
-func (a args) ps(v ...uintptr) args {
-	for _, x := range v {
-		a = append(a, uint64(x))
-	}
-	return a
-}
 
 // dbuf is a device buffer that grows on demand and is reused across calls.
 type dbuf struct {

@@ -232,15 +232,6 @@ func openDriverImages(ordinal int, inf DeviceInfo, dev cu.Device, imgs []image) 
 	return d, nil
 }
 
-// kernelIndex maps kernel names to their kfn.
-var kernelIndex = func() map[string]kfn {
-	m := map[string]kfn{}
-	for i, n := range kernelNames {
-		m[n] = kfn(i)
-	}
-	return m
-}()
-
 func (d *cuDriver) info() DeviceInfo { return d.inf }
 
 // close unloads the module, destroys the stream and releases the context
