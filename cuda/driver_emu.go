@@ -7,7 +7,7 @@ package cuda
 // // The sha256 of kernels/gpnb.cu, which emu.cc includes: Go's build cache
 // // does not see that file, so this flag is what makes a changed gpnb.cu
 // // rebuild the emulation. kernels/stamp.sh updates it; TestEmuSource checks it.
-// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_d3e68d2752df02247b1bb288d9b8e2175d6ad620cfaa3f4ff7dd5cd026da5ce3
+// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_2ed4d2284173aa0a753379e750e4dba3f8b0b0a4ac34ce5e66e7979be36950ee
 //
 // const char *gpnb_emu_source(void);
 // #cgo LDFLAGS: -lstdc++ -lm

@@ -133,6 +133,34 @@ func TestSpaceTrafficScalarOnly(t *testing.T) {
 	}
 }
 
+// A solver per Adam step: the second solve on an operator takes the first
+// one's pinned buffers and scratch, and allocates only its blocks.
+func TestSpaceReusesBuffers(t *testing.T) {
+	g, _, b := solveProblem(t, 100, 3, kernel.ModeDense)
+	run := func() {
+		sv, err := solvers.CG{}.Start(g, b, nil, solvers.Settings{MaxIterations: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := solvers.Run(context.Background(), sv); err != nil {
+			t.Fatal(err)
+		}
+		if err := sv.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	before := emuStats()
+	run()
+	after := emuStats()
+	if d := after.hostAllocs - before.hostAllocs; d != 0 {
+		t.Errorf("the second solve allocated %d pinned buffers", d)
+	}
+	if d := after.allocs - before.allocs; d != 5 { // B, V, R, P and the scratch block
+		t.Errorf("the second solve allocated %d device buffers, want its 5 blocks", d)
+	}
+}
+
 // An iteration allocates little Go memory either: no vector-sized buffers.
 func TestSpaceIterateGoAllocations(t *testing.T) {
 	g, _, b := solveProblem(t, 200, 5, kernel.ModeDense)

@@ -59,6 +59,7 @@ type Operator struct {
 	hidx   []int64
 	part   []float64
 	spaces map[*Space]bool // open spaces, closed with the operator
+	spare  *spaceBuffers   // a closed space's buffers, for the next
 
 	err                   error
 	products, rows, evals int64
@@ -281,6 +282,12 @@ func (o *Operator) Close() error {
 		if err := b.release(o.drv); err != nil && first == nil {
 			first = err
 		}
+	}
+	if o.spare != nil {
+		if err := o.spare.release(o.drv); err != nil && first == nil {
+			first = err
+		}
+		o.spare = nil
 	}
 	return first
 }

@@ -44,26 +44,49 @@ type Space struct {
 	blocks  []*devBlock
 	indices []*devIndex
 
-	// The arena: pinned host memory and its device mirror, for the small
-	// per-call data (coefficients, column lists, chunk tables, results).
-	// Allocations bump aoff and are released all at once when the stream is
-	// synchronised (everything queued before has then run).
-	arena  hbuf
-	dArena dbuf
-	aoff   int64
-	epoch  int
+	spaceBuffers
+	// Allocations in the arena bump aoff and are released all at once when
+	// the stream is synchronised (everything queued before has then run).
+	aoff  int64
+	epoch int
 	// The column selection last staged in the arena, reused while the arena
 	// is not reset (the solvers pass the same active set call after call).
 	lastCols  []int
 	lastPtr   uintptr
 	lastEpoch int
 
-	stage hbuf // pinned staging for Upload and Download
-	part  dbuf // chunk sums of Dots
-	ys    dbuf // Solve's intermediate Wᵀb
-	fac   dbuf // Factorize's working copy
-	info  dbuf // Factorize's flag
-	htab  []int64
+	htab []int64
+}
+
+// spaceBuffers are a Space's staging buffers and scratch. The operator keeps
+// those of a closed space for the next one (a solver per Adam step), so that
+// a new Space allocates only its blocks: pinned host memory is slow to get.
+type spaceBuffers struct {
+	// The arena: pinned host memory and its device mirror, for the small
+	// per-call data (coefficients, column lists, chunk tables, results).
+	arena  hbuf
+	dArena dbuf
+	stage  hbuf // pinned staging for Upload and Download
+	part   dbuf // chunk sums of Dots
+	ys     dbuf // Solve's intermediate Wᵀb
+	fac    dbuf // Factorize's working copy
+	info   dbuf // Factorize's flag
+}
+
+// release frees the buffers.
+func (b *spaceBuffers) release(d driver) error {
+	var first error
+	for _, x := range []*dbuf{&b.dArena, &b.part, &b.ys, &b.fac, &b.info} {
+		if err := x.release(d); err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, x := range []*hbuf{&b.arena, &b.stage} {
+		if err := x.release(d); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // devBlock is a row-major r×c float64 matrix in device memory. After
@@ -101,6 +124,9 @@ func (o *Operator) NewSpace() (solvers.Space, error) {
 		return nil, fmt.Errorf("cuda: NewSpace: %w", err)
 	}
 	s := &Space{o: o, drv: o.drv}
+	if o.spare != nil {
+		s.spaceBuffers, o.spare = *o.spare, nil
+	}
 	if err := s.growArena(arenaBytes); err != nil {
 		_ = s.free()
 		return nil, err
@@ -457,7 +483,14 @@ func (s *Space) Close() error {
 		return nil
 	}
 	serr := s.drv.sync()
-	ferr := s.free()
+	var ferr error
+	if serr == nil && s.err == nil && !s.o.closed && s.o.spare == nil {
+		ferr = s.freeBlocks()
+		s.o.spare = &spaceBuffers{}
+		*s.o.spare, s.spaceBuffers = s.spaceBuffers, spaceBuffers{}
+	} else {
+		ferr = s.free()
+	}
 	s.closed = true
 	delete(s.o.spaces, s)
 	switch {
@@ -474,25 +507,29 @@ func (s *Space) Close() error {
 	return ferr
 }
 
+// free releases the blocks, index lists and buffers.
 func (s *Space) free() error {
+	err := s.freeBlocks()
+	if berr := s.spaceBuffers.release(s.drv); err == nil {
+		err = berr
+	}
+	return err
+}
+
+// freeBlocks releases the blocks and index lists.
+func (s *Space) freeBlocks() error {
 	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
+	for _, b := range s.blocks {
+		if err := s.drv.free(b.p); err != nil && first == nil {
 			first = err
 		}
 	}
-	for _, b := range s.blocks {
-		keep(s.drv.free(b.p))
-	}
 	for _, ix := range s.indices {
-		keep(s.drv.free(ix.p))
+		if err := s.drv.free(ix.p); err != nil && first == nil {
+			first = err
+		}
 	}
 	s.blocks, s.indices = nil, nil
-	for _, b := range []*dbuf{&s.dArena, &s.part, &s.ys, &s.fac, &s.info} {
-		keep(b.release(s.drv))
-	}
-	keep(s.arena.release(s.drv))
-	keep(s.stage.release(s.drv))
 	return first
 }
 

@@ -200,6 +200,28 @@ extern "C" __global__ void gpnb_block_f32(const float *Z, const float *K, i64 ld
 // Right-hand sides are float64 and accumulated with fma in float64 whatever
 // the precision of K.
 
+// stagev copies rows j0..j0+jn−1 of V's selected columns c0.. (kg of them,
+// zero up to NC) into the shared tile vs (jn × NC), all threads together.
+template <int NC>
+__device__ __forceinline__ void stagev(double *vs, const double *__restrict__ V, i64 ldv,
+                                       const i64 *__restrict__ vcols, i64 c0, i64 kg, i64 j0, i64 jn) {
+    for (i64 e = threadIdx.x; e < jn * NC; e += blockDim.x) {
+        i64 j = e / NC, c = e - j * NC;
+        vs[e] = c < kg ? V[(j0 + j) * ldv + col(vcols, c0 + c)] : 0.0;
+    }
+}
+
+// storepart writes a thread's kg sums of chunk z for output row t.
+template <int NC>
+__device__ __forceinline__ void storepart(double *__restrict__ part, i64 z, i64 nr, i64 t, i64 kg,
+                                          const double (&acc)[NC]) {
+    double *o = part + (z * nr + t) * kg;
+#pragma unroll
+    for (int c = 0; c < NC; c++)
+        if (c < kg)
+            o[c] = acc[c];
+}
+
 // mulk: part[z][t][c] = Σ_{j in chunk z} M[jidx_j·ldm + t]·V[j, vcols[c0+c]]
 // for output rows t < nr, jidx_j = jidx[j] (or j), j < nj. With M = K (a
 // symmetric dense cache) that is (K[:, jidx]·V)[t]: H·V for Mul, H[:,I]·Δ for
@@ -227,10 +249,7 @@ __device__ void mulk(const TK *__restrict__ M, i64 ldm, const i64 *__restrict__ 
     for (i64 j0 = jlo; j0 < jhi; j0 += TJ) {
         const i64 jn = min((i64)TJ, jhi - j0);
         __syncthreads();
-        for (i64 e = threadIdx.x; e < jn * NC; e += blockDim.x) {
-            i64 j = e / NC, c = e - j * NC;
-            vs[e] = c < kg ? V[(j0 + j) * ldv + col(vcols, c0 + c)] : 0.0;
-        }
+        stagev<NC>(vs, V, ldv, vcols, c0, kg, j0, jn);
         for (i64 j = threadIdx.x; j < jn; j += blockDim.x)
             js[j] = jidx ? jidx[j0 + j] : j0 + j;
         __syncthreads();
@@ -285,13 +304,8 @@ __device__ void mulk(const TK *__restrict__ M, i64 ldm, const i64 *__restrict__ 
                 acc[c] = fma(m0, vb[c], acc[c]);
         }
     }
-    if (!active)
-        return;
-    double *o = part + (z * nr + t) * kg;
-#pragma unroll
-    for (int c = 0; c < NC; c++)
-        if (c < kg)
-            o[c] = acc[c];
+    if (active)
+        storepart<NC>(part, z, nr, t, kg, acc);
 }
 
 // At least 4 blocks per multiprocessor (at most 128 registers a thread), so
@@ -354,10 +368,7 @@ __device__ void mulfree(const T *__restrict__ Zr, i64 nr, const T *__restrict__ 
             i64 b = jidx ? jidx[j0 + j] : j0 + j;
             zs[e] = Zc[b * d + k];
         }
-        for (i64 e = threadIdx.x; e < jn * NC; e += blockDim.x) {
-            i64 j = e / NC, c = e - j * NC;
-            vs[e] = c < kg ? V[(j0 + j) * ldv + col(vcols, c0 + c)] : 0.0;
-        }
+        stagev<NC>(vs, V, ldv, vcols, c0, kg, j0, jn);
         __syncthreads();
         if (!active)
             continue;
@@ -377,13 +388,8 @@ __device__ void mulfree(const T *__restrict__ Zr, i64 nr, const T *__restrict__ 
                 acc[c] = fma(kv, vb[c], acc[c]);
         }
     }
-    if (!active)
-        return;
-    double *o = part + (z * nr + t) * kg;
-#pragma unroll
-    for (int c = 0; c < NC; c++)
-        if (c < kg)
-            o[c] = acc[c];
+    if (active)
+        storepart<NC>(part, z, nr, t, kg, acc);
 }
 
 // At least 3 blocks of 128 per multiprocessor: see MULK.

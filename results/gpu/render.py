@@ -29,6 +29,18 @@ def jsonl(path):
     return out
 
 
+def bench_lines(path):
+    """The Benchmark lines of a go test -bench log: (name, {unit: value})."""
+    out = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("Benchmark"):
+                    name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
+                    out.append((name, dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))))
+    return out
+
+
 def fmt(v, p=3):
     return "—" if v is None else f"{v:.{p}f}"
 
@@ -51,18 +63,7 @@ def main():
                 if line.startswith("NVIDIA"):  # nvidia-smi's CSV query line
                     lines += [f"Device (nvidia-smi): {line.strip()}", ""]
                     break
-    rows = []
-    for n in ("20000", "50000"):
-        p = os.path.join(HERE, "logs", f"call2-bench-n{n}.log")
-        if not os.path.exists(p):
-            continue
-        with open(p) as f:
-            for line in f:
-                if not line.startswith("Benchmark"):
-                    continue
-                name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
-                metrics = dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))
-                rows.append((n, name, metrics))
+    rows = [(n, name, m) for n in ("20000", "50000") for name, m in bench_lines(os.path.join(HERE, "logs", f"call2-bench-n{n}.log"))]
     if rows:
         lines += ["## H·V throughput (17 right-hand sides padded to 32; go test -bench, 10 products each)", "",
                   "| n | benchmark | ms per product | GFLOP/s | % of fp64 peak | GB/s | % of bandwidth |",
@@ -82,12 +83,7 @@ def main():
         if m:
             lines += [f"`cuda/run-on-gpu.sh` (logs/call6-test.log): exit {m[1]}, {m[2]} tests passed, {m[3]} skipped, {m[4]} failed.", ""]
         old = {name: mm for n, name, mm in rows if n == "50000"}
-        new = []
-        with open(os.path.join(HERE, "logs", "call6-bench-n50000.log")) as f:
-            for line in f:
-                if line.startswith("Benchmark"):
-                    name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
-                    new.append((name, dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))))
+        new = bench_lines(os.path.join(HERE, "logs", "call6-bench-n50000.log"))
         if new:
             lines += ["H·V at n = 50000 (logs/call6-bench-n50000.log, 5 products each), next to call 2's kernels:", "",
                       "| benchmark | ms per product | call 2 ms | call 2 / call 6 | GB/s | % of bandwidth |", "|---|--:|--:|--:|--:|--:|"]
@@ -243,14 +239,7 @@ def quick():
         if b:
             lines += ["Bits of the kernels as compiled by nvcc 11.8's ptxas (the embedded cubin), the driver's JIT and the GPU machine's nvcc (TestModuleBits, logs/bits.log):", ""]
             lines += [f"- {l.split(': ', 1)[-1]}" for l in b] + [""]
-    rows = []
-    bench = os.path.join(q, "logs", "bench.log")
-    if os.path.exists(bench):
-        with open(bench) as f:
-            for line in f:
-                if line.startswith("Benchmark"):
-                    name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
-                    rows.append((name, dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))))
+    rows = bench_lines(os.path.join(q, "logs", "bench.log"))
     if rows:
         lines += ["### The product alone (go test -bench, 20 products; SpaceMul timed by CUDA events around the launches)", "",
                   "| benchmark | ms | GB/s of K | % of memory bandwidth | Gpairs/s |", "|---|--:|--:|--:|--:|"]
