@@ -535,7 +535,7 @@ func TestDevices(t *testing.T) {
 	}
 }
 
-// Backend builds operators for gpnb.Config.Backend.
+// Backend builds operators for gpnb.WithBackend.
 func TestBackend(t *testing.T) {
 	needGPU(t)
 	x := mat.NewDense(4, 1, []float64{0, 1, 2, 3})
