@@ -7,7 +7,7 @@ package cuda
 // // The sha256 of kernels/gpnb.cu, which emu.cc includes: Go's build cache
 // // does not see that file, so this flag is what makes a changed gpnb.cu
 // // rebuild the emulation. kernels/stamp.sh updates it; TestEmuSource checks it.
-// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_2ed4d2284173aa0a753379e750e4dba3f8b0b0a4ac34ce5e66e7979be36950ee
+// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_5654c0b5f1d792455c763e58aee816ae933aa929357de465a91d98718539bd91
 //
 // const char *gpnb_emu_source(void);
 // #cgo LDFLAGS: -lstdc++ -lm

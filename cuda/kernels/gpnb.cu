@@ -222,6 +222,21 @@ __device__ __forceinline__ void storepart(double *__restrict__ part, i64 z, i64 
             o[c] = acc[c];
 }
 
+// fma4 adds four terms a_q·vb[q·NC + c] to each accumulator, in order.
+template <int NC>
+__device__ __forceinline__ void fma4(double (&acc)[NC], double a0, double a1, double a2, double a3,
+                                     const double *vb) {
+#pragma unroll
+    for (int c = 0; c < NC; c++) {
+        double s = acc[c];
+        s = fma(a0, vb[c], s);
+        s = fma(a1, vb[NC + c], s);
+        s = fma(a2, vb[2 * NC + c], s);
+        s = fma(a3, vb[3 * NC + c], s);
+        acc[c] = s;
+    }
+}
+
 // mulk: part[z][t][c] = Σ_{j in chunk z} M[jidx_j·ldm + t]·V[j, vcols[c0+c]]
 // for output rows t < nr, jidx_j = jidx[j] (or j), j < nj. With M = K (a
 // symmetric dense cache) that is (K[:, jidx]·V)[t]: H·V for Mul, H[:,I]·Δ for
@@ -270,31 +285,13 @@ __device__ void mulk(const TK *__restrict__ M, i64 ldm, const i64 *__restrict__ 
             for (j += 4; j + 4 <= je; j += 4) {
                 const double b0 = (double)mt[js[j] * ldm], b1 = (double)mt[js[j + 1] * ldm];
                 const double b2 = (double)mt[js[j + 2] * ldm], b3 = (double)mt[js[j + 3] * ldm];
-                const double *vb = vs + (j - 4) * NC;
-#pragma unroll
-                for (int c = 0; c < NC; c++) {
-                    double s = acc[c];
-                    s = fma(a0, vb[c], s);
-                    s = fma(a1, vb[NC + c], s);
-                    s = fma(a2, vb[2 * NC + c], s);
-                    s = fma(a3, vb[3 * NC + c], s);
-                    acc[c] = s;
-                }
+                fma4<NC>(acc, a0, a1, a2, a3, vs + (j - 4) * NC);
                 a0 = b0;
                 a1 = b1;
                 a2 = b2;
                 a3 = b3;
             }
-            const double *vb = vs + (j - 4) * NC;
-#pragma unroll
-            for (int c = 0; c < NC; c++) {
-                double s = acc[c];
-                s = fma(a0, vb[c], s);
-                s = fma(a1, vb[NC + c], s);
-                s = fma(a2, vb[2 * NC + c], s);
-                s = fma(a3, vb[3 * NC + c], s);
-                acc[c] = s;
-            }
+            fma4<NC>(acc, a0, a1, a2, a3, vs + (j - 4) * NC);
         }
         for (; j < je; j++) {
             const double m0 = (double)mt[js[j] * ldm];
