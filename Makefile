@@ -55,7 +55,7 @@ help:
 	@echo "  check-notebooks  fail if a committed notebook carries outputs or execution counts"
 	@echo "  strip-notebooks  remove outputs and execution counts from notebooks/*.ipynb"
 	@echo "  bench            short Go benchmarks (BENCH=$(BENCH) BENCHTIME=$(BENCHTIME) BENCHPKG=$(BENCHPKG))"
-	@echo "  ptx              regenerate the GPU backend's PTX from cuda/kernels/gpnb.cu (needs nvcc)"
+	@echo "  ptx              regenerate the GPU backend's PTX and cubin from cuda/kernels/gpnb.cu (needs nvcc 11.8+)"
 	@echo "  deps             install missing Debian packages, the Go tools and the gonb kernel"
 	@echo "  clean            remove bin/ and the notebook run outputs"
 
@@ -138,12 +138,13 @@ notebook: notebook-deps
 bench:
 	$(GO) test $(TAGFLAGS) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem $(BENCHPKG)
 
-# ptx regenerates the checked-in PTX of the GPU backend from
-# cuda/kernels/gpnb.cu (cuda/kernels/gen.sh: nvcc -ptx for sm_90 and sm_60).
+# ptx regenerates the checked-in PTX and cubin of the GPU backend from
+# cuda/kernels/gpnb.cu (cuda/kernels/gen.sh: nvcc -ptx -fmad=false for sm_90
+# and sm_60, ptxas for the sm_90 cubin).
 ptx:
 	@test -f cuda/kernels/gen.sh || { echo "make ptx: cuda/kernels/gen.sh not found"; exit 1; }
 	@if ! command -v $(NVCC) >/dev/null; then \
-	  echo "make ptx: $(NVCC) not found: install the CUDA toolkit (11.8 or later) to regenerate cuda/kernels/*.ptx; the checked-in PTX is used as it is"; \
+	  echo "make ptx: $(NVCC) not found: install the CUDA toolkit (11.8 or later; Debian 12: nvidia-cuda-toolkit from non-free) to regenerate cuda/kernels/; the checked-in kernels are used as they are"; \
 	else NVCC=$(NVCC) sh cuda/kernels/gen.sh; fi
 
 clean:

@@ -11,102 +11,144 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/solvers"
 	"gonum.org/v1/gonum/mat"
 )
 
-// benchSize returns GPNB_CUDA_BENCH_N (default 20000 on a GPU, 512 in the
-// emulation) and the number of right-hand sides (17: y and 16 probes).
-func benchSize(b *testing.B, o func() DeviceInfo) (n, m, d int) {
-	n, m, d = 20000, 17, 8
-	if s := os.Getenv("GPNB_CUDA_BENCH_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("GPNB_CUDA_BENCH_N=%q: want a positive integer", s)
+// benchSizes returns GPNB_CUDA_BENCH_N (a comma-separated list; default
+// 13500 and 43945, the n of pol and keggdirected, on a GPU, 512 in the
+// emulation), the number of right-hand sides (17: y and 16 probes) and d.
+func benchSizes(b *testing.B) (ns []int, m, d int) {
+	m, d = 17, 8
+	s := os.Getenv("GPNB_CUDA_BENCH_N")
+	if s == "" {
+		drv, err := getDriver(envDevice())
+		if err == nil && strings.Contains(drv.info().Name, "emulation") {
+			return []int{512}, m, d
 		}
-		n = v
+		return []int{13500, 43945}, m, d
 	}
-	if o != nil && strings.Contains(o().Name, "emulation") && os.Getenv("GPNB_CUDA_BENCH_N") == "" {
-		n = 512
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			b.Fatalf("GPNB_CUDA_BENCH_N=%q: want positive integers, comma-separated", s)
+		}
+		ns = append(ns, v)
 	}
-	return n, m, d
+	return ns, m, d
 }
 
-// BenchmarkMulTo measures H·V for 17 right-hand sides and reports it against
-// the device's peaks:
+// BenchmarkSpaceMul measures the device-resident product of a solve, the
+// Space's Mul of 17 columns (no host copies), timed by CUDA events around
+// the launches alone, and reports it against the device's memory bandwidth:
+// the bytes of K read per product (n·ldk·elem; dense mode) per second, and
+// for the matrix-free mode the kernel values per second. Run on the GPU
+// (results/gpu/quick.sh):
 //
-//   - matrix-free: pairs/s (per column group: 17 columns pad to one group of
-//     32), and flop/s counting, per pair and group, 3d for the distance, ~40
-//     for sqrt, exp and the Matérn polynomial, and 2 per column of the group,
-//     as a fraction of the fp64 peak;
-//   - dense: the bytes of K read per product (n²·elem per column group) per
-//     second, as a fraction of the memory bandwidth.
-//
-// Run on the GPU (see run-on-gpu.sh):
-//
-//	./cuda.test -test.run '^$' -test.bench MulTo -test.benchtime 20x
-func BenchmarkMulTo(b *testing.B) {
+//	./cuda.test -test.run '^$' -test.bench SpaceMul -test.benchtime 20x
+func BenchmarkSpaceMul(b *testing.B) {
 	needGPU(b)
-	for _, mode := range []kernel.Mode{kernel.ModeMatrixFree, kernel.ModeDense} {
-		for _, prec := range []Precision{Float64, Float32} {
-			b.Run(mode.String()+"/"+prec.String(), func(b *testing.B) {
-				drv, err := getDriver(envDevice())
-				if err != nil {
-					b.Skip(err)
-				}
-				n, m, d := benchSize(b, drv.info)
+	ns, m, d := benchSizes(b)
+	for _, n := range ns {
+		for _, c := range []struct {
+			mode kernel.Mode
+			prec Precision
+		}{{kernel.ModeDense, Float64}, {kernel.ModeDense, Float32}, {kernel.ModeMatrixFree, Float64}} {
+			b.Run("n="+strconv.Itoa(n)+"/"+c.mode.String()+"/"+c.prec.String(), func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 2))
 				x := randDense(rng, n, d, 1)
 				k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
-				o, err := NewOperator(x, k, Options{Mode: mode, Precision: prec, Device: envDevice()})
+				o, err := NewOperator(x, k, Options{Mode: c.mode, Precision: c.prec, Device: envDevice()})
 				if err != nil {
 					b.Skip(err) // e.g. the dense cache does not fit
 				}
 				defer o.Close()
-				v := randDense(rng, n, m, 1)
-				dst := mat.NewDense(n, m, nil)
-				o.MulTo(dst, v) // warm up (JIT, allocations)
-				b.ResetTimer()
-				start := time.Now()
-				for i := 0; i < b.N; i++ {
-					o.MulTo(dst, v)
-				}
-				sec := time.Since(start).Seconds() / float64(b.N)
-				b.StopTimer()
-				if err := o.Err(); err != nil {
+				sp, err := o.NewSpace()
+				if err != nil {
 					b.Fatal(err)
 				}
-				inf := o.Device()
-				g, width := groups(roundUp(m, mc))
-				groups := float64(g)
-				pairs := float64(n) * float64(n)
-				if mode == kernel.ModeMatrixFree {
-					flops := pairs * (3*float64(d) + 40 + 2*float64(width)) * groups
-					b.ReportMetric(pairs*groups/sec/1e9, "Gpairs/s")
-					b.ReportMetric(flops/sec/1e9, "GFLOP/s")
-					if p := inf.FP64Peak(); p > 0 {
-						b.ReportMetric(100*flops/sec/p, "%fp64peak")
-					}
-				} else {
-					bytes := pairs * float64(o.elem) * groups
+				defer sp.Close()
+				v, _ := sp.NewBlock(n, m)
+				hv, _ := sp.NewBlock(n, m)
+				if err := sp.Upload(v, randDense(rng, n, m, 1).RawMatrix().Data); err != nil {
+					b.Fatal(err)
+				}
+				sp.Mul(hv, v, nil) // warm up
+				s := sp.(*Space)
+				if err := s.syncReset(); err != nil {
+					b.Fatal(err)
+				}
+				start, err := o.drv.record()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					sp.Mul(hv, v, nil)
+				}
+				end, err := o.drv.record()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.syncReset(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				ms, err := o.drv.elapsed(start, end)
+				if err != nil {
+					b.Fatal(err)
+				}
+				o.drv.freeEvent(start)
+				o.drv.freeEvent(end)
+				sec := ms / 1e3 / float64(b.N)
+				b.ReportMetric(sec*1e3, "ms/product")
+				if c.mode == kernel.ModeDense {
+					bytes := float64(n) * float64(o.ldk) * float64(o.elem)
 					b.ReportMetric(bytes/sec/1e9, "GB/s")
-					if bw := inf.Bandwidth(); bw > 0 {
+					if bw := o.Device().Bandwidth(); bw > 0 {
 						b.ReportMetric(100*bytes/sec/bw, "%bandwidth")
 					}
+				} else {
+					b.ReportMetric(float64(n)*float64(n)/sec/1e9, "Gpairs/s")
 				}
-				b.ReportMetric(sec*1e3, "ms/product")
 			})
 		}
+	}
+}
+
+// BenchmarkMulTo measures the host-level H·V for 17 right-hand sides,
+// copies to and from the device included (what a caller outside a solver
+// pays), wall clock.
+func BenchmarkMulTo(b *testing.B) {
+	needGPU(b)
+	ns, m, d := benchSizes(b)
+	n := ns[0]
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := randDense(rng, n, d, 1)
+	o, err := NewOperator(x, kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}, Options{Device: envDevice()})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer o.Close()
+	v := randDense(rng, n, m, 1)
+	dst := mat.NewDense(n, m, nil)
+	o.MulTo(dst, v)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		o.MulTo(dst, v)
+	}
+	b.ReportMetric(time.Since(start).Seconds()*1e3/float64(b.N), "ms/product")
+	if err := o.Err(); err != nil {
+		b.Fatal(err)
 	}
 }
 
 // BenchmarkReduce measures the fused gradient reduction for c = 17 columns.
 func BenchmarkReduce(b *testing.B) {
 	needGPU(b)
-	drv, err := getDriver(envDevice())
-	if err != nil {
-		b.Skip(err)
-	}
-	n, m, d := benchSize(b, drv.info)
+	ns, m, d := benchSizes(b)
+	n := ns[0]
 	rng := rand.New(rand.NewPCG(3, 4))
 	x := randDense(rng, n, d, 1)
 	o, err := NewOperator(x, kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}, Options{Mode: kernel.ModeMatrixFree, Device: envDevice()})
@@ -128,4 +170,33 @@ func BenchmarkReduce(b *testing.B) {
 	if err := o.Err(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkCGIteration measures one iteration of CG on the device (a Mul of
+// 17 columns, two Dots, the vector updates), wall clock: the per-iteration
+// cost a solve pays, launches and synchronisations included.
+func BenchmarkCGIteration(b *testing.B) {
+	needGPU(b)
+	ns, m, d := benchSizes(b)
+	n := ns[0]
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := randDense(rng, n, d, 1)
+	o, err := NewOperator(x, kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}, Options{Device: envDevice()})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer o.Close()
+	sv, err := solvers.CG{}.Start(o, randDense(rng, n, m, 1), nil, solvers.Settings{RelTolMean: 1e-300, RelTolProbes: 1e-300, MaxIterations: b.N + 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sv.Close()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N && !sv.Done(); i++ {
+		if err := sv.Iterate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(time.Since(start).Seconds()*1e3/float64(b.N), "ms/iteration")
 }

@@ -1,8 +1,9 @@
 // Package cuda is gpnb's GPU backend: the kernel operator
-// H_θ = K_θ(X,X) + σ²I of package gpnb/kernel on an NVIDIA GPU, through the
-// CUDA driver API (gorgonia.org/cu) and hand-written kernels in CUDA C
-// (cuda/kernels/gpnb.cu) whose PTX is checked in and embedded, so a user
-// needs the driver and its headers, not nvcc.
+// H_θ = K_θ(X,X) + σ²I of package gpnb/kernel on an NVIDIA GPU, with the
+// whole linear solve kept in device memory. It uses the CUDA driver API
+// (gorgonia.org/cu and a few direct calls) and hand-written kernels in CUDA C
+// (cuda/kernels/gpnb.cu) whose PTX and cubin are checked in and embedded, so
+// a user needs the driver and its headers, not nvcc.
 //
 // # Build tag
 //
@@ -30,60 +31,87 @@
 // older headers it only includes the real cuda.h. cuda/compat/check.sh
 // checks it against a test double of those CUDA 13 declarations.
 //
-// # The operator
+// # The operator and its Space
 //
 // NewOperator uploads X once and keeps it, the scaled inputs Z = (X − x̄)/ℓ,
-// and (in ModeDense) the n×n matrix K on the device. It implements
-// kernel.GramOperator and kernel.Rekerneler, so every solver and the
-// optimiser can use it in place of the CPU operator:
+// and (in ModeDense) the n×n matrix K on the device, in float64 or, with
+// Options.Precision Float32, float32 (half the memory and half the bytes
+// read per product; right-hand sides and sums stay float64). It implements
+// kernel.GramOperator and kernel.Rekerneler, so the optimiser can use it in
+// place of the CPU operator, and solvers.SpaceOperator: a solver started on
+// it keeps V, R and its other vectors in a Space (NewSpace) in device
+// memory, and per iteration only scalars cross between host and device.
 //
-//   - MulTo, RowsMulTo, ColsMulTo: one thread per output row and 16
-//     right-hand-side columns, column tiles of Z and V staged in shared
-//     memory, kernel values computed on the fly (matrix-free) or read from
-//     the dense cache;
-//   - BlockTo: H[I,I] for alternating projections;
-//   - Reduce, ReduceDense: the fused kernel-derivative reduction of the
-//     gradient, Σ_ab W_ab ∂H_ab/∂θ_k for every θ_k in one pass;
-//   - CrossMulTo: K(Xs,X)·V for predictions.
+//   - The Space's products (H·V for chosen columns, SGD's rows of H·V, AP's
+//     H[:,I]·Δ) read K down its columns, one 16-byte load per thread for two
+//     output rows, coalesced (mulk), or compute the kernel values on the fly
+//     (mulfree); SGD's rows are read along the rows, a warp per two rows
+//     (mulrows). Columns keep their exact width: 17 right-hand sides are 17
+//     accumulators (rounded up to a group of 20), not 32.
+//   - AP's block is factorised on the device (Factorize: a right-looking
+//     blocked Cholesky, then the triangular inverse), so Solve is two
+//     triangular products.
+//   - Everything runs on one stream, launched without waiting; Dots, the
+//     only call that returns numbers per iteration, waits for its k
+//     scalars. Small per-call data (coefficients, column lists) and
+//     Upload/Download go through pinned host memory.
+//   - The methods of solvers.Operator (MulTo, RowsMulTo, ColsMulTo,
+//     BlockTo), Reduce (the fused kernel-derivative reduction of the
+//     gradient) and CrossMulTo (predictions) copy their inputs to the device
+//     and the results back per call.
 //
-// Right-hand sides are uploaded per call into device buffers that are
-// reused. A solver that keeps B and V on the GPU can use device-resident
-// matrices instead (Operator.NewMatrix, Matrix.Upload/Download,
-// Operator.MulDeviceTo) and copy nothing per iteration.
+// # Determinism
 //
-// Precision Float64 computes everything in float64 and agrees with the CPU
-// operator to about 1e-12 relative; Float32 stores and multiplies in float32
-// (reductions still accumulate in float64) for speed and half the memory.
+// Every output element is written by one thread, every sum runs in an order
+// fixed by the sizes alone (chunks of fixed length, added in order; never by
+// the grid or the number of multiprocessors) and there are no atomics, so
+// the same inputs give the same bits on the same GPU. The kernels are
+// compiled with -fmad=false (multiplies and adds carry an explicit
+// rounding, which no JIT may fuse; the products' fma is explicit), so the
+// bits do not depend on which driver compiled the PTX (TestModuleBits
+// checks the cubin against the JIT). The Space's element-wise operations
+// give the bits of solvers.HostSpace; its sums and products round
+// differently from the host's BLAS.
 //
-// # Kernels and PTX
+// # Kernels
 //
-// kernels/gpnb.cu holds every kernel; kernels/gen.sh (`make ptx`) compiles
-// it with nvcc to kernels/gpnb_sm90.ptx (compute capability 9.0, H100) and
-// kernels/gpnb_sm60.ptx (6.0 to 8.x), which are checked in, embedded into
-// the binary, loaded with the driver's module API (cu.LoadData) and
-// compiled by the driver's JIT on first use.
+// kernels/gpnb.cu holds every kernel; kernels/gen.sh (`make ptx`, needs
+// nvcc 11.8 or later) compiles it to kernels/gpnb_sm90.ptx (compute
+// capability 9.0 and later), kernels/gpnb_sm60.ptx (6.0 to 8.x) and
+// kernels/gpnb_sm90.cubin (9.0: H100, H200). The driver loads the cubin on
+// 9.0 (no JIT at start-up) and otherwise has its JIT compile the PTX; the
+// environment variable GPNB_CUDA_MODULE names a module file to load instead
+// (kernels compiled on the GPU machine, say). Opening a device checks that
+// the module has every kernel the Go code launches and otherwise fails
+// naming the kernel and gen.sh.
 //
 // # Testing without a GPU
 //
 // The build tag cudaemu (tests only; needs a C++20 compiler) compiles the
-// same kernels as host C++ (emu.cc: every block's threads are std::threads
-// meeting at a barrier in __syncthreads, shared memory capped at 48 KiB as
-// on the GPU) behind the same Operator code, so the host code and the
-// kernel logic can be checked against the CPU operator anywhere:
+// same kernels as host C++ (emu.cc: every thread of a block is a fiber that
+// yields at __syncthreads, shared memory capped at 48 KiB as on the GPU)
+// behind the same Go code. Its stream is a queue run at synchronisation, as
+// a GPU's is, and it counts the traffic between host and device and can
+// simulate running out of memory and a kernel failing, so the tests check
+// every Space operation against solvers.HostSpace, the solvers on the
+// device against the CPU, what crosses per iteration and the error paths:
 //
 //	go test -tags cudaemu ./cuda
 //
-// With the tag cuda the same tests run on the GPU and skip when none is
-// usable (but note that gorgonia.org/cu exits at start-up when the driver
-// cannot initialise, before any test runs).
+// kernels/stamp.sh records gpnb.cu's hash in the emulation's build flags
+// (Go's cache does not see the included file); gen.sh runs it. With the tag
+// cuda the same tests run on the GPU and skip when none is usable (but note
+// that gorgonia.org/cu exits at start-up when the driver cannot initialise,
+// before any test runs).
 //
-// # Errors and determinism
+// # Errors
 //
 // Bad input to NewOperator and SetKernel (NaN, wrong dimensions, unknown
-// family, no device) returns an error. The GramOperator methods have no
-// error result: wrong dimensions panic as they do for the CPU operator, and
-// a driver failure during a call fills the destination with NaN (so a solver
-// stops) and is kept for Err. Every output element is computed by one thread
-// with a fixed summation order and no atomics, so results are bitwise
-// reproducible from run to run on one device.
+// family, no device) returns an error; so does running out of device memory,
+// wrapping ErrOutOfMemory with advice (--precision float32,
+// --operator matrixfree). The GramOperator methods have no error result:
+// wrong dimensions panic as they do for the CPU operator, and a driver
+// failure during a call fills the destination with NaN (so a solver stops)
+// and is kept for Err. A Space keeps the first failure of an asynchronous
+// operation and returns it from its next method with an error result.
 package cuda

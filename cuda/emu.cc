@@ -1,24 +1,85 @@
 //go:build cudaemu && !cuda
 
 // The CPU emulation of the CUDA kernels for the cudaemu test build; see
-// emu.h. gpnb_emu_launch runs one kernel by name.
+// emu.h. gpnb_emu_lookup finds a kernel by name, gpnb_emu_check validates a
+// launch as cuLaunchKernel would, gpnb_emu_run runs one.
+// Separate roundings for a·b + c, as the GPU kernels compiled with
+// -fmad=false (x86-64 without -mfma has no fused multiply-add anyway).
+#pragma GCC optimize("fp-contract=off")
 #include "emu.h"
 
 #include <functional>
-#include <map>
 #include <string>
-#include <thread>
+#include <ucontext.h>
 #include <vector>
 
-thread_local gpnb_dim3 threadIdx, blockIdx;
-gpnb_dim3 blockDim, gridDim;
+gpnb_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static const int smemBytes = 48 << 10;
 alignas(16) unsigned char smem[smemBytes];
-static std::barrier<> *bar;
-
-void __syncthreads() { bar->arrive_and_wait(); }
 
 #include "kernels/gpnb.cu"
+
+// Fibers: one per thread of the block being run.
+namespace {
+struct fiber {
+    ucontext_t ctx;
+    char *stack;
+    int state; // 0 runnable, 1 at a barrier, 2 returned
+    unsigned tx, ty;
+};
+const size_t stackSize = 256 << 10;
+std::vector<fiber> fibers;
+ucontext_t sched;
+int cur;
+std::function<void()> body;
+
+void trampoline() {
+    body();
+    fibers[cur].state = 2; // uc_link resumes the scheduler
+}
+} // namespace
+
+void __syncthreads() {
+    fibers[cur].state = 1;
+    swapcontext(&fibers[cur].ctx, &sched);
+}
+
+// runBlock runs the bx×by threads of one block as fibers until all return.
+static void runBlock(int bx, int by) {
+    int nt = bx * by;
+    while ((int)fibers.size() < nt) {
+        fiber f{};
+        f.stack = new char[stackSize];
+        fibers.push_back(f);
+    }
+    for (int i = 0; i < nt; i++) {
+        fiber &f = fibers[i];
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack;
+        f.ctx.uc_stack.ss_size = stackSize;
+        f.ctx.uc_link = &sched;
+        makecontext(&f.ctx, trampoline, 0);
+        f.state = 0;
+        f.tx = i % bx;
+        f.ty = i / bx;
+    }
+    int done = 0;
+    while (done < nt) {
+        for (int i = 0; i < nt; i++) {
+            if (fibers[i].state != 0)
+                continue;
+            cur = i;
+            threadIdx = {fibers[i].tx, fibers[i].ty, 0};
+            swapcontext(&sched, &fibers[i].ctx);
+            if (fibers[i].state == 2)
+                done++;
+        }
+        // Every fiber is at the barrier or has returned: release them.
+        for (int i = 0; i < nt; i++)
+            if (fibers[i].state == 1)
+                fibers[i].state = 0;
+    }
+}
 
 typedef const uint64_t *A;
 template <class T> static T *P(A a, int i) { return (T *)(uintptr_t)a[i]; }
@@ -30,51 +91,138 @@ static double D(A a, int i) {
 }
 
 struct entry {
+    std::string name;
     std::function<void(A)> fn;
-    bool sync; // uses __syncthreads: run the block's threads concurrently
+    bool sync; // uses __syncthreads: run the block's threads as fibers
 };
 
-#define SCALE(T, S) {"gpnb_scale_" #S, {[](A a) { gpnb_scale_##S(P<const double>(a, 0), I(a, 1), I(a, 2), P<const double>(a, 3), P<const double>(a, 4), P<T>(a, 5)); }, false}}
-#define MULFREE_E(T, S, DD, C) {"gpnb_mulfree_" #S "_d" #DD "_c" #C, {[](A a) { gpnb_mulfree_##S##_d##DD##_c##C(P<const T>(a, 0), P<const i64>(a, 1), I(a, 2), P<const T>(a, 3), P<const i64>(a, 4), I(a, 5), I(a, 6), I(a, 7), D(a, 8), P<const T>(a, 9), I(a, 10), P<const T>(a, 11), D(a, 12), P<T>(a, 13), I(a, 14), I(a, 15), I(a, 16), P<T>(a, 17)); }, true}}
-#define BUILD(T, S) {"gpnb_build_" #S, {[](A a) { gpnb_build_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), D(a, 4), P<T>(a, 5)); }, false}}
-#define MULDENSE_E(T, S, C) {"gpnb_muldense_" #S "_c" #C, {[](A a) { gpnb_muldense_##S##_c##C(P<const T>(a, 0), I(a, 1), P<const i64>(a, 2), I(a, 3), P<const i64>(a, 4), I(a, 5), P<const T>(a, 6), I(a, 7), P<const T>(a, 8), D(a, 9), P<T>(a, 10), I(a, 11), I(a, 12), I(a, 13), P<T>(a, 14)); }, true}}
-#define SUMPARTS(T, S) {"gpnb_sumparts_" #S, {[](A a) { gpnb_sumparts_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const i64>(a, 4), P<const T>(a, 5), D(a, 6), P<T>(a, 7)); }, false}}
-#define BLOCK(T, S) {"gpnb_block_" #S, {[](A a) { gpnb_block_##S(P<const T>(a, 0), P<const T>(a, 1), I(a, 2), I(a, 3), I(a, 4), D(a, 5), D(a, 6), P<const i64>(a, 7), I(a, 8), P<double>(a, 9)); }, false}}
-#define REDUCE_E(T, S, DD) {"gpnb_reduce_" #S "_d" #DD, {[](A a) { gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const T>(a, 4), P<const T>(a, 5), I(a, 6), P<const T>(a, 7), P<double>(a, 8), I(a, 9)); }, true}}
+#define E(NAME, SYNC, CALL) entry{NAME, [](A a) { CALL; }, SYNC}
+#define PREC(T, S)                                                                                                \
+    E("gpnb_scale_" #S, false, gpnb_scale_##S(P<const double>(a, 0), I(a, 1), I(a, 2), P<const double>(a, 3),    \
+                                              P<const double>(a, 4), P<T>(a, 5))),                                \
+        E("gpnb_build_" #S, false, gpnb_build_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), D(a, 4), P<T>(a, 5), \
+                                                  I(a, 6))),                                                      \
+        E("gpnb_block_" #S, false, gpnb_block_##S(P<const T>(a, 0), P<const T>(a, 1), I(a, 2), I(a, 3), I(a, 4),  \
+                                                  D(a, 5), D(a, 6), P<const i64>(a, 7), I(a, 8), P<double>(a, 9)))
+#define MULK_E(T, S, C)                                                                                           \
+    E("gpnb_mulk_" #S "_c" #C, true,                                                                              \
+      gpnb_mulk_##S##_c##C(P<const T>(a, 0), I(a, 1), P<const i64>(a, 2), I(a, 3), I(a, 4), P<const double>(a, 5), \
+                           I(a, 6), P<const i64>(a, 7), I(a, 8), I(a, 9), P<double>(a, 10), I(a, 11)))
+#define TRIMUL_E(C)                                                                                               \
+    E("gpnb_trimul_c" #C, true,                                                                                   \
+      gpnb_trimul_c##C(P<const double>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const double>(a, 4), I(a, 5),          \
+                       P<const i64>(a, 6), I(a, 7), I(a, 8), P<double>(a, 9), I(a, 10)))
+#define MULFREE_E(T, S, DD, C)                                                                                    \
+    E("gpnb_mulfree_" #S "_d" #DD "_c" #C, true,                                                                  \
+      gpnb_mulfree_##S##_d##DD##_c##C(P<const T>(a, 0), I(a, 1), P<const T>(a, 2), P<const i64>(a, 3), I(a, 4),   \
+                                      I(a, 5), I(a, 6), D(a, 7), P<const double>(a, 8), I(a, 9),                  \
+                                      P<const i64>(a, 10), I(a, 11), I(a, 12), P<double>(a, 13), I(a, 14),        \
+                                      I(a, 15)))
+#define MULROWS_E(T, S, C)                                                                                        \
+    E("gpnb_mulrows_" #S "_c" #C, true,                                                                           \
+      gpnb_mulrows_##S##_c##C(P<const T>(a, 0), I(a, 1), P<const i64>(a, 2), I(a, 3), I(a, 4),                    \
+                              P<const double>(a, 5), I(a, 6), P<const i64>(a, 7), I(a, 8), I(a, 9),               \
+                              P<double>(a, 10), I(a, 11))),                                                       \
+        E("gpnb_mulrowsfree_" #S "_c" #C, true,                                                                   \
+          gpnb_mulrowsfree_##S##_c##C(P<const T>(a, 0), I(a, 1), I(a, 2), D(a, 3), P<const i64>(a, 4), I(a, 5),   \
+                                      I(a, 6), P<const double>(a, 7), I(a, 8), P<const i64>(a, 9), I(a, 10),      \
+                                      I(a, 11), P<double>(a, 12), I(a, 13)))
+#define REDUCE_E(T, S, DD)                                                                                        \
+    E("gpnb_reduce_" #S "_d" #DD, true,                                                                           \
+      gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const T>(a, 4), P<const T>(a, 5),    \
+                              I(a, 6), P<const T>(a, 7), P<double>(a, 8), I(a, 9)))
+#define MULK_C(C) MULK_E(double, f64, C), MULK_E(float, f32, C), TRIMUL_E(C)
+#define MULFREE_C(T, S, DD) MULFREE_E(T, S, DD, 8), MULFREE_E(T, S, DD, 16), MULFREE_E(T, S, DD, 24), MULFREE_E(T, S, DD, 32)
+#define ROWS_C(T, S) MULROWS_E(T, S, 8), MULROWS_E(T, S, 16), MULROWS_E(T, S, 24), MULROWS_E(T, S, 32)
 
-static const std::map<std::string, entry> table = {
-    SCALE(double, f64), SCALE(float, f32),
-    MULFREE_E(double, f64, 8, 16), MULFREE_E(double, f64, 32, 16), MULFREE_E(double, f64, 0, 16),
-    MULFREE_E(float, f32, 8, 16), MULFREE_E(float, f32, 32, 16), MULFREE_E(float, f32, 0, 16),
-    MULFREE_E(double, f64, 8, 32), MULFREE_E(double, f64, 32, 32), MULFREE_E(double, f64, 0, 32),
-    MULFREE_E(float, f32, 8, 32), MULFREE_E(float, f32, 32, 32), MULFREE_E(float, f32, 0, 32),
-    BUILD(double, f64), BUILD(float, f32),
-    MULDENSE_E(double, f64, 16), MULDENSE_E(float, f32, 16), MULDENSE_E(double, f64, 32), MULDENSE_E(float, f32, 32),
-    BLOCK(double, f64), BLOCK(float, f32), SUMPARTS(double, f64), SUMPARTS(float, f32),
-    REDUCE_E(double, f64, 8), REDUCE_E(double, f64, 32), REDUCE_E(double, f64, 0),
-    REDUCE_E(float, f32, 8), REDUCE_E(float, f32, 32), REDUCE_E(float, f32, 0),
+static const std::vector<entry> table = {
+    PREC(double, f64),
+    PREC(float, f32),
+    MULK_C(4),
+    MULK_C(8),
+    MULK_C(12),
+    MULK_C(16),
+    MULK_C(20),
+    MULK_C(24),
+    MULK_C(28),
+    MULK_C(32),
+    MULFREE_C(double, f64, 8),
+    MULFREE_C(double, f64, 32),
+    MULFREE_C(double, f64, 0),
+    MULFREE_C(float, f32, 8),
+    MULFREE_C(float, f32, 32),
+    MULFREE_C(float, f32, 0),
+    ROWS_C(double, f64),
+    ROWS_C(float, f32),
+    REDUCE_E(double, f64, 8),
+    REDUCE_E(double, f64, 32),
+    REDUCE_E(double, f64, 0),
+    REDUCE_E(float, f32, 8),
+    REDUCE_E(float, f32, 32),
+    REDUCE_E(float, f32, 0),
+    E("gpnb_sumpart", false,
+      gpnb_sumpart(P<const double>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<double>(a, 4), I(a, 5), P<const i64>(a, 6),
+                   I(a, 7), P<const double>(a, 8), I(a, 9), P<const i64>(a, 10), D(a, 11))),
+    E("gpnb_vec", false,
+      gpnb_vec(I(a, 0), P<double>(a, 1), P<const double>(a, 2), P<const i64>(a, 3), I(a, 4), I(a, 5),
+               P<const i64>(a, 6), I(a, 7), P<const double>(a, 8), D(a, 9))),
+    E("gpnb_dots_part", false,
+      gpnb_dots_part(P<const double>(a, 0), P<const double>(a, 1), I(a, 2), P<const i64>(a, 3), I(a, 4), I(a, 5),
+                     P<const i64>(a, 6), P<const i64>(a, 7), I(a, 8), I(a, 9), P<double>(a, 10))),
+    E("gpnb_dots_final", false,
+      gpnb_dots_final(P<const double>(a, 0), P<const i64>(a, 1), I(a, 2), I(a, 3), I(a, 4), P<double>(a, 5))),
+    E("gpnb_mult", false,
+      gpnb_mult(P<const double>(a, 0), I(a, 1), P<const double>(a, 2), I(a, 3), I(a, 4), P<const i64>(a, 5), I(a, 6),
+                I(a, 7), P<double>(a, 8))),
+    E("gpnb_muladd", false,
+      gpnb_muladd(P<double>(a, 0), I(a, 1), I(a, 2), D(a, 3), P<const double>(a, 4), I(a, 5), P<const double>(a, 6),
+                  P<const i64>(a, 7), I(a, 8))),
+    E("gpnb_chol_init", false, gpnb_chol_init(P<const double>(a, 0), I(a, 1), P<double>(a, 2), P<i64>(a, 3))),
+    E("gpnb_chol_diag", true, gpnb_chol_diag(P<double>(a, 0), I(a, 1), I(a, 2), P<i64>(a, 3))),
+    E("gpnb_chol_panel", true, gpnb_chol_panel(P<double>(a, 0), I(a, 1), I(a, 2), P<i64>(a, 3))),
+    E("gpnb_chol_update", true, gpnb_chol_update(P<double>(a, 0), I(a, 1), I(a, 2), P<i64>(a, 3))),
+    E("gpnb_trinv_diag", true, gpnb_trinv_diag(P<const double>(a, 0), I(a, 1), P<double>(a, 2), P<i64>(a, 3))),
+    E("gpnb_trinv_col", true,
+      gpnb_trinv_col(P<const double>(a, 0), P<double>(a, 1), I(a, 2), I(a, 3), P<i64>(a, 4))),
+    E("gpnb_trinv_mirror", false, gpnb_trinv_mirror(P<double>(a, 0), I(a, 1), P<i64>(a, 2))),
 };
 
-// gpnb_emu_launch returns 0, or 1 for an unknown kernel, 2 for more shared
-// memory than a GPU gives without opt-in (48 KiB), 3 for a bad geometry.
-extern "C" int gpnb_emu_launch(const char *name, int gx, int gy, int bx, int by, int shared, const uint64_t *args) {
-    auto it = table.find(name);
-    if (it == table.end())
-        return 1;
+#define GPNB_STR2(x) #x
+#define GPNB_STR(x) GPNB_STR2(x)
+// gpnb_emu_source returns the sha256 of the gpnb.cu this was built from
+// (the build flag GPNB_CU_SHA256, "sha256_<hex>").
+extern "C" const char *gpnb_emu_source(void) { return GPNB_STR(GPNB_CU_SHA256); }
+
+// gpnb_emu_lookup returns the index of kernel name, or −1.
+extern "C" int gpnb_emu_lookup(const char *name) {
+    for (size_t i = 0; i < table.size(); i++)
+        if (table[i].name == name)
+            return (int)i;
+    return -1;
+}
+
+// gpnb_emu_check returns 0 for a launch a GPU would accept, 2 for more
+// shared memory than a GPU gives without opt-in (48 KiB), 3 for a bad
+// geometry.
+extern "C" int gpnb_emu_check(int gx, int gy, int bx, int by, int shared) {
     if (shared > smemBytes)
         return 2;
     if (gx < 1 || gy < 1 || gy > 65535 || bx < 1 || by < 1 || bx * by > 1024)
         return 3;
-    const entry &e = it->second;
+    return 0;
+}
+
+// gpnb_emu_run runs kernel id on the grid, block after block.
+extern "C" void gpnb_emu_run(int id, int gx, int gy, int bx, int by, const uint64_t *args) {
+    const entry &e = table[id];
     blockDim = {(unsigned)bx, (unsigned)by, 1};
     gridDim = {(unsigned)gx, (unsigned)gy, 1};
-    int nt = bx * by;
     for (int y = 0; y < gy; y++)
         for (int x = 0; x < gx; x++) {
             // Poison shared memory so a read before a write shows up.
             memset(smem, 0xff, sizeof smem);
+            blockIdx = {(unsigned)x, (unsigned)y, 0};
             if (!e.sync) {
-                blockIdx = {(unsigned)x, (unsigned)y, 0};
                 for (int ty = 0; ty < by; ty++)
                     for (int tx = 0; tx < bx; tx++) {
                         threadIdx = {(unsigned)tx, (unsigned)ty, 0};
@@ -82,22 +230,7 @@ extern "C" int gpnb_emu_launch(const char *name, int gx, int gy, int bx, int by,
                     }
                 continue;
             }
-            std::barrier<> b(nt);
-            bar = &b;
-            std::vector<std::thread> ts;
-            ts.reserve(nt);
-            for (int ty = 0; ty < by; ty++)
-                for (int tx = 0; tx < bx; tx++)
-                    ts.emplace_back([&, x, y, tx, ty] {
-                        blockIdx = {(unsigned)x, (unsigned)y, 0};
-                        threadIdx = {(unsigned)tx, (unsigned)ty, 0};
-                        e.fn(args);
-                    });
-            for (auto &t : ts)
-                t.join();
+            body = [&] { e.fn(args); };
+            runBlock(bx, by);
         }
-    return 0;
 }
-
-// gpnb_emu_has reports whether the emulation knows kernel name.
-extern "C" int gpnb_emu_has(const char *name) { return table.count(name) ? 1 : 0; }

@@ -1,13 +1,14 @@
 //go:build cudaemu && !cuda
 
 // emu.h lets kernels/gpnb.cu compile as host C++ for the cudaemu test
-// build: each block's threads run as std::threads that meet at a
-// std::barrier in __syncthreads; blocks run one after another, so the one
-// shared-memory array serves them all. Slow, but it runs the real kernel
-// code (indexing, tiling, shared-memory staging, block reductions) on a
-// machine without a GPU.
+// build. Every thread of a block is a fiber (ucontext) on one OS thread;
+// __syncthreads switches to the next fiber, and the block goes on once all
+// of its fibers have reached the barrier or returned. So the real kernel
+// code (indexing, tiling, shared-memory staging, reductions) runs on a
+// machine without a GPU, deterministically and without OS threads. Blocks
+// run one after another, so the one shared-memory array serves them all.
+// Kernels use only dynamic shared memory (extern __shared__ smem[]).
 #include <algorithm>
-#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,15 +16,26 @@
 struct gpnb_dim3 {
     unsigned x, y, z;
 };
-extern thread_local gpnb_dim3 threadIdx, blockIdx;
-extern gpnb_dim3 blockDim, gridDim;
+extern gpnb_dim3 threadIdx, blockIdx, blockDim, gridDim;
 void __syncthreads();
+
+struct double2 {
+    double x, y;
+};
+struct float2 {
+    float x, y;
+};
 
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __shared__
+#define __launch_bounds__(...)
 #define __align__(n) /* the definition in emu.cc is aligned */
 #define __restrict__ __restrict
+using std::exp;
+using std::fma;
+using std::isfinite;
 using std::max;
 using std::min;
+using std::sqrt;

@@ -14,50 +14,30 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The GPU operator implements the same interfaces as the CPU one.
+// The GPU operator implements the same interfaces as the CPU one, and keeps
+// the solvers' vectors on the device (solvers.SpaceOperator).
 var (
 	_ kernel.GramOperator    = (*Operator)(nil)
 	_ kernel.Rekerneler      = (*Operator)(nil)
 	_ solvers.Operator       = (*Operator)(nil)
 	_ solvers.NoiseVariancer = (*Operator)(nil)
+	_ solvers.SpaceOperator  = (*Operator)(nil)
 )
 
-// Launch geometry; kernels/gpnb.cu relies on these values.
+// Launch geometry of the other kernels; kernels/gpnb.cu relies on these.
 const (
-	mc         = 16       // right-hand-side columns per thread (MC)
-	threads    = 128      // threads per block of the row kernels (a power of two for reduce)
-	tile2D     = 16       // build and block kernels: 16×16 threads
-	smemLimit  = 48 << 10 // dynamic shared memory available without opt-in
-	maxTile    = 256      // column tile of mulfree, muldense and reduce
-	maxDims    = 256      // GENMAXD: largest d the generic kernels take
-	reduceMaxC = 512      // Reduce processes A·Bᵀ in chunks of this many columns
+	threads    = 128 // scale and reduce (a power of two for reduce's tree)
+	tile2D     = 16  // build and block kernels: 16×16 threads
+	reduceMaxC = 512 // Reduce processes A·Bᵀ in chunks of this many columns
+	kAlign     = 32  // K's leading dimension is a multiple of this
 )
-
-// Split sums of the row products (see storeacc in kernels/gpnb.cu): a launch
-// with fewer than splitBlocksPerSM blocks per multiprocessor splits its sum
-// over the columns into chunks of at least splitMinChunk, to fill the GPU.
-// Variables so that tests can force splits on small problems.
-var (
-	splitBlocksPerSM = 16
-	splitMinChunk    = 256
-)
-
-// splitSum returns how many chunks the sum over nc columns of a launch with
-// blocks blocks is split into, and the chunk length.
-func splitSum(blocks, nc, sms int) (nz, chunk int) {
-	if nc <= 0 || blocks <= 0 {
-		return 1, max(nc, 1)
-	}
-	want := (splitBlocksPerSM*max(sms, 1) + blocks - 1) / blocks
-	nz = max(1, min(want, nc/max(splitMinChunk, 1)))
-	chunk = (nc + nz - 1) / nz
-	return (nc + chunk - 1) / chunk, chunk
-}
 
 // Operator is the kernel operator H_θ = K_θ(X,X) + σ²I on a GPU. It keeps X,
-// the scaled inputs Z = (X − x̄)/ℓ and, in ModeDense, K on the device; the
-// right-hand sides are uploaded per call into device buffers that are
-// reused. It is not safe for concurrent use. Close frees its device memory.
+// the scaled inputs Z = (X − x̄)/ℓ and, in ModeDense, K on the device. A
+// solver started on it works in a Space in device memory (NewSpace); the
+// methods of solvers.Operator (MulTo, ...) copy their right-hand sides to
+// the device and the results back per call. It is not safe for concurrent
+// use. Close frees its device memory.
 type Operator struct {
 	drv  driver
 	k    kernel.Kernel
@@ -65,19 +45,21 @@ type Operator struct {
 	mode kernel.Mode
 	x    *mat.Dense
 	n, d int
+	ldk  int // K's leading dimension
 	mean []float64
-	elem int64 // bytes per device value: 8 (Float64) or 4 (Float32)
-	sfx  string
+	elem int64 // bytes per value of Z and K: 8 (Float64) or 4 (Float32)
 
 	dX, dMean, dEll, dZ, dK dbuf
-	dV, dOut, dRows, dCols  dbuf
+	dV, dOut, dRows         dbuf
 	dXs, dZs, dA, dB        dbuf
-	dPart, dBlock, dSplit   dbuf
+	dRed, dBlock, dPart     dbuf
 
-	h64  []float64 // staging for uploads and downloads
-	h32  []float32
-	hidx []int64
-	part []float64
+	args   args // kernel arguments, reused
+	h32    []float32
+	hidx   []int64
+	part   []float64
+	spaces map[*Space]bool // open spaces, closed with the operator
+	spare  *spaceBuffers   // a closed space's buffers, for the next
 
 	err                   error
 	products, rows, evals int64
@@ -95,41 +77,53 @@ func New(x *mat.Dense, k kernel.Kernel, opt Options) (kernel.GramOperator, error
 }
 
 // NewOperator validates X, k and opt, uploads X to the GPU opt.Device and
-// builds H_θ there. In ModeDense (or ModeAuto when n² values fit the budget)
-// it computes all n² kernel values once.
+// builds H_θ there. In ModeDense (or ModeAuto when the n² values fit the
+// budget) it computes all n² kernel values once.
 func NewOperator(x *mat.Dense, k kernel.Kernel, opt Options) (*Operator, error) {
+	if err := checkInputs(x, k, opt); err != nil {
+		return nil, err
+	}
+	drv, err := getDriver(opt.Device)
+	if err != nil {
+		return nil, err
+	}
+	return newOperatorOn(drv, x, k, opt)
+}
+
+// checkInputs validates NewOperator's arguments before any device is used.
+func checkInputs(x *mat.Dense, k kernel.Kernel, opt Options) error {
 	if x == nil || x.IsEmpty() {
-		return nil, fmt.Errorf("cuda: NewOperator: X is empty: give at least one row of inputs")
+		return fmt.Errorf("cuda: NewOperator: X is empty: give at least one row of inputs")
 	}
 	n, d := x.Dims()
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {
 			if v := x.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("cuda: NewOperator: X[%d,%d] is %v: inputs must be finite (drop or impute missing values)", i, j, v)
+				return fmt.Errorf("cuda: NewOperator: X[%d,%d] is %v: inputs must be finite (drop or impute missing values)", i, j, v)
 			}
 		}
 	}
 	if d > maxDims {
-		return nil, fmt.Errorf("cuda: NewOperator: X has %d columns; the GPU kernels take at most %d: reduce the dimension or use the CPU operator", d, maxDims)
+		return fmt.Errorf("cuda: NewOperator: X has %d columns; the GPU kernels take at most %d: reduce the dimension or use the CPU operator", d, maxDims)
 	}
 	if err := checkKernel(k, d); err != nil {
-		return nil, err
+		return err
 	}
-	var elem int64
-	switch opt.Precision {
-	case Float64:
-		elem = 8
-	case Float32:
-		elem = 4
-	default:
-		return nil, fmt.Errorf("cuda: NewOperator: unknown precision %v: use Float64 or Float32", opt.Precision)
+	if opt.Precision != Float64 && opt.Precision != Float32 {
+		return fmt.Errorf("cuda: NewOperator: unknown precision %v: use Float64 or Float32", opt.Precision)
 	}
 	if opt.MemoryBudget < 0 {
-		return nil, fmt.Errorf("cuda: NewOperator: MemoryBudget is %d: use 0 for half the free device memory or a positive number of bytes", opt.MemoryBudget)
+		return fmt.Errorf("cuda: NewOperator: MemoryBudget is %d: use 0 for half the free device memory or a positive number of bytes", opt.MemoryBudget)
 	}
-	drv, err := getDriver(opt.Device)
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// newOperatorOn is NewOperator on a given driver.
+func newOperatorOn(drv driver, x *mat.Dense, k kernel.Kernel, opt Options) (*Operator, error) {
+	n, d := x.Dims()
+	elem := int64(8)
+	if opt.Precision == Float32 {
+		elem = 4
 	}
 	free, _, err := drv.memInfo()
 	if err != nil {
@@ -139,7 +133,8 @@ func NewOperator(x *mat.Dense, k kernel.Kernel, opt Options) (*Operator, error) 
 	if budget == 0 {
 		budget = free / 2
 	}
-	need := float64(n) * float64(n) * float64(elem)
+	ldk := roundUp(n, kAlign)
+	need := float64(n) * float64(ldk) * float64(elem)
 	mode := opt.Mode
 	switch mode {
 	case kernel.ModeAuto:
@@ -149,17 +144,15 @@ func NewOperator(x *mat.Dense, k kernel.Kernel, opt Options) (*Operator, error) 
 		}
 	case kernel.ModeDense:
 		if need > float64(budget) {
-			return nil, fmt.Errorf("cuda: NewOperator: the dense cache for n=%d needs %.3g GB but the device budget is %.3g GB: use ModeMatrixFree or ModeAuto, Precision Float32, or raise Options.MemoryBudget", n, need/1e9, float64(budget)/1e9)
+			return nil, fmt.Errorf("cuda: NewOperator: the dense cache for n=%d needs %.3g GB but the device budget is %.3g GB: use --operator matrixfree (ModeMatrixFree) or auto, --precision float32 (Float32), or raise the memory budget", n, need/1e9, float64(budget)/1e9)
 		}
 	case kernel.ModeMatrixFree:
 	default:
 		return nil, fmt.Errorf("cuda: NewOperator: unknown mode %v: use ModeAuto, ModeDense or ModeMatrixFree", mode)
 	}
 
-	o := &Operator{drv: drv, opt: opt, mode: mode, x: mat.DenseCopyOf(x), n: n, d: d, elem: elem, sfx: "f64"}
-	if elem == 4 {
-		o.sfx = "f32"
-	}
+	o := &Operator{drv: drv, opt: opt, mode: mode, x: mat.DenseCopyOf(x), n: n, d: d, ldk: ldk, elem: elem,
+		args: make(args, 0, 32), spaces: map[*Space]bool{}}
 	o.mean = make([]float64, d)
 	for j := 0; j < d; j++ {
 		var s float64
@@ -176,6 +169,10 @@ func NewOperator(x *mat.Dense, k kernel.Kernel, opt Options) (*Operator, error) 
 		o.Close()
 		return nil, err
 	}
+	if err := o.drv.sync(); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("cuda: NewOperator: building H on the device: %w", err)
+	}
 	return o, nil
 }
 
@@ -189,19 +186,28 @@ func checkKernel(k kernel.Kernel, d int) error {
 	return nil
 }
 
+// prec returns the index of the operator's precision in the kernel tables.
+func (o *Operator) prec() int {
+	if o.elem == 4 {
+		return 1
+	}
+	return 0
+}
+
 // init allocates the per-operator device buffers and uploads X and x̄.
 func (o *Operator) init() error {
 	n, d := int64(o.n), int64(o.d)
 	for _, b := range []struct {
 		buf   *dbuf
 		bytes int64
-	}{{&o.dX, n * d * 8}, {&o.dMean, d * 8}, {&o.dEll, d * 8}, {&o.dZ, n * d * o.elem}} {
-		if err := b.buf.ensure(o.drv, b.bytes); err != nil {
+		what  string
+	}{{&o.dX, n * d * 8, "X"}, {&o.dMean, d * 8, "x̄"}, {&o.dEll, d * 8, "ℓ"}, {&o.dZ, n * d * o.elem, "Z"}} {
+		if err := b.buf.ensure(o.drv, b.bytes, b.what); err != nil {
 			return err
 		}
 	}
 	if o.mode == kernel.ModeDense {
-		if err := o.dK.ensure(o.drv, n*n*o.elem); err != nil {
+		if err := o.dK.ensure(o.drv, n*int64(o.ldk)*o.elem, fmt.Sprintf("the n×n kernel matrix (n = %d, %s)", o.n, o.opt.Precision)); err != nil {
 			return err
 		}
 	}
@@ -214,7 +220,7 @@ func (o *Operator) init() error {
 
 // SetKernel rebuilds H for new hyperparameters (same X, same mode),
 // reusing the device memory. On a validation error the operator is
-// unchanged.
+// unchanged. Open spaces see the new H in their next operation.
 func (o *Operator) SetKernel(k kernel.Kernel) error {
 	if err := checkKernel(k, o.d); err != nil {
 		return err
@@ -240,9 +246,8 @@ func (o *Operator) setKernel(k kernel.Kernel) error {
 	}
 	if o.mode == kernel.ModeDense {
 		s2 := k.Hyper.Signal * k.Hyper.Signal
-		g := (o.n + tile2D - 1) / tile2D
-		err := o.drv.launch("gpnb_build_"+o.sfx, g, g, tile2D, tile2D, 0,
-			[]arg{ptrArg(o.dZ.p), intArg(o.n), intArg(o.d), intArg(int(k.Family)), f64Arg(s2), ptrArg(o.dK.p)})
+		a := o.args[:0].p(o.dZ.p).i(o.n).i(o.d).i(int(k.Family)).f(s2).p(o.dK.p).i(o.ldk)
+		err := o.drv.launch(kBuild[o.prec()], blocks(o.ldk, tile2D), blocks(o.n, tile2D), tile2D, tile2D, 0, a)
 		if err != nil {
 			return err
 		}
@@ -253,22 +258,36 @@ func (o *Operator) setKernel(k kernel.Kernel) error {
 
 // scale sets Z = (X − x̄)/ℓ on the device for the rows of X (float64).
 func (o *Operator) scale(z, x uintptr, rows int) error {
-	return o.drv.launch("gpnb_scale_"+o.sfx, (rows+threads-1)/threads, 1, threads, 1, 0,
-		[]arg{ptrArg(x), intArg(rows), intArg(o.d), ptrArg(o.dMean.p), ptrArg(o.dEll.p), ptrArg(z)})
+	a := o.args[:0].p(x).i(rows).i(o.d).p(o.dMean.p).p(o.dEll.p).p(z)
+	return o.drv.launch(kScale[o.prec()], blocks(rows, threads), 1, threads, 1, 0, a)
 }
 
-// Close frees the operator's device memory. Using it afterwards fills
-// every destination with NaN and sets Err.
+// Close frees the operator's device memory and closes its open spaces.
+// Using it afterwards fills every destination with NaN and sets Err.
 func (o *Operator) Close() error {
 	if o.closed {
 		return nil
 	}
-	o.closed = true
 	var first error
-	for _, b := range []*dbuf{&o.dX, &o.dMean, &o.dEll, &o.dZ, &o.dK, &o.dV, &o.dOut, &o.dRows, &o.dCols, &o.dXs, &o.dZs, &o.dA, &o.dB, &o.dPart, &o.dBlock, &o.dSplit} {
+	for s := range o.spaces {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	o.closed = true
+	if err := o.drv.sync(); err != nil && first == nil {
+		first = err
+	}
+	for _, b := range []*dbuf{&o.dX, &o.dMean, &o.dEll, &o.dZ, &o.dK, &o.dV, &o.dOut, &o.dRows, &o.dXs, &o.dZs, &o.dA, &o.dB, &o.dRed, &o.dBlock, &o.dPart} {
 		if err := b.release(o.drv); err != nil && first == nil {
 			first = err
 		}
+	}
+	if o.spare != nil {
+		if err := o.spare.release(o.drv); err != nil && first == nil {
+			first = err
+		}
+		o.spare = nil
 	}
 	return first
 }
@@ -284,7 +303,7 @@ func (o *Operator) Size() int { return o.n }
 // Mode returns ModeDense or ModeMatrixFree, whichever was chosen.
 func (o *Operator) Mode() kernel.Mode { return o.mode }
 
-// Precision returns the device precision.
+// Precision returns the device precision of Z and K.
 func (o *Operator) Precision() Precision { return o.opt.Precision }
 
 // Storage describes the operator for records and logs, as the CPU
@@ -381,89 +400,69 @@ func checkIdx(method string, idx []int, n int) {
 
 func roundUp(m, q int) int { return (m + q - 1) / q * q }
 
-// groups returns how the mp padded right-hand sides are split: into column
-// groups of 32 when mp allows (one group for y and 16 probes), of 16
-// otherwise. Each group recomputes (or rereads) the kernel values.
-func groups(mp int) (count, width int) {
-	if mp%(2*mc) == 0 {
-		return mp / (2 * mc), 2 * mc
-	}
-	return mp / mc, mc
-}
-
-// upload copies the r×c matrix src into b as an r×ld matrix of the device
-// precision, zero-padding columns c..ld−1.
-func (o *Operator) upload(b *dbuf, src blas64.General, ld int) error {
+// put copies the r×c matrix src to b as float64 with exact width.
+func (o *Operator) put(b *dbuf, src blas64.General, what string) error {
 	r, c := src.Rows, src.Cols
-	bytes := int64(r) * int64(ld) * o.elem
-	if err := b.ensure(o.drv, bytes); err != nil {
+	bytes := int64(r) * int64(c) * 8
+	if err := b.ensure(o.drv, bytes, what); err != nil {
 		return err
 	}
-	if r == 0 {
-		return nil
-	}
-	if o.elem == 4 {
-		o.h32 = grow(o.h32, r*ld)
-		h := o.h32
-		for i := 0; i < r; i++ {
-			row := src.Data[i*src.Stride : i*src.Stride+c]
-			out := h[i*ld : (i+1)*ld]
-			for j, v := range row {
-				out[j] = float32(v)
-			}
-			clear(out[c:])
-		}
-		return o.drv.htod(b.p, unsafe.Pointer(&h[0]), bytes)
-	}
-	if ld == c && src.Stride == c {
-		return o.drv.htod(b.p, unsafe.Pointer(&src.Data[0]), bytes)
-	}
-	o.h64 = grow(o.h64, r*ld)
-	h := o.h64
-	for i := 0; i < r; i++ {
-		out := h[i*ld : (i+1)*ld]
-		copy(out, src.Data[i*src.Stride:i*src.Stride+c])
-		clear(out[c:])
-	}
-	return o.drv.htod(b.p, unsafe.Pointer(&h[0]), bytes)
-}
-
-// download copies the first c columns of the r×ld device matrix in b
-// (device precision) into dst (r×c).
-func (o *Operator) download(dst blas64.General, b *dbuf, ld int) error {
-	r, c := dst.Rows, dst.Cols
 	if r == 0 || c == 0 {
 		return nil
 	}
-	bytes := int64(r) * int64(ld) * o.elem
-	if o.elem == 4 {
-		o.h32 = grow(o.h32, r*ld)
-		h := o.h32
-		if err := o.drv.dtoh(unsafe.Pointer(&h[0]), b.p, bytes); err != nil {
-			return err
-		}
-		for i := 0; i < r; i++ {
-			out := dst.Data[i*dst.Stride : i*dst.Stride+c]
-			for j := range out {
-				out[j] = float64(h[i*ld+j])
-			}
-		}
-		return nil
-	}
-	o.h64 = grow(o.h64, r*ld)
-	h := o.h64
-	if err := o.drv.dtoh(unsafe.Pointer(&h[0]), b.p, bytes); err != nil {
-		return err
+	if src.Stride == c {
+		return o.drv.htod(b.p, unsafe.Pointer(&src.Data[0]), bytes)
 	}
 	for i := 0; i < r; i++ {
-		copy(dst.Data[i*dst.Stride:i*dst.Stride+c], h[i*ld:i*ld+c])
+		if err := o.drv.htod(b.p+uintptr(i*c*8), unsafe.Pointer(&src.Data[i*src.Stride]), int64(c)*8); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// uploadIdx copies idx to b as int64.
-func (o *Operator) uploadIdx(b *dbuf, idx []int) error {
-	if err := b.ensure(o.drv, int64(len(idx))*8); err != nil {
+// get copies the r×c float64 device matrix in b into dst.
+func (o *Operator) get(dst blas64.General, b *dbuf) error {
+	r, c := dst.Rows, dst.Cols
+	if r == 0 || c == 0 {
+		return nil
+	}
+	if dst.Stride == c {
+		return o.drv.dtoh(unsafe.Pointer(&dst.Data[0]), b.p, int64(r)*int64(c)*8)
+	}
+	for i := 0; i < r; i++ {
+		if err := o.drv.dtoh(unsafe.Pointer(&dst.Data[i*dst.Stride]), b.p+uintptr(i*c*8), int64(c)*8); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putT copies the r×c matrix src to b in the device precision (Reduce's
+// inputs).
+func (o *Operator) putT(b *dbuf, src blas64.General, what string) error {
+	if o.elem == 8 {
+		return o.put(b, src, what)
+	}
+	r, c := src.Rows, src.Cols
+	if err := b.ensure(o.drv, int64(r)*int64(c)*4, what); err != nil {
+		return err
+	}
+	if r == 0 || c == 0 {
+		return nil
+	}
+	o.h32 = grow(o.h32, r*c)
+	for i := 0; i < r; i++ {
+		for j, v := range src.Data[i*src.Stride : i*src.Stride+c] {
+			o.h32[i*c+j] = float32(v)
+		}
+	}
+	return o.drv.htod(b.p, unsafe.Pointer(&o.h32[0]), int64(r)*int64(c)*4)
+}
+
+// putIdx copies idx to b as int64.
+func (o *Operator) putIdx(b *dbuf, idx []int) error {
+	if err := b.ensure(o.drv, int64(len(idx))*8, "an index list"); err != nil {
 		return err
 	}
 	if len(idx) == 0 {
@@ -483,89 +482,35 @@ func grow[T any](b []T, n int) []T {
 	return b[:n]
 }
 
-// variant returns the kernel suffix for d: registers for d ≤ 8 and d ≤ 32,
-// the generic kernel above.
-func (o *Operator) variant() string {
-	switch {
-	case o.d <= 8:
-		return "_d8"
-	case o.d <= 32:
-		return "_d32"
+// denseKind returns the product kinds of the operator's mode: over K's
+// columns (mulk or mulfree) and along K's rows (mulrows).
+func (o *Operator) denseKind() (cols, rows prodKind) {
+	if o.mode == kernel.ModeDense {
+		return pDense, pRows
 	}
-	return "_d0"
+	return pFree, pRowsFree
 }
 
-// product describes one launch of the row-product kernels: out (nr×mp) =
-// K(Zr[rows], Zc[cols])·V (+ σ²·V[rows] when noise).
-type product struct {
-	zr       uintptr // row inputs (Z, or the scaled Xs)
-	rows     uintptr // row indices, 0 for 0..nr−1
-	nr       int
-	cols     uintptr // column indices, 0 for 0..nc−1
-	nc       int
-	mp       int  // padded number of right-hand sides (leading dimension)
-	noise    bool // add σ²·V[rows]
-	useCache bool // read K from the dense cache
-	v, out   uintptr
+// mulH describes H·V for n×c V at v (leading dimension ld, columns cols)
+// into out.
+func (o *Operator) mulH(out, v uintptr, ld int, cols uintptr, k int) product {
+	kind, _ := o.denseKind()
+	return product{kind: kind, m: o.dK.p, ldm: o.ldk, zr: o.dZ.p, nj: o.n, nr: o.n,
+		v: v, ldv: ld, vcols: cols, k: k, out: out, ldo: ld, noise: true, noise2: o.NoiseVariance()}
 }
 
-// run launches the product from p.v (o.dV when 0) into p.out (o.dOut,
-// grown to fit, when 0).
-func (o *Operator) run(p product) error {
-	if p.v == 0 {
-		p.v = o.dV.p
-	}
-	if p.out == 0 {
-		if err := o.dOut.ensure(o.drv, int64(p.nr)*int64(p.mp)*o.elem); err != nil {
-			return err
-		}
-		p.out = o.dOut.p
-	}
-	if p.nr == 0 {
-		return nil
-	}
-	var vn uintptr
-	noise2 := 0.0
-	if p.noise {
-		vn, noise2 = p.v, o.NoiseVariance()
-	}
-	ng, nc := groups(p.mp)
-	cs := fmt.Sprintf("_c%d", nc)
-	gx := (p.nr + threads - 1) / threads
-	nz, chunk := splitSum(gx*ng, p.nc, o.drv.info().SMs)
-	part := uintptr(0)
-	if nz > 1 {
-		if err := o.dSplit.ensure(o.drv, int64(nz)*int64(p.nr)*int64(p.mp)*o.elem); err != nil {
-			return err
-		}
-		part = o.dSplit.p
-	}
-	split := []arg{intArg(ng), intArg(chunk), ptrArg(part)}
-	var err error
-	if p.useCache {
-		tc := min(maxTile, smemLimit/(nc*int(o.elem)+8))
-		smem := tc*nc*int(o.elem) + tc*8
-		err = o.drv.launch("gpnb_muldense_"+o.sfx+cs, gx, ng*nz, threads, 1, smem,
-			append([]arg{ptrArg(o.dK.p), intArg(o.n), ptrArg(p.rows), intArg(p.nr), ptrArg(p.cols), intArg(p.nc),
-				ptrArg(p.v), intArg(p.mp), ptrArg(vn), f64Arg(noise2), ptrArg(p.out), intArg(tc)}, split...))
-	} else {
-		tc := min(maxTile, smemLimit/(int(o.elem)*(o.d+nc)))
-		smem := tc * (o.d + nc) * int(o.elem)
-		s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
-		err = o.drv.launch("gpnb_mulfree_"+o.sfx+o.variant()+cs, gx, ng*nz, threads, 1, smem,
-			append([]arg{ptrArg(p.zr), ptrArg(p.rows), intArg(p.nr), ptrArg(o.dZ.p), ptrArg(p.cols), intArg(p.nc),
-				intArg(o.d), intArg(int(o.k.Family)), f64Arg(s2),
-				ptrArg(p.v), intArg(p.mp), ptrArg(vn), f64Arg(noise2), ptrArg(p.out), intArg(tc)}, split...))
-		if err == nil {
-			o.evals += int64(p.nr) * int64(p.nc) * int64(ng)
-		}
-	}
-	if err != nil || nz == 1 {
-		return err
-	}
-	total := p.nr * p.mp
-	return o.drv.launch("gpnb_sumparts_"+o.sfx, (total+threads-1)/threads, 1, threads, 1, 0,
-		[]arg{ptrArg(part), intArg(nz), intArg(p.nr), intArg(p.mp), ptrArg(p.rows), ptrArg(vn), f64Arg(noise2), ptrArg(p.out)})
+// rowsH describes H[rows,:]·V (nr rows) into out (nr×ld).
+func (o *Operator) rowsH(out, rows uintptr, nr int, v uintptr, ld int, cols uintptr, k int) product {
+	_, kind := o.denseKind()
+	return product{kind: kind, m: o.dK.p, ldm: o.ldk, rows: rows, nj: o.n, nr: nr,
+		v: v, ldv: ld, vcols: cols, k: k, out: out, ldo: ld, noise: true, nrows: rows, noise2: o.NoiseVariance()}
+}
+
+// colsK describes K[:,idx]·D (without σ²) for nidx×ld D into n×ld out.
+func (o *Operator) colsK(out, idx uintptr, nidx int, d uintptr, ld int, cols uintptr, k int) product {
+	kind, _ := o.denseKind()
+	return product{kind: kind, m: o.dK.p, ldm: o.ldk, zr: o.dZ.p, jidx: idx, nj: nidx, nr: o.n,
+		v: d, ldv: ld, vcols: cols, k: k, out: out, ldo: ld}
 }
 
 // MulTo sets dst = H·V = K·V + σ²V, where V and dst are n×m. dst must be
@@ -583,27 +528,27 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 	if vc == 0 {
 		return
 	}
-	if err := o.mulTo(dst, v); err != nil {
+	err := func() error {
+		if err := o.ready(); err != nil {
+			return err
+		}
+		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
+			return err
+		}
+		if err := o.dOut.ensure(o.drv, int64(n)*int64(vc)*8, "the product"); err != nil {
+			return err
+		}
+		if err := o.runProduct(o.mulH(o.dOut.p, o.dV.p, vc, 0, vc)); err != nil {
+			return err
+		}
+		return o.get(dst.RawMatrix(), &o.dOut)
+	}()
+	if err != nil {
 		o.fail("MulTo", err, fillDense(dst))
 		return
 	}
 	o.products += int64(vc)
 	o.rows += int64(n)
-}
-
-func (o *Operator) mulTo(dst, v *mat.Dense) error {
-	if err := o.ready(); err != nil {
-		return err
-	}
-	mp := roundUp(v.RawMatrix().Cols, mc)
-	if err := o.upload(&o.dV, v.RawMatrix(), mp); err != nil {
-		return err
-	}
-	p := product{zr: o.dZ.p, nr: o.n, nc: o.n, mp: mp, noise: true, useCache: o.mode == kernel.ModeDense}
-	if err := o.run(p); err != nil {
-		return err
-	}
-	return o.download(dst.RawMatrix(), &o.dOut, mp)
 }
 
 // RowsMulTo sets dst = H[idx,:]·V, where V is n×m and dst is len(idx)×m.
@@ -625,18 +570,19 @@ func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
 		if err := o.ready(); err != nil {
 			return err
 		}
-		mp := roundUp(vc, mc)
-		if err := o.upload(&o.dV, v.RawMatrix(), mp); err != nil {
+		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
 			return err
 		}
-		if err := o.uploadIdx(&o.dRows, idx); err != nil {
+		if err := o.putIdx(&o.dRows, idx); err != nil {
 			return err
 		}
-		p := product{zr: o.dZ.p, rows: o.dRows.p, nr: len(idx), nc: n, mp: mp, noise: true, useCache: o.mode == kernel.ModeDense}
-		if err := o.run(p); err != nil {
+		if err := o.dOut.ensure(o.drv, int64(len(idx))*int64(vc)*8, "the product"); err != nil {
 			return err
 		}
-		return o.download(dst.RawMatrix(), &o.dOut, mp)
+		if err := o.runProduct(o.rowsH(o.dOut.p, o.dRows.p, len(idx), o.dV.p, vc, 0, vc)); err != nil {
+			return err
+		}
+		return o.get(dst.RawMatrix(), &o.dOut)
 	}()
 	if err != nil {
 		o.fail("RowsMulTo", err, fillDense(dst))
@@ -668,18 +614,19 @@ func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 		if err := o.ready(); err != nil {
 			return err
 		}
-		mp := roundUp(dc, mc)
-		if err := o.upload(&o.dV, d.RawMatrix(), mp); err != nil {
+		if err := o.put(&o.dV, d.RawMatrix(), "the right-hand sides"); err != nil {
 			return err
 		}
-		if err := o.uploadIdx(&o.dCols, idx); err != nil {
+		if err := o.putIdx(&o.dRows, idx); err != nil {
 			return err
 		}
-		p := product{zr: o.dZ.p, nr: n, cols: o.dCols.p, nc: len(idx), mp: mp, useCache: o.mode == kernel.ModeDense}
-		if err := o.run(p); err != nil {
+		if err := o.dOut.ensure(o.drv, int64(n)*int64(dc)*8, "the product"); err != nil {
 			return err
 		}
-		return o.download(dst.RawMatrix(), &o.dOut, mp)
+		if err := o.runProduct(o.colsK(o.dOut.p, o.dRows.p, len(idx), o.dV.p, dc, 0, dc)); err != nil {
+			return err
+		}
+		return o.get(dst.RawMatrix(), &o.dOut)
 	}()
 	if err != nil {
 		o.fail("ColsMulTo", err, fillDense(dst))
@@ -697,6 +644,20 @@ func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 		}
 	}
 	o.rows += int64(len(idx))
+}
+
+// principal launches out (m×m float64) = H[idx,idx] for m device indices.
+func (o *Operator) principal(out, idx uintptr, m int) error {
+	var kp uintptr
+	if o.mode == kernel.ModeDense {
+		kp = o.dK.p
+	} else {
+		o.evals += int64(m) * int64(m)
+	}
+	s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
+	a := o.args[:0].p(o.dZ.p).p(kp).i(o.ldk).i(o.d).i(int(o.k.Family)).f(s2).f(o.NoiseVariance()).p(idx).i(m).p(out)
+	g := blocks(m, tile2D)
+	return o.drv.launch(kBlock[o.prec()], g, g, tile2D, tile2D, 0, a)
 }
 
 // BlockTo sets dst = H[idx,idx]. An empty dst is resized to len(idx).
@@ -717,31 +678,21 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 		if err := o.ready(); err != nil {
 			return err
 		}
-		if err := o.uploadIdx(&o.dRows, idx); err != nil {
+		if err := o.putIdx(&o.dRows, idx); err != nil {
 			return err
 		}
-		if err := o.dBlock.ensure(o.drv, int64(m)*int64(m)*8); err != nil {
+		if err := o.dBlock.ensure(o.drv, int64(m)*int64(m)*8, "a block of H"); err != nil {
 			return err
 		}
-		var kp uintptr
-		if o.mode == kernel.ModeDense {
-			kp = o.dK.p
-		} else {
-			o.evals += int64(m) * int64(m)
-		}
-		g := (m + tile2D - 1) / tile2D
-		s2 := o.k.Hyper.Signal * o.k.Hyper.Signal
-		if err := o.drv.launch("gpnb_block_"+o.sfx, g, g, tile2D, tile2D, 0,
-			[]arg{ptrArg(o.dZ.p), ptrArg(kp), intArg(o.n), intArg(o.d), intArg(int(o.k.Family)), f64Arg(s2),
-				f64Arg(o.NoiseVariance()), ptrArg(o.dRows.p), intArg(m), ptrArg(o.dBlock.p)}); err != nil {
+		if err := o.principal(o.dBlock.p, o.dRows.p, m); err != nil {
 			return err
 		}
-		o.h64 = grow(o.h64, m*m)
-		if err := o.drv.dtoh(unsafe.Pointer(&o.h64[0]), o.dBlock.p, int64(m)*int64(m)*8); err != nil {
+		o.part = grow(o.part, m*m)
+		if err := o.drv.dtoh(unsafe.Pointer(&o.part[0]), o.dBlock.p, int64(m)*int64(m)*8); err != nil {
 			return err
 		}
 		for a := 0; a < m; a++ {
-			copy(S.Data[a*S.Stride+a:a*S.Stride+m], o.h64[a*m+a:(a+1)*m])
+			copy(S.Data[a*S.Stride+a:a*S.Stride+m], o.part[a*m+a:(a+1)*m])
 		}
 		return nil
 	}()
@@ -790,27 +741,26 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 		if err := o.ready(); err != nil {
 			return err
 		}
-		elem := o.elem
-		o.elem = 8 // Xs goes up as float64, like X
-		err := o.upload(&o.dXs, xs.RawMatrix(), d)
-		o.elem = elem
-		if err != nil {
+		if err := o.put(&o.dXs, xs.RawMatrix(), "the test inputs"); err != nil {
 			return err
 		}
-		if err := o.dZs.ensure(o.drv, int64(ns)*int64(d)*o.elem); err != nil {
+		if err := o.dZs.ensure(o.drv, int64(ns)*int64(d)*o.elem, "the scaled test inputs"); err != nil {
 			return err
 		}
 		if err := o.scale(o.dZs.p, o.dXs.p, ns); err != nil {
 			return err
 		}
-		mp := roundUp(vc, mc)
-		if err := o.upload(&o.dV, v.RawMatrix(), mp); err != nil {
+		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
 			return err
 		}
-		if err := o.run(product{zr: o.dZs.p, nr: ns, nc: n, mp: mp}); err != nil {
+		if err := o.dOut.ensure(o.drv, int64(ns)*int64(vc)*8, "the product"); err != nil {
 			return err
 		}
-		return o.download(dst.RawMatrix(), &o.dOut, mp)
+		p := product{kind: pFree, zr: o.dZs.p, nr: ns, nj: n, v: o.dV.p, ldv: vc, k: vc, out: o.dOut.p, ldo: vc}
+		if err := o.runProduct(p); err != nil {
+			return err
+		}
+		return o.get(dst.RawMatrix(), &o.dOut)
 	}()
 	if err != nil {
 		o.fail("CrossMulTo", err, fillDense(dst))
@@ -850,10 +800,10 @@ func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 			c1 := min(ac, c0+reduceMaxC)
 			sa := a.Slice(0, n, c0, c1).(*mat.Dense).RawMatrix()
 			sb := b.Slice(0, n, c0, c1).(*mat.Dense).RawMatrix()
-			if err := o.upload(&o.dA, sa, c1-c0); err != nil {
+			if err := o.putT(&o.dA, sa, "the gradient's vectors"); err != nil {
 				return err
 			}
-			if err := o.upload(&o.dB, sb, c1-c0); err != nil {
+			if err := o.putT(&o.dB, sb, "the gradient's vectors"); err != nil {
 				return err
 			}
 			if err := o.reduce(dst, o.dA.p, o.dB.p, c1-c0, 0); err != nil {
@@ -886,7 +836,7 @@ func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 		if err := o.ready(); err != nil {
 			return err
 		}
-		if err := o.upload(&o.dA, W, n); err != nil {
+		if err := o.putT(&o.dA, W, "W"); err != nil {
 			return err
 		}
 		return o.reduce(dst, 0, 0, 0, o.dA.p)
@@ -909,8 +859,8 @@ func (o *Operator) checkReduceDst(method string, dst []float64) {
 // dst[0..d].
 func (o *Operator) reduce(dst []float64, a, b uintptr, cp int, wd uintptr) error {
 	n, d := o.n, o.d
-	nb := (n + threads - 1) / threads
-	if err := o.dPart.ensure(o.drv, int64(nb)*int64(d+1)*8); err != nil {
+	nb := blocks(n, threads)
+	if err := o.dRed.ensure(o.drv, int64(nb)*int64(d+1)*8, "the gradient's partial sums"); err != nil {
 		return err
 	}
 	per := d // Z values per tile column
@@ -922,13 +872,12 @@ func (o *Operator) reduce(dst []float64, a, b uintptr, cp int, wd uintptr) error
 		return fmt.Errorf("%d right-hand sides with d = %d do not fit in shared memory", cp, d)
 	}
 	smem := threads*8 + tc*per*int(o.elem)
-	if err := o.drv.launch("gpnb_reduce_"+o.sfx+o.variant(), nb, 1, threads, 1, smem,
-		[]arg{ptrArg(o.dZ.p), intArg(n), intArg(d), intArg(int(o.k.Family)), ptrArg(a), ptrArg(b), intArg(cp),
-			ptrArg(wd), ptrArg(o.dPart.p), intArg(tc)}); err != nil {
+	args := o.args[:0].p(o.dZ.p).i(n).i(d).i(int(o.k.Family)).p(a).p(b).i(cp).p(wd).p(o.dRed.p).i(tc)
+	if err := o.drv.launch(kReduce[o.prec()][dVariant(d)], nb, 1, threads, 1, smem, args); err != nil {
 		return err
 	}
 	o.part = grow(o.part, nb*(d+1))
-	if err := o.drv.dtoh(unsafe.Pointer(&o.part[0]), o.dPart.p, int64(nb)*int64(d+1)*8); err != nil {
+	if err := o.drv.dtoh(unsafe.Pointer(&o.part[0]), o.dRed.p, int64(nb)*int64(d+1)*8); err != nil {
 		return err
 	}
 	for blk := 0; blk < nb; blk++ {

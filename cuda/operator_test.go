@@ -148,32 +148,48 @@ func TestProductsMatchCPU(t *testing.T) {
 	testProductsMatchCPU(t)
 }
 
-// The same with the sums over columns split into chunks of at least 8
-// (the split that fills a large GPU, forced here on small problems), so
-// that the partial sums and gpnb_sumparts are checked too.
-func TestProductsMatchCPUSplit(t *testing.T) {
+// The same with the sums cut into many chunks (as on a large problem),
+// forced here on small ones, so that the partial sums and gpnb_sumpart are
+// checked too.
+func TestProductsMatchCPUChunked(t *testing.T) {
 	needGPU(t)
-	defer func(b, c int) { splitBlocksPerSM, splitMinChunk = b, c }(splitBlocksPerSM, splitMinChunk)
-	splitBlocksPerSM, splitMinChunk = 4096, 8
-	if nz, chunk := splitSum(2, 150, 1); nz < 2 || chunk < 8 {
-		t.Fatalf("splitSum(2, 150, 1) = %d chunks of %d: the test must force a split", nz, chunk)
+	defer forceChunks()()
+	if nz, _ := chunking(1, 150); nz < 4 {
+		t.Fatalf("chunking(1, 150) = %d chunks: the test must force several", nz)
 	}
 	testProductsMatchCPU(t)
 }
 
-// splitSum covers the columns exactly and respects its limits.
-func TestSplitSum(t *testing.T) {
-	for _, c := range []struct{ blocks, nc, sms int }{{106, 13500, 132}, {2, 150, 1}, {8, 13500, 132}, {1000, 50000, 132}, {1, 0, 4}, {3, 5, 132}} {
-		nz, chunk := splitSum(c.blocks, c.nc, c.sms)
-		if nz < 1 || chunk < 1 || (nz-1)*chunk >= max(c.nc, 1) || nz*chunk < c.nc {
-			t.Errorf("splitSum(%d, %d, %d) = %d chunks of %d: must cover %d columns with no empty chunk", c.blocks, c.nc, c.sms, nz, chunk, c.nc)
+// forceChunks makes every product of a few hundred terms run in several
+// chunks; the returned function restores the defaults.
+func forceChunks() func() {
+	b, r, c := targetBlocks, rowsTargetBlocks, minChunk
+	targetBlocks, rowsTargetBlocks, minChunk = 1<<20, 1<<20, 16
+	return func() { targetBlocks, rowsTargetBlocks, minChunk = b, r, c }
+}
+
+// chunking covers the terms exactly with no empty chunk and respects its
+// limits; pol's product gets enough blocks to fill an H100.
+func TestChunking(t *testing.T) {
+	for _, c := range []struct{ rowBlocks, nj int }{{27, 13500}, {2, 150}, {86, 43945}, {1000, 50000}, {1, 0}, {3, 5}, {16, 2000}} {
+		nz, chunk := chunking(c.rowBlocks, c.nj)
+		if nz < 1 || chunk < 1 || (nz-1)*chunk >= max(c.nj, 1) || nz*chunk < c.nj {
+			t.Errorf("chunking(%d, %d) = %d chunks of %d: must cover %d terms with no empty chunk", c.rowBlocks, c.nj, nz, chunk, c.nj)
 		}
-		if nz > 1 && chunk < splitMinChunk {
-			t.Errorf("splitSum(%d, %d, %d): chunk %d < %d", c.blocks, c.nc, c.sms, chunk, splitMinChunk)
+		if nz > 1 && chunk < minChunk {
+			t.Errorf("chunking(%d, %d): chunk %d < %d", c.rowBlocks, c.nj, chunk, minChunk)
 		}
 	}
-	if nz, _ := splitSum(106, 13500, 132); nz < 10 {
-		t.Errorf("pol-sized product (106 blocks, 132 SMs): %d chunks; want enough to fill the GPU", nz)
+	// pol (106 blocks of 128 rows) and keggdirected (344) fill an H100 in
+	// one wave of at most targetBlocks; SGD's mini-batch of 1000 rows (250
+	// blocks of 4) gets many small blocks.
+	for _, c := range []struct{ rowBlocks, nj, min int }{{106, 13500, 256}, {344, 43945, 300}} {
+		if nz, _ := chunking(c.rowBlocks, c.nj); c.rowBlocks*nz < c.min || c.rowBlocks*nz > max(targetBlocks, c.rowBlocks) {
+			t.Errorf("chunking(%d, %d) = %d chunks: %d blocks", c.rowBlocks, c.nj, nz, c.rowBlocks*nz)
+		}
+	}
+	if nz, _ := rowsChunking(250, 13500); 250*nz < 2048 {
+		t.Errorf("rowsChunking(250, 13500) = %d chunks: too few blocks for a mini-batch", nz)
 	}
 }
 
@@ -519,63 +535,7 @@ func TestDevices(t *testing.T) {
 	}
 }
 
-// Device-resident matrices: MulDeviceTo agrees with MulTo bit for bit, and
-// the round trip through Upload and Download is exact.
-func TestDeviceMatrix(t *testing.T) {
-	needGPU(t)
-	for _, mode := range []kernel.Mode{kernel.ModeMatrixFree, kernel.ModeDense} {
-		c := opCase{n: 130, d: 3, fam: kernel.Matern32, mode: mode, prec: Float64}
-		g, _, _, rng := pair(t, c, 9)
-		v := randDense(rng, c.n, 17, 1)
-		dv, err := g.NewMatrix(c.n, 17)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dout, err := g.NewMatrix(c.n, 17)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := dv.Upload(v); err != nil {
-			t.Fatal(err)
-		}
-		var back mat.Dense
-		if err := dv.Download(&back); err != nil || !mat.Equal(&back, v) {
-			t.Errorf("%v: round trip changed the matrix (err %v)", mode, err)
-		}
-		if err := g.MulDeviceTo(dout, dv); err != nil {
-			t.Fatal(err)
-		}
-		var got, want mat.Dense
-		if err := dout.Download(&got); err != nil {
-			t.Fatal(err)
-		}
-		g.MulTo(&want, v)
-		if !mat.Equal(&got, &want) {
-			t.Errorf("%v: MulDeviceTo differs from MulTo", mode)
-		}
-		if err := g.MulDeviceTo(dv, dv); err == nil {
-			t.Error("MulDeviceTo(v, v): no error")
-		}
-		small, _ := g.NewMatrix(3, 17)
-		if err := g.MulDeviceTo(dout, small); err == nil || !strings.Contains(err.Error(), "n×c") {
-			t.Errorf("MulDeviceTo with a 3-row V: error %v", err)
-		}
-		if err := dv.Upload(mat.NewDense(2, 2, nil)); err == nil {
-			t.Error("Upload of a wrong size: no error")
-		}
-		if _, err := g.NewMatrix(0, 1); err == nil {
-			t.Error("NewMatrix(0, 1): no error")
-		}
-		dv.Free()
-		if err := g.MulDeviceTo(dout, dv); err == nil {
-			t.Error("MulDeviceTo with a freed matrix: no error")
-		}
-		dout.Free()
-		small.Free()
-	}
-}
-
-// Backend builds operators for gpnb.Config.Backend.
+// Backend builds operators for gpnb.WithBackend.
 func TestBackend(t *testing.T) {
 	needGPU(t)
 	x := mat.NewDense(4, 1, []float64{0, 1, 2, 3})
@@ -608,7 +568,7 @@ func TestWork(t *testing.T) {
 	if got := w.RowsEvaluated - w0.RowsEvaluated; got != int64(c.n)+3 {
 		t.Errorf("RowsEvaluated += %d, want %d", got, c.n+3)
 	}
-	// One column group of 32 for 17 columns, one of 16 for 2.
+	// One column group for 17 columns, one for 2.
 	if got, want := w.KernelEvals-w0.KernelEvals, int64(c.n*c.n+3*c.n); got != want {
 		t.Errorf("KernelEvals += %d, want %d", got, want)
 	}

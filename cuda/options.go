@@ -23,8 +23,9 @@ type Precision = kernel.Precision
 const (
 	// Float64 computes in double precision (the default).
 	Float64 = kernel.Float64
-	// Float32 stores Z, K and the right-hand sides in single precision and
-	// multiplies in it; gradient reductions accumulate in float64.
+	// Float32 stores Z and K in single precision (half the memory, half
+	// the bytes a product reads); the right-hand sides, the products' sums,
+	// the solvers' vectors and the gradient's reductions stay float64.
 	Float32 = kernel.Float32
 )
 
@@ -86,10 +87,10 @@ func (d DeviceInfo) String() string {
 		d.Ordinal, d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMemory)/(1<<30), d.Bandwidth()/1e9, d.FP64Peak()/1e12, d.Driver)
 }
 
-// Backend returns a builder for gpnb.WithBackend that makes GPU
-// operators with opt:
+// Backend returns a builder for gpnb.WithBackend that makes GPU operators
+// with opt:
 //
-//	opt, err := gpnb.NewOptimiser(ds, cfg, gpnb.WithBackend(cuda.Backend(cuda.Options{})))
+//	o, err := gpnb.NewOptimiser(ds, cfg, gpnb.WithBackend(cuda.Backend(cuda.Options{})))
 //
 // In a build without the cuda tag the builder returns ErrNotBuilt, so the
 // optimiser fails at its first step with that message.

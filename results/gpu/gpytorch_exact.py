@@ -10,7 +10,11 @@ initialisation and optimiser as gpnb's runs:
 - Matérn-3/2 ARD kernel with a signal scale, Gaussian likelihood, every
   constrained hyperparameter initialised to 1 (gpnb's default), softplus;
 - Adam, learning rate 0.1, 100 steps, float64 (or --dtype float32), on one
-  CUDA device.
+  CUDA device;
+- GPyTorch's own settings at their defaults, or with --cg-tolerance (its
+  training CG's tolerance, default 1) and --precond-size (the pivoted-
+  Cholesky preconditioner's rank, default 15; 0: none) changed, recorded in
+  the output with --label.
 
 It prints one JSON object per dataset (and writes it to --out): the wall
 time of the training steps (synchronised), of the evaluation, test RMSE and
@@ -18,6 +22,7 @@ test log-likelihood of the predictive distribution with noise, and the final
 hyperparameters. Run on the GPU machine by results/gpu/run.sh.
 """
 import argparse
+import contextlib
 import gzip
 import json
 import math
@@ -57,7 +62,7 @@ class GP(gpytorch.models.ExactGP):
 DT = torch.float64
 
 
-def run(name, split, steps, lr, root, dev):
+def run(name, split, steps, lr, root, dev, cg_tol=None, precond=None):
     xtr, ytr, xte, yte = load(name, split, root)
     t = lambda a: torch.as_tensor(a, dtype=DT, device=dev)
     xtr, ytr, xte, yte = t(xtr), t(ytr), t(xte), t(yte)
@@ -70,12 +75,20 @@ def run(name, split, steps, lr, root, dev):
     lik.train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     mll = gpytorch.mlls.ExactMarginalLogLikelihood(lik, model)
+    settings = []
+    if cg_tol is not None:
+        settings.append(gpytorch.settings.cg_tolerance(cg_tol))
+    if precond is not None:
+        settings.append(gpytorch.settings.max_preconditioner_size(precond))
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     for i in range(steps):
         opt.zero_grad()
-        loss = -mll(model(xtr), ytr)
-        loss.backward()
+        with contextlib.ExitStack() as st:
+            for s in settings:
+                st.enter_context(s)
+            loss = -mll(model(xtr), ytr)
+            loss.backward()
         opt.step()
         if (i + 1) % 10 == 0:  # progress, so that a run cut short still shows its rate
             torch.cuda.synchronize()
@@ -99,8 +112,11 @@ def run(name, split, steps, lr, root, dev):
         "lengthscales": model.covar_module.base_kernel.lengthscale.detach().cpu().flatten().tolist(),
         "signal": model.covar_module.outputscale.item(), "noise": lik.noise.item(),
         "gpytorch": gpytorch.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(dev),
-        "settings": "GPyTorch defaults: max_cholesky_size 800, max_cg_iterations 1000, cg_tolerance 1, "
-                    "num_trace_samples 10, max_preconditioner_size 15; " + str(DT).replace("torch.", ""),
+        "settings": ("GPyTorch defaults" if cg_tol is None and precond is None else "GPyTorch") +
+                    f": max_cholesky_size 800, max_cg_iterations 1000, cg_tolerance {1.0 if cg_tol is None else cg_tol:g}, "
+                    f"num_trace_samples 10, max_preconditioner_size {15 if precond is None else precond}; " + str(DT).replace("torch.", ""),
+        "cg_tolerance": 1.0 if cg_tol is None else cg_tol,
+        "precond_size": 15 if precond is None else precond,
     }
 
 
@@ -113,15 +129,19 @@ def main():
     ap.add_argument("--data", default=os.environ.get("GPNB_DATA", "data/uci"))
     ap.add_argument("--out", default="")
     ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    ap.add_argument("--cg-tolerance", type=float, default=None, help="gpytorch.settings.cg_tolerance for training (default: GPyTorch's, 1)")
+    ap.add_argument("--precond-size", type=int, default=None, help="gpytorch.settings.max_preconditioner_size (default: GPyTorch's, 15; 0: none)")
+    ap.add_argument("--label", default="defaults", help="a name for these settings in the output")
     a = ap.parse_args()
     global DT
     DT = torch.float64 if a.dtype == "float64" else torch.float32
     dev = torch.device("cuda:0")
     for name in a.datasets.split(","):
         try:
-            r = run(name, a.split, a.steps, a.lr, a.data, dev)
+            r = run(name, a.split, a.steps, a.lr, a.data, dev, a.cg_tolerance, a.precond_size)
         except Exception as e:  # report and go on (out of memory, say)
             r = {"dataset": name, "split": a.split, "error": f"{type(e).__name__}: {e}"}
+        r["label"] = a.label
         emit(r, a.out)
     return 0
 

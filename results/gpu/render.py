@@ -29,6 +29,18 @@ def jsonl(path):
     return out
 
 
+def bench_lines(path):
+    """The Benchmark lines of a go test -bench log: (name, {unit: value})."""
+    out = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("Benchmark"):
+                    name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
+                    out.append((name, dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))))
+    return out
+
+
 def fmt(v, p=3):
     return "—" if v is None else f"{v:.{p}f}"
 
@@ -51,18 +63,7 @@ def main():
                 if line.startswith("NVIDIA"):  # nvidia-smi's CSV query line
                     lines += [f"Device (nvidia-smi): {line.strip()}", ""]
                     break
-    rows = []
-    for n in ("20000", "50000"):
-        p = os.path.join(HERE, "logs", f"call2-bench-n{n}.log")
-        if not os.path.exists(p):
-            continue
-        with open(p) as f:
-            for line in f:
-                if not line.startswith("Benchmark"):
-                    continue
-                name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
-                metrics = dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))
-                rows.append((n, name, metrics))
+    rows = [(n, name, m) for n in ("20000", "50000") for name, m in bench_lines(os.path.join(HERE, "logs", f"call2-bench-n{n}.log"))]
     if rows:
         lines += ["## H·V throughput (17 right-hand sides padded to 32; go test -bench, 10 products each)", "",
                   "| n | benchmark | ms per product | GFLOP/s | % of fp64 peak | GB/s | % of bandwidth |",
@@ -82,12 +83,7 @@ def main():
         if m:
             lines += [f"`cuda/run-on-gpu.sh` (logs/call6-test.log): exit {m[1]}, {m[2]} tests passed, {m[3]} skipped, {m[4]} failed.", ""]
         old = {name: mm for n, name, mm in rows if n == "50000"}
-        new = []
-        with open(os.path.join(HERE, "logs", "call6-bench-n50000.log")) as f:
-            for line in f:
-                if line.startswith("Benchmark"):
-                    name = line.split()[0].rsplit("-", 1)[0].replace("Benchmark", "")
-                    new.append((name, dict((u, v) for v, u in re.findall(r"([0-9.]+) (\S+)", line))))
+        new = bench_lines(os.path.join(HERE, "logs", "call6-bench-n50000.log"))
         if new:
             lines += ["H·V at n = 50000 (logs/call6-bench-n50000.log, 5 products each), next to call 2's kernels:", "",
                       "| benchmark | ms per product | call 2 ms | call 2 / call 6 | GB/s | % of bandwidth |", "|---|--:|--:|--:|--:|--:|"]
@@ -203,10 +199,133 @@ def main():
                 name, k, n, s = steps[-1]
                 lines.append(f"| {name} | float32 | {float(s):.1f} | not finished | — | — | {k}/{n} steps trained in {float(s):.1f} s; the prediction did not finish within the call's 250 s (logs/call5-gpytorch.log) |")
         lines.append("")
+    lines += quick()
     out = os.path.join(HERE, "tables.md")
     with open(out, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {out}", file=sys.stderr)
+
+
+def steps_of_log(path):
+    """The per-step lines of a gpnb train --verbose log: (step, iterations, solver s, step s)."""
+    out = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for m in re.finditer(r"step (\d+): (\d+) solver iterations \(converged \w+\) ([0-9.]+)s solver ([0-9.]+)s step", f.read()):
+                out.append((int(m[1]), int(m[2]), float(m[3]), float(m[4])))
+    return out
+
+
+def quick():
+    """The section of results/gpu/quick (quick.sh: the device-resident solves)."""
+    q = os.path.join(HERE, "quick")
+    if not os.path.isdir(q):
+        return []
+    lines = ["## Device-resident solves (results/gpu/quick: one call of quick.sh)", ""]
+    summ = os.path.join(q, "logs", "summary.log")
+    if os.path.exists(summ):
+        with open(summ) as f:
+            s = f.read()
+        m = re.search(r"quick.sh on (.*)", s)
+        if m:
+            lines += [f"Device: {m[1]}.", ""]
+        m = re.search(r"tests: (\d+) passed, (\d+) skipped, (\d+) failed", s)
+        if m:
+            lines += [f"Tests (`cuda.test`, logs/test.log): {m[1]} passed, {m[2]} skipped, {m[3]} failed.", ""]
+    bits = os.path.join(q, "logs", "bits.log")
+    if os.path.exists(bits):
+        with open(bits) as f:
+            b = [l.strip() for l in f if "module_test.go" in l]
+        if b:
+            lines += ["Bits of the kernels as compiled by nvcc 11.8's ptxas (the embedded cubin), the driver's JIT and the GPU machine's nvcc (TestModuleBits, logs/bits.log):", ""]
+            lines += [f"- {l.split(': ', 1)[-1]}" for l in b] + [""]
+    rows = bench_lines(os.path.join(q, "logs", "bench.log"))
+    if rows:
+        lines += ["### The product alone (go test -bench, 20 products; SpaceMul timed by CUDA events around the launches)", "",
+                  "| benchmark | ms | GB/s of K | % of memory bandwidth | Gpairs/s |", "|---|--:|--:|--:|--:|"]
+        for name, m in rows:
+            ms = m.get("ms/product") or m.get("ms/iteration") or m.get("ms/reduce")
+            lines.append(f"| {name} | {ms or '—'} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} | {m.get('Gpairs/s', '—')} |")
+        lines += ["", "SpaceMul: H·V for 17 right-hand sides on device-resident blocks (the product of a CG iteration); GB/s count the bytes of K read once (n·ldk·elem). "
+                  "CGIteration: one CG iteration at n = 13500 (dense, float64), wall clock, launches and synchronisations included. MulTo: the host-level product, copies included.", ""]
+    exact = {e.get("file"): e for e in jsonl(os.path.join(q, "exact.jsonl"))}
+    tdir = os.path.join(q, "train")
+    runs = []
+    for id in sorted(os.listdir(tdir)) if os.path.isdir(tdir) else []:
+        p = os.path.join(tdir, id, "result.json")
+        r = None
+        if os.path.exists(p):
+            with open(p) as f:
+                r = json.load(f)
+        runs.append((id, r, steps_of_log(os.path.join(tdir, id, "log"))))
+    if runs:
+        lines += ["### 100 Adam steps, everything on the GPU (gpnb train --backend cuda, full size, split 0, paper settings)", "",
+                  "| run | steps | solver iterations | total s | solver s | test RMSE | test LLH | CPU test LLH | ΔLLH (abs) | CPU total s | speed-up over CPU | previous GPU total s (host vectors) | speed-up over it |",
+                  "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+        for id, r, steps in runs:
+            base = id.replace("-float32", "")
+            ds, solver, mode = base.split("-")
+            cpu = os.path.join(ROOT, "results", "full", "jobs", f"{ds}-s0-{solver}-{mode}", "result.json")
+            cpu_r = None
+            if os.path.exists(cpu):
+                with open(cpu) as f:
+                    cpu_r = json.load(f)
+            prev = os.path.join(HERE, "train", base, "result.json")
+            prev_s = None
+            if os.path.exists(prev) and not id.endswith("float32"):
+                with open(prev) as f:
+                    prev_s = json.load(f)["total_seconds"]
+            if r is None:
+                if steps:
+                    it = sum(x[1] for x in steps)
+                    tot = sum(x[3] for x in steps)
+                    sol = sum(x[2] for x in steps)
+                    lines.append(f"| {id} (stopped by its time limit) | {steps[-1][0]} | {it} | {tot:.1f} | {sol:.1f} | — | — | — | — | — | — | — | — |")
+                else:
+                    lines.append(f"| {id} | no result (see its log) | | | | | | | | | | | |")
+                continue
+            it = sum(h["solver_iterations"] for h in r["history"])
+            e = exact.get(f"results/gpu/quick/train/{id}/result.json", {})
+            llh = e.get("exact_test_llh")
+            cllh = cpu_r.get("test_llh") if cpu_r else None
+            d = abs(llh - cllh) if llh is not None and cllh is not None else None
+            cpu_s = cpu_r["total_seconds"] if cpu_r else None
+            sp = cpu_s / r["total_seconds"] if cpu_s else None
+            ps = prev_s / r["total_seconds"] if prev_s else None
+            lines.append(f"| {id} | {r['steps_done']} | {it} | {r['total_seconds']:.1f} | {r['solver_seconds']:.1f} | {fmt(e.get('exact_test_rmse'), 4)} | {fmt(llh)} | "
+                         f"{fmt(cllh)} | {fmt(d, 4)} | {fmt(cpu_s, 1)} | {fmt(sp, 1)}{'×' if sp else ''} | {fmt(prev_s, 1)} | {fmt(ps, 2)}{'×' if ps else ''} |")
+        lines += ["", "Total and solver s: the sums of the steps' wall times (result.json; data loading excluded). Test RMSE and LLH: exact, from the final hyperparameters, "
+                  "by a float64 Cholesky on the GPU (eval_exact.py). CPU: the same job in results/full (2-core CPU, OpenBLAS). Previous GPU: results/gpu/train, "
+                  "the operator on the GPU with the solvers' vectors on the host (f1f3cff).", ""]
+        done = {id: r for id, r, _ in runs if r}
+        w, c = done.get("pol-cg-warm"), done.get("pol-cg-cold")
+        checks = []
+        if w and c:
+            iw = sum(h["solver_iterations"] for h in w["history"])
+            ic = sum(h["solver_iterations"] for h in c["history"])
+            checks.append(f"- pol CG cold / warm on the GPU: {c['total_seconds'] / w['total_seconds']:.2f}× total time, {ic / iw:.2f}× solver iterations.")
+        for id, target in (("pol-cg-warm", 8), ("keggdirected-cg-warm", 60)):
+            if id in done:
+                t = done[id]["total_seconds"]
+                checks.append(f"- {id}: {t:.1f} s for 100 steps, target ≤ {target} s: {'met' if t <= target else 'not met'}.")
+        f32 = done.get("pol-cg-warm-float32")
+        if f32 and w:
+            a = exact.get("results/gpu/quick/train/pol-cg-warm-float32/result.json", {}).get("exact_test_llh")
+            b = exact.get("results/gpu/quick/train/pol-cg-warm/result.json", {}).get("exact_test_llh")
+            checks.append(f"- pol CG warm with float32 K: {f32['total_seconds']:.1f} s ({w['total_seconds'] / f32['total_seconds']:.2f}× faster than float64), test LLH {fmt(a)} against {fmt(b)}.")
+        if checks:
+            lines += checks + [""]
+    gp = jsonl(os.path.join(q, "gpytorch.jsonl"))
+    if gp:
+        lines += ["### GPyTorch on the same GPU (gpytorch_exact.py: 100 Adam steps, lr 0.1, float64, same data, kernel, initialisation)", "",
+                  "| settings | train s | eval s | test RMSE | test LLH |", "|---|--:|--:|--:|--:|"]
+        for g in gp:
+            if "error" in g:
+                lines.append(f"| {g.get('label', '')} | {g['error'][:80]} | | | |")
+            else:
+                lines.append(f"| {g.get('label', '')}: {g['settings']} | {g['train_seconds']:.1f} | {g['eval_seconds']:.1f} | {g['test_rmse']:.4f} | {g['test_llh']:.3f} |")
+        lines.append("")
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+#!/bin/bash
+# results/gpu/quick.sh: issue 35's measurements of the device-resident
+# solves, in one call on a GPU machine (about 8 minutes at most: QUICK_SECONDS,
+# default 470), everything written under results/gpu/quick/ and packed into
+# $OUT/quick.tar.gz. Run from the repository root, with the binaries that
+# results/gpu/build.sh made on the development machine in .cuda/ (the GPU
+# machine has no Go):
+#
+#	results/gpu/build.sh                           # development machine
+#	results/gpu/quick.sh                           # GPU machine, carrying .cuda
+#	tar -xzf quick.tar.gz -C results/gpu           # development machine
+#	python3 results/gpu/render.py                  # → results/gpu/tables.md
+#
+# Stages, in order of importance; each has its own time limit and none
+# starts past the call's deadline (minus the time kept for the evaluation):
+#
+#	env      nvidia-smi, nvcc, the binaries' revision
+#	nvcc     the machine's own nvcc compiles the sm_90 kernels (in the
+#	         background, for the bits stage)
+#	tests    cuda.test: every kernel and Space operation against the CPU, the
+#	         solvers on the device, TestModuleBits (cubin against the JIT)
+#	bench    BenchmarkSpaceMul at n = 13500 and 43945 (CUDA events around the
+#	         launches: % of memory bandwidth), a CG iteration, Reduce, MulTo
+#	train    gpnb train --backend cuda, 100 Adam steps, paper settings, split 0,
+#	         float64: pol CG warm and cold, keggdirected CG warm, pol AP warm,
+#	         pol SGD warm (a run stopped by its limit keeps its per-step log)
+#	gpytorch results/gpu/gpytorch_exact.py on pol: its defaults, and CG
+#	         tolerance 0.01 without preconditioner
+#	bits     TestModuleBits with the kernels the machine's nvcc compiled
+#	float32  pol CG warm with float32 K
+#	exact    eval_exact.py: exact test RMSE and LLH of every finished run
+set -u
+root=$(pwd)
+OUT=${OUT:-$root/gpu-logs}
+Qrel=results/gpu/quick # eval_exact.py records the files by these paths
+Q=$root/$Qrel
+mkdir -p "$OUT" "$Q/train" "$Q/logs"
+export GPNB_DATA=${GPNB_DATA:-$root/.cuda/uci}
+GPNB=${GPNB:-$root/.cuda/gpnb}
+TEST=${TEST:-$root/.cuda/cuda.test}
+deadline=$((SECONDS + ${QUICK_SECONDS:-470}))
+keep=75 # seconds kept for the evaluation and packing
+sum=$Q/logs/summary.log
+: >"$sum"
+note() { echo "$*" | tee -a "$sum"; }
+
+# limit CAP: the seconds a stage may take (0: none left).
+limit() {
+	local left=$((deadline - SECONDS - keep))
+	((left > $1)) && left=$1
+	((left < 15)) && left=0
+	echo $left
+}
+
+# stage NAME CAP CMD...: runs CMD under the stage's limit (SIGINT first, so
+# gpnb stops cleanly), logging its exit status and time.
+stage() {
+	local name=$1 cap=$2
+	shift 2
+	local t
+	t=$(limit "$cap")
+	if ((t == 0)); then
+		note "$name: skipped (no time left)"
+		return 1
+	fi
+	local t0=$SECONDS
+	timeout -s INT -k 15 "$t" "$@"
+	local rc=$?
+	note "$name: exit $rc in $((SECONDS - t0)) s (limit $t s)"
+	return $rc
+}
+
+{
+	echo "== date"; date -u
+	echo "== nvidia-smi"; nvidia-smi 2>&1
+	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+	echo "== nvcc"; nvcc --version 2>&1 | tail -2
+	echo "== binaries"; ls -la "$GPNB" "$TEST"
+	echo "== data"; ls -la "$GPNB_DATA"/*
+} >"$Q/logs/env.log" 2>&1
+if [ ! -x "$GPNB" ] || [ ! -x "$TEST" ]; then
+	note "no binaries in .cuda: run results/gpu/build.sh on the development machine and carry .cuda"
+	exit 1
+fi
+note "quick.sh on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+
+# The machine's nvcc (CUDA 13 there) compiles the sm_90 kernels while the
+# tests run; CUDA 13 no longer targets sm_60, so gen.sh's full set is not
+# made here.
+k13=/tmp/gpnb-k13
+mkdir -p $k13
+(timeout 300 nvcc -ptx -O3 -std=c++17 -fmad=false -arch=compute_90 -o $k13/gpnb_sm90.ptx cuda/kernels/gpnb.cu &&
+	timeout 120 ptxas -O3 -arch=sm_90 -o $k13/gpnb_sm90.cubin $k13/gpnb_sm90.ptx) >"$Q/logs/nvcc.log" 2>&1 &
+nvcc_pid=$!
+
+(cd cuda && stage tests 150 "$TEST" -test.v -test.count=1 -test.timeout 300s) >"$Q/logs/test.log" 2>&1
+tail -n 3 "$Q/logs/test.log" | tee -a "$sum"
+note "tests: $(grep -c -- '--- PASS' "$Q/logs/test.log") passed, $(grep -c -- '--- SKIP' "$Q/logs/test.log") skipped, $(grep -c -- '--- FAIL' "$Q/logs/test.log") failed"
+
+(cd cuda && GPNB_CUDA_BENCH_N=13500,43945 stage bench 120 "$TEST" -test.run '^$' -test.bench 'SpaceMul|CGIteration|Reduce|MulTo' \
+	-test.benchtime 20x -test.timeout 300s) >"$Q/logs/bench.log" 2>&1
+grep -E '^Benchmark' "$Q/logs/bench.log" | tee -a "$sum"
+
+# train ID DATASET SOLVER WARM CAP [FLAGS...]
+train() {
+	local id=$1 ds=$2 solver=$3 warm=$4 cap=$5
+	shift 5
+	local dir=$Q/train/$id
+	mkdir -p "$dir"
+	stage "train $id" "$cap" "$GPNB" train --backend cuda --data "$ds" --split 0 --solver "$solver" --warm-start="$warm" \
+		--steps 100 --eval=false --residuals=false --quiet --verbose --json "$dir/result.json" "$@" >"$dir/log" 2>&1
+	tail -n 2 "$dir/log" | tee -a "$sum"
+}
+train pol-cg-warm pol cg true 90
+train pol-cg-cold pol cg false 120
+train keggdirected-cg-warm keggdirected cg true 150
+train pol-ap-warm pol ap true 90
+
+stage "gpytorch defaults" 90 env PYTHONUNBUFFERED=1 python3 results/gpu/gpytorch_exact.py --datasets pol --data "$GPNB_DATA" \
+	--out "$Q/gpytorch.jsonl" >>"$Q/logs/gpytorch.log" 2>&1
+stage "gpytorch tol 0.01, no preconditioner" 120 env PYTHONUNBUFFERED=1 python3 results/gpu/gpytorch_exact.py --datasets pol \
+	--data "$GPNB_DATA" --cg-tolerance 0.01 --precond-size 0 --label cg-tol-0.01-no-precond --out "$Q/gpytorch.jsonl" >>"$Q/logs/gpytorch.log" 2>&1
+tail -n 2 "$Q/gpytorch.jsonl" 2>/dev/null | cut -c1-300 | tee -a "$sum"
+
+train pol-sgd-warm pol sgd true 60
+
+while kill -0 $nvcc_pid 2>/dev/null && (($(limit 60) > 0)); do
+	sleep 5
+done
+if kill -0 $nvcc_pid 2>/dev/null; then
+	kill $nvcc_pid
+	note "bits: skipped (the machine's nvcc had not finished)"
+elif [ -s $k13/gpnb_sm90.cubin ]; then
+	(cd cuda && GPNB_CUDA_BITS_MODULES=$k13/gpnb_sm90.cubin,$k13/gpnb_sm90.ptx stage bits 60 "$TEST" -test.v -test.count=1 \
+		-test.run TestModuleBits) >"$Q/logs/bits.log" 2>&1
+	grep -E 'module_test|--- ' "$Q/logs/bits.log" | tee -a "$sum"
+else
+	note "bits: the machine's nvcc made no cubin (see logs/nvcc.log)"
+fi
+
+prec=(--float32)
+"$GPNB" train -h 2>&1 | grep -q -- '-precision' && prec=(--precision float32)
+train pol-cg-warm-float32 pol cg true 60 "${prec[@]}"
+
+keep=10
+todo=()
+for f in "$Qrel"/train/*/result.json; do
+	[ -f "$f" ] && todo+=("$f")
+done
+if [ ${#todo[@]} -gt 0 ]; then
+	stage exact 120 env PYTHONUNBUFFERED=1 python3 results/gpu/eval_exact.py --data "$GPNB_DATA" --out "$Q/exact.jsonl" "${todo[@]}" \
+		>"$Q/logs/exact.log" 2>&1
+	cut -c1-240 "$Q/exact.jsonl" | tee -a "$sum"
+fi
+
+note "quick.sh: done in $SECONDS s"
+cp "$sum" "$OUT/summary.log"
+tar -czf "$OUT/quick.tar.gz" -C results/gpu quick
+ls -la "$OUT"
