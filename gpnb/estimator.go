@@ -321,7 +321,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		if err != nil {
 			return fmt.Errorf("starting the solver: %w", err)
 		}
-		e.st.PendingV0R0 = v0R0(v0, sol.State())
+		e.st.PendingV0R0 = v0R0(v0, e.initialResidual(op, sol, b, v0))
 		e.st.PendingSolverSeconds = 0
 	}
 	defer sol.Close() // a device backend's vectors
@@ -405,16 +405,32 @@ func sameBits(a, b []float64) bool {
 	return true
 }
 
-// v0R0 returns v0ᵀr0 per column, where r0 = b − H v0 is the solver's
-// initial residual (nil for a zero initial guess).
-func v0R0(v0 *mat.Dense, st *solvers.State) []float64 {
+// initialResidual returns r0 = b − H v0 (row-major): the solver's R at
+// Start, or, for SGD started with its estimate at b (ResidualB), one
+// product. nil for a zero initial guess.
+func (e *Estimator) initialResidual(op kernel.GramOperator, sol solvers.Solver, b, v0 *mat.Dense) []float64 {
+	if v0 == nil {
+		return nil
+	}
+	if m, ok := e.cfg.Solver.(solvers.SGD); !ok || m.ResidualStart != solvers.ResidualB {
+		return sol.State().R
+	}
+	r := mat.NewDense(v0.RawMatrix().Rows, v0.RawMatrix().Cols, nil)
+	op.MulTo(r, v0)
+	r.Sub(b, r)
+	return r.RawMatrix().Data
+}
+
+// v0R0 returns v0ᵀr0 per column, where r0 = b − H v0 (row-major) is the
+// solve's initial residual (nil for a zero initial guess).
+func v0R0(v0 *mat.Dense, r0 []float64) []float64 {
 	if v0 == nil {
 		return nil
 	}
 	n, m := v0.Dims()
 	out := make([]float64, m)
 	for i := 0; i < n; i++ {
-		vr, rr := v0.RawRowView(i), st.R[i*m:(i+1)*m]
+		vr, rr := v0.RawRowView(i), r0[i*m:(i+1)*m]
 		for j := range out {
 			out[j] += vr[j] * rr[j]
 		}

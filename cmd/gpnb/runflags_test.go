@@ -61,6 +61,9 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		if c.path == "CG.PrecondNoise" {
 			src.CG.PrecondRank = 2
 		}
+		if c.path == "Config.Settings.MaxEpochs" {
+			src.Config.Settings.MaxIterations = 0 // one cap or the other
+		}
 		if c.path == "Config.Init.Lengthscales" {
 			src.Lengthscales = src.Config.Init.Lengthscales
 		}
