@@ -290,10 +290,12 @@ func (e *Estimator) drawProbes() {
 // hutchinson computes the estimate of eq. 4 with eq. 5 into grad.
 func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []float64, rec *StepRecord) error {
 	n, s := e.n, e.cfg.Probes
+	tBuild := time.Now()
 	op, err := e.operator(k)
 	if err != nil {
 		return fmt.Errorf("building the kernel operator: %w", err)
 	}
+	rec.BuildSeconds = time.Since(tBuild).Seconds()
 	resumed := e.st.Pending != nil
 	if resumed && !sameBits(e.st.PendingTheta, k.Hyper.Vector()) {
 		return fmt.Errorf("an interrupted solve at θ = %v is pending, but the gradient was asked at θ = %v: continue it at the same hyperparameters", e.st.PendingTheta, k.Hyper.Vector())
@@ -321,6 +323,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		if err != nil {
 			return fmt.Errorf("starting the solver: %w", err)
 		}
+		rec.StartSeconds = time.Since(tSolve).Seconds()
 		e.st.PendingV0R0 = v0R0(v0, e.initialResidual(op, sol, b, v0))
 		e.st.PendingSolverSeconds = 0
 	}
@@ -334,6 +337,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 			return err
 		}
 		t := time.Now()
+		factors := sol.Progress().Work.BlockFactorisations
 		if err := sol.Iterate(); err != nil {
 			e.st.Pending = nil
 			if oerr := operatorErr(op); oerr != nil {
@@ -341,9 +345,13 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 			}
 			return fmt.Errorf("solver iteration: %w", err)
 		}
-		solverSec += time.Since(t).Seconds()
+		dt := time.Since(t).Seconds()
+		solverSec += dt
+		p := sol.Progress() // scalars only: no vector leaves a device
+		if p.Work.BlockFactorisations > factors {
+			rec.FactorSeconds += dt
+		}
 		if len(e.recs.list) > 0 {
-			p := sol.Progress() // scalars only: no vector leaves a device
 			e.recs.iteration(e.step, p.Iteration, p.RelResiduals)
 		}
 	}
@@ -361,7 +369,9 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 	a.Slice(0, n, 1, s+1).(*mat.Dense).Scale(-1/(2*float64(s)), v.Slice(0, n, 1, s+1))
 	bp := mat.DenseCopyOf(b)
 	bp.Slice(0, n, 0, 1).(*mat.Dense).Copy(v.Slice(0, n, 0, 1))
+	tReduce := time.Now()
 	op.Reduce(grad, a, bp)
+	rec.ReduceSeconds = time.Since(tReduce).Seconds()
 	if err := operatorErr(op); err != nil {
 		return err
 	}
@@ -373,6 +383,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		rec.Residuals = st.Clone().Trace
 	}
 	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries = st.Work.OperatorProducts, st.Work.RowEvaluations, st.Work.BlockEntries
+	rec.BlockFactorisations = st.Work.BlockFactorisations
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil
 	e.st.PrevV = matrixOf(v)
