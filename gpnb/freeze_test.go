@@ -94,4 +94,3 @@ func TestSGDFreezeBias(t *testing.T) {
 		t.Errorf("CG's σ-gradient error %.1f %% is not below %.0f %%", 100*math.Abs(relErr(cg)), 100*bound)
 	}
 }
-
