@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Per-step comparison of the stopping-rule runs (results/run-fidelity.sh).
+
+Usage: python3 results/fidelity.py results/fidelity > part.md
+
+Reads DIR/<rules>/jobs/*/{job,result,runs}.json for every rule set found and
+prints Markdown: one summary row per dataset, solver, mode and rule set
+(iterations, epochs, capped steps, times, test LLH, final σ), then for SGD
+and CG the σ path and the iterations per step at every tenth step, beside
+the exact (Cholesky) reference's σ path. Every number is read from the
+files; nothing is typed by hand.
+"""
+import glob
+import json
+import os
+import sys
+
+ORDER = ["paper", "joint", "reference"]
+STEPS = [1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 100]
+
+
+def load(root):
+    runs = {}
+    for rules in sorted(os.listdir(root), key=lambda r: (ORDER.index(r) if r in ORDER else 99, r)):
+        for jd in sorted(glob.glob(os.path.join(root, rules, "jobs", "*"))):
+            res = os.path.join(jd, "result.json")
+            if not os.path.exists(res):
+                continue
+            job = json.load(open(os.path.join(jd, "job.json")))
+            r = json.load(open(res))
+            loads = []
+            rp = os.path.join(jd, "runs.json")
+            if os.path.exists(rp):
+                for seg in json.load(open(rp)):
+                    if seg.get("load_mean") is not None:
+                        loads.append((seg["to_step"] - seg["from_step"], seg["load_mean"]))
+            solver = r["solver"]
+            mode = "exact" if solver == "cholesky" else ("warm" if r["warm_start"] else "cold")
+            runs[(r["dataset"], solver, mode, rules)] = (job, r, loads)
+    return runs
+
+
+def per_iteration_rows(job, solver, n):
+    """Rows of H one iteration touches: n for CG, the block or batch size."""
+    m = job["config"].get("solver", {})
+    if solver == "ap":
+        return min(m.get("block_size") or 2000, n)
+    if solver == "sgd":
+        return min(m.get("batch_size") or 1000, n)
+    return n
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else "results/fidelity"
+    runs = load(root)
+    out = []
+    w = out.append
+    w("### Every run: work, caps, time, test log-likelihood")
+    w("")
+    w("Epochs = iterations × rows per iteration / n (CG: iterations). Capped = steps whose solve stopped at the iteration cap "
+      "before its tolerances (gpnb.History.UnconvergedSteps). Times are wall-clock seconds on the loaded 2-core machine "
+      "(load = runs.json's mean 1-minute load over the job's segments): compare them within a dataset and solver only.")
+    w("")
+    w("| dataset | solver | mode | rules | iterations | epochs | capped | solver s | total s | load | test LLH | test RMSE | final σ |")
+    w("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for key in sorted(runs, key=lambda k: (k[0], ["cg", "ap", "sgd", "cholesky"].index(k[1]), k[2], ORDER.index(k[3]) if k[3] in ORDER else 9)):
+        ds, solver, mode, rules = key
+        job, r, loads = runs[key]
+        h = r["history"]
+        its = sum(x["solver_iterations"] for x in h)
+        n = r["n_train"]
+        ep = its * per_iteration_rows(job, solver, n) / n
+        capped = sum(1 for x in h if not x["solver_converged"])
+        steps = sum(s for s, _ in loads)
+        load = sum(s * l for s, l in loads) / steps if steps else float("nan")
+        w("| %s | %s | %s | %s | %d | %.0f | %d of %d | %.0f | %.0f | %.1f | %.3f | %.4f | %.4f |" % (
+            ds, solver, mode, rules if solver != "cholesky" else "—", its, ep, capped, len(h),
+            r["solver_seconds"], r["total_seconds"], load, r["test_llh"], r["test_rmse"], r["final"]["noise"]))
+    w("")
+    for solver in ["sgd", "cg", "ap"]:
+        for ds in sorted({k[0] for k in runs}):
+            for mode in ["cold", "warm"]:
+                have = [k for k in runs if k[0] == ds and k[1] == solver and k[2] == mode]
+                if not have:
+                    continue
+                have.sort(key=lambda k: ORDER.index(k[3]) if k[3] in ORDER else 9)
+                exact = runs.get((ds, "cholesky", "exact", "paper"))
+                w("### %s %s %s: σ and solver iterations by step" % (ds, solver.upper(), mode))
+                w("")
+                w("| step | " + " | ".join("σ %s" % k[3] for k in have) + (" | σ exact" if exact else "") + " | " +
+                  " | ".join("iterations %s" % k[3] for k in have) + " |")
+                w("|--:|" + "--:|" * (2 * len(have) + (1 if exact else 0)))
+                for s in STEPS:
+                    cells = []
+                    for k in have:
+                        h = runs[k][1]["history"]
+                        cells.append("%.4f" % h[s - 1]["noise"] if s <= len(h) else "")
+                    if exact:
+                        h = exact[1]["history"]
+                        cells.append("%.4f" % h[s - 1]["noise"] if s <= len(h) else "")
+                    for k in have:
+                        h = runs[k][1]["history"]
+                        if s <= len(h):
+                            x = h[s - 1]
+                            cells.append("%d%s" % (x["solver_iterations"], "" if x["solver_converged"] else " (cap)"))
+                        else:
+                            cells.append("")
+                    w("| %d | %s |" % (s, " | ".join(cells)))
+                w("")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
