@@ -72,10 +72,10 @@ def main():
         ep = its * per_iteration_rows(job, solver, n) / n
         capped = sum(1 for x in h if not x["solver_converged"])
         steps = sum(s for s, _ in loads)
-        load = sum(s * l for s, l in loads) / steps if steps else float("nan")
+        mean_load = sum(s * l for s, l in loads) / steps if steps else float("nan")
         w("| %s | %s | %s | %s | %d | %.0f | %d of %d | %.0f | %.0f | %.1f | %.3f | %.4f | %.4f |" % (
             ds, solver, mode, rules if solver != "cholesky" else "—", its, ep, capped, len(h),
-            r["solver_seconds"], r["total_seconds"], load, r["test_llh"], r["test_rmse"], r["final"]["noise"]))
+            r["solver_seconds"], r["total_seconds"], mean_load, r["test_llh"], r["test_rmse"], r["final"]["noise"]))
     w("")
     for solver in ["sgd", "cg", "ap"]:
         for ds in sorted({k[0] for k in runs}):

@@ -22,6 +22,8 @@
 # STAGES lists solver:mode pairs in order (cholesky:exact is the exact
 # reference); DRYRUN=1 lists each job's state. Rerunning resumes. Steps and
 # datasets can be cut with STEPS and DATASETS (say so in results/fidelity.md).
+# A stage whose jobs fail (e.g. SGD diverging) does not stop the later ones;
+# each stage's log is appended to results/fidelity/$RULES/reproduce.log.
 set -eu
 cd "$(dirname "$0")/.."
 GPNB=${GPNB:-bin/gpnb}
@@ -49,6 +51,8 @@ for stage in ${STAGES:-cholesky:exact sgd:warm sgd:cold cg:warm ap:warm cg:cold 
 	ap) [ "$RULES" = reference ] && flags="$flags --ap-pick all" ;;
 	sgd) [ "$RULES" = reference ] && flags="$flags --sgd-residual-start b --sgd-verify=false" ;;
 	esac
+	mkdir -p "results/fidelity/$RULES"
 	"$GPNB" reproduce --datasets "${DATASETS:-pol,elevators,bike}" --splits 0 --subset 4000 --steps "${STEPS:-100}" \
-		--solvers "$solver" --modes "$mode" --exact never $flags --out "results/fidelity/$RULES" $DRY
+		--solvers "$solver" --modes "$mode" --exact never $flags --out "results/fidelity/$RULES" $DRY \
+		2>>"results/fidelity/$RULES/reproduce.log" || echo "run-fidelity.sh: stage $stage of $RULES had failures (see results/fidelity/$RULES/reproduce.log); going on" >&2
 done

@@ -92,6 +92,46 @@ var runFlagTable = []runFlag{
 	{"sgd-verify", "SGD: confirm the stop with the true residual (one product); false stops on the estimate, as the authors' code does", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
 }
 
+// authorsRules are the stopping rules of the authors' code (DESIGN.md, "gpnb
+// and the authors' code"), which --authors-rules sets together: the flag
+// and its value for each, in runFlagTable's vocabulary.
+var authorsRules = [][2]string{
+	{"probe-tolerance", "mean"},
+	{"freeze", "joint"},
+	{"ap-pick", "all"},
+	{"sgd-residual-start", "b"},
+	{"sgd-verify", "false"},
+}
+
+// authorsRulesUsage is the help of --authors-rules.
+func authorsRulesUsage() string {
+	var parts []string
+	for _, f := range authorsRules {
+		parts = append(parts, "--"+f[0]+"="+f[1])
+	}
+	return "the stopping rules of the authors' code, with which the paper's SGD results were evidently made (README, results/fidelity.md): " +
+		strings.Join(parts, " ") + "; a flag among these given explicitly wins. Without it, the rules are the paper's text (every system to its tolerance, each frozen once it is there)"
+}
+
+// applyAuthorsRules sets the rules of authorsRules that were not given on
+// the command line, on the target only (they do not count as given, so a
+// solver's own rule does not trip the other solvers' flag checks).
+func (r *runFlags) applyAuthorsRules() error {
+	for _, f := range authorsRules {
+		if r.given(f[0]) {
+			continue
+		}
+		for _, rf := range runFlagTable {
+			if rf.name == f[0] {
+				if err := rf.value(&r.t).Set(f[1]); err != nil {
+					return fmt.Errorf("--authors-rules: --%s=%s: %w", f[0], f[1], err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // deprecatedFlags are old spellings, accepted for one release with a note
 // on stderr: old name → new name.
 var deprecatedFlags = map[string]string{
