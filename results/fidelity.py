@@ -21,7 +21,7 @@ STEPS = [1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 100]
 
 def load(root):
     runs = {}
-    for rules in sorted(os.listdir(root), key=lambda r: (ORDER.index(r) if r in ORDER else 99, r)):
+    for rules in sorted((d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d, "jobs"))), key=lambda r: (ORDER.index(r) if r in ORDER else 99, r)):
         for jd in sorted(glob.glob(os.path.join(root, rules, "jobs", "*"))):
             res = os.path.join(jd, "result.json")
             if not os.path.exists(res):
@@ -50,11 +50,43 @@ def per_iteration_rows(job, solver, n):
     return n
 
 
+def split(root, w):
+    """Where an AP warm step's time goes (results/fidelity/split/*.json,
+    written by `gpnb train --json`, whose step records split the time)."""
+    for path in sorted(glob.glob(os.path.join(root, "split", "*.json"))):
+        r = json.load(open(path))
+        h = r["history"]
+        tot = {k: sum(x.get(k, 0) for x in h) for k in
+               ["step_seconds", "solver_seconds", "build_seconds", "start_seconds", "factor_seconds", "reduce_seconds",
+                "solver_iterations", "block_factorisations"]}
+        S = tot["step_seconds"]
+        parts = [
+            ("kernel build (SetKernel: the dense n² cache for the new θ)", tot["build_seconds"]),
+            ("gradient reduction (Reduce: n²(d+2) over pairs)", tot["reduce_seconds"]),
+            ("solver Start (the warm start's B − H·V0: one product of all columns)", tot["start_seconds"]),
+            ("block updates that factorised their block (Cholesky of H_II, k³/3, plus the update)", tot["factor_seconds"]),
+            ("other block updates", tot["solver_seconds"] - tot["start_seconds"] - tot["factor_seconds"]),
+            ("the rest (probes, copies, Adam)", S - tot["solver_seconds"] - tot["build_seconds"] - tot["reduce_seconds"]),
+        ]
+        w("### Where an AP warm step's time goes: %s, n = %d, %d steps (`%s`)" % (r["dataset"], r["n_train"], len(h), os.path.relpath(path, os.path.dirname(root))))
+        w("")
+        w("%d block updates and %d block factorisations in all; shares of the summed step time, measured within one run "
+          "(the machine was loaded, so only the shares carry over)." % (tot["solver_iterations"], tot["block_factorisations"]))
+        w("")
+        w("| part | seconds | share |")
+        w("|---|--:|--:|")
+        for name, sec in parts:
+            w("| %s | %.1f | %.0f %% |" % (name, sec, 100 * sec / S))
+        w("| step total | %.1f | 100 %% |" % S)
+        w("")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "results/fidelity"
     runs = load(root)
     out = []
     w = out.append
+    split(root, w)
     w("### Every run: work, caps, time, test log-likelihood")
     w("")
     w("Epochs = iterations × rows per iteration / n (CG: iterations). Capped = steps whose solve stopped at the iteration cap "
