@@ -77,6 +77,15 @@ func (r StepRecord) Hyper() kernel.Hyper {
 	return kernel.Hyper{Lengthscales: append([]float64(nil), r.Lengthscales...), Signal: r.Signal, Noise: r.Noise}
 }
 
+// Untimed returns r with its wall-clock fields (the seconds) zeroed: what two
+// runs of the same configuration must agree on bit for bit, as runtimes
+// inherently differ.
+func (r StepRecord) Untimed() StepRecord {
+	r.SolverSeconds, r.StepSeconds = 0, 0
+	r.BuildSeconds, r.StartSeconds, r.FactorSeconds, r.ReduceSeconds = 0, 0, 0, 0
+	return r
+}
+
 // History is the record of every step so far, in order.
 type History []StepRecord
 

@@ -81,9 +81,59 @@ def split(root, w):
         w("")
 
 
+def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
+    """The commands for the capped full-size SGD cold rows under the
+    authors' rules, and their CPU time estimated from the files: the subset
+    runs' ratio of SGD epochs to CG iterations (cold, the same rules), times
+    the full-size CG cold iterations, gives the full-size SGD epochs; times
+    n/batch iterations per epoch and the full-size run's seconds per SGD
+    iteration (and its seconds per step outside the solver)."""
+    full = os.path.join(os.path.dirname(root), "full", "jobs")
+    w("### Re-running the capped full-size SGD rows with the authors' rules")
+    w("")
+    w("```sh")
+    w("bin/gpnb reproduce --datasets pol,bike --splits 0 --solvers sgd --modes cold --steps 100 --exact never %s --out results/full-rules" % flag)
+    w("```")
+    w("")
+    w("(`--out` must be a new directory: results/full holds these jobs under the paper's-text rules, and a job's "
+      "configuration may not change under it; adding `--dry-run` lists where they stand, rerunning resumes, "
+      "`gpnb table --in results/full-rules` renders them.) Estimated CPU time, from the files (the ratio of SGD epochs to "
+      "CG iterations measured on the 4000-point subsets under the same rules, applied to the full-size CG cold iterations, "
+      "at the full-size run's seconds per SGD iteration; conditioning grows with n, so read it as an order of magnitude):")
+    w("")
+    w("| dataset | subset: SGD epochs / CG iterations (cold, %s) | full size: CG cold iterations | estimated SGD iterations | s per SGD iteration (full-size run) | estimated hours | the capped run's hours |" % rules)
+    w("|---|--:|--:|--:|--:|--:|--:|")
+    for ds in ["pol", "bike"]:
+        sgd = runs.get((ds, "sgd", "cold", rules))
+        cg = runs.get((ds, "cg", "cold", rules)) or runs.get((ds, "cg", "cold", "paper"))
+        fs, fc = os.path.join(full, ds + "-s0-sgd-cold", "result.json"), os.path.join(full, ds + "-s0-cg-cold", "result.json")
+        if not (sgd and cg and os.path.exists(fs) and os.path.exists(fc)):
+            w("| %s | not measured yet | | | | | |" % ds)
+            continue
+        sh, ch = sgd[1]["history"], cg[1]["history"]
+        n = sgd[1]["n_train"]
+        ratio = sum(x["solver_iterations"] for x in sh) * per_iteration_rows(sgd[0], "sgd", n) / n / sum(x["solver_iterations"] for x in ch)
+        FS, FC = json.load(open(fs)), json.load(open(fc))
+        N = FS["n_train"]
+        bs = per_iteration_rows(json.load(open(os.path.join(full, ds + "-s0-sgd-cold", "job.json"))), "sgd", N)
+        cg_its = sum(x["solver_iterations"] for x in FC["history"])
+        its = min(ratio * cg_its * N / bs, 50000 * 100)
+        fs_its = sum(x["solver_iterations"] for x in FS["history"])
+        per_it = FS["solver_seconds"] / fs_its
+        outside = (FS["total_seconds"] - FS["solver_seconds"]) / len(FS["history"])
+        hours = (its * per_it + 100 * outside) / 3600
+        w("| %s | %.2f | %d | %.0f | %.4f | %.1f | %.1f |" % (ds, ratio, cg_its, its, per_it, hours, FS["total_seconds"] / 3600))
+    w("")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "results/fidelity"
     runs = load(root)
+    if len(sys.argv) > 2 and sys.argv[2] == "--rerun":
+        out = []
+        rerun(root, runs, out.append)
+        print("\n".join(out))
+        return
     out = []
     w = out.append
     split(root, w)
