@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -350,5 +351,41 @@ func TestRuleNamesRoundTrip(t *testing.T) {
 	}
 	if err := Check(SGD{ResidualStart: -1}); err == nil {
 		t.Error("SGD.ResidualStart −1 passed Check")
+	}
+}
+
+// TestRulesResume: a solve under the non-default rules, paused, saved with
+// gob and resumed, ends in the same State (Work aside) as the straight run,
+// at GOMAXPROCS 1 and 2 alike.
+func TestRulesResume(t *testing.T) {
+	h, b, v0 := goldenProblem()
+	op, err := NewDenseOperator(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	cases := []goldenCase{
+		{"cg-joint-mean", CG{}, true, Settings{ProbeRule: ProbeMean, Freeze: FreezeJoint}, 8},
+		{"cg-column-mean", CG{}, false, Settings{ProbeRule: ProbeMean}, 8},
+		{"ap-all-epochs", AP{BlockSize: 64, Pick: PickAll}, true, Settings{MaxEpochs: 30}, 37},
+		{"sgd-joint-b-noverify", SGD{BatchSize: 50, Seed: 5, ResidualStart: ResidualB, NoVerify: true}, true, Settings{Freeze: FreezeJoint, ProbeRule: ProbeMean, MaxIterations: 400}, 123},
+		{"sgd-joint", SGD{BatchSize: 100, Seed: 8}, false, Settings{Freeze: FreezeJoint, RelTolMean: 0.05, RelTolProbes: 0.2, MaxIterations: 5000}, 50},
+	}
+	for _, c := range cases {
+		var first [4]string
+		for _, p := range []int{1, 2} {
+			runtime.GOMAXPROCS(p)
+			got, sameButWork, iters := goldenRun(t, c, op, b, v0)
+			if !sameButWork {
+				t.Errorf("%s, GOMAXPROCS %d: the resumed State differs from the straight run's in more than Work", c.name, p)
+			}
+			if p == 1 {
+				first = got
+				t.Logf("%s: %d iterations", c.name, iters)
+			} else if got != first {
+				t.Errorf("%s: GOMAXPROCS 2 gives other bits than 1", c.name)
+			}
+		}
 	}
 }
