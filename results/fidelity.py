@@ -24,10 +24,13 @@ def load(root):
     for rules in sorted((d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d, "jobs"))), key=lambda r: (ORDER.index(r) if r in ORDER else 99, r)):
         for jd in sorted(glob.glob(os.path.join(root, rules, "jobs", "*"))):
             res = os.path.join(jd, "result.json")
-            if not os.path.exists(res):
-                continue
             job = json.load(open(os.path.join(jd, "job.json")))
-            r = json.load(open(res))
+            if os.path.exists(res):
+                r = json.load(open(res))
+            elif os.path.exists(os.path.join(jd, "partial.json")):
+                r = partial(job, json.load(open(os.path.join(jd, "partial.json"))))
+            else:
+                continue
             loads = []
             rp = os.path.join(jd, "runs.json")
             if os.path.exists(rp):
@@ -38,6 +41,18 @@ def load(root):
             mode = "exact" if solver == "cholesky" else ("warm" if r["warm_start"] else "cold")
             runs[(r["dataset"], solver, mode, rules)] = (job, r, loads)
     return runs
+
+
+def partial(job, ins):
+    """A result-like record of a job cut short, from `gpnb inspect --json`
+    of its checkpoint: its history so far, no test metrics."""
+    c = job["config"]
+    solver = "cholesky" if c.get("estimator") == "exact" else c.get("solver", {}).get("name", "cg")
+    h = ins.get("history") or []
+    return {"dataset": job["dataset"], "solver": solver, "warm_start": c.get("warm_start", False),
+            "n_train": ins["n_train"], "history": h, "solver_seconds": ins["solver_seconds"],
+            "total_seconds": ins["total_seconds"], "test_llh": None, "test_rmse": None,
+            "final": {"noise": h[-1]["noise"] if h else float("nan")}, "steps": job["steps"]}
 
 
 def per_iteration_rows(job, solver, n):
@@ -160,9 +175,12 @@ def main():
         over = sum(1 for x in h if x["solver_iterations"] > -(-1000 * n // rows)) if solver != "cholesky" else 0
         steps = sum(s for s, _ in loads)
         mean_load = sum(s * l for s, l in loads) / steps if steps else float("nan")
-        w("| %s | %s | %s | %s | %d | %.0f | %d of %d | %d | %.0f | %.0f | %.1f | %.3f | %.4f | %.4f |" % (
-            ds, solver, mode, rules if solver != "cholesky" else "—", its, ep, capped, len(h), over,
-            r["solver_seconds"], r["total_seconds"], mean_load, r["test_llh"], r["test_rmse"], r["final"]["noise"]))
+        cut = "" if r.get("test_llh") is not None else " (cut: %d of %d steps)" % (len(h), r["steps"])
+        llh = "—" if r.get("test_llh") is None else "%.3f" % r["test_llh"]
+        rmse = "—" if r.get("test_rmse") is None else "%.4f" % r["test_rmse"]
+        w("| %s | %s | %s | %s%s | %d | %.0f | %d of %d | %d | %.0f | %.0f | %.1f | %s | %s | %.4f |" % (
+            ds, solver, mode, rules if solver != "cholesky" else "—", cut, its, ep, capped, len(h), over,
+            r["solver_seconds"], r["total_seconds"], mean_load, llh, rmse, r["final"]["noise"]))
     w("")
     for solver in ["sgd", "cg", "ap"]:
         for ds in sorted({k[0] for k in runs}):

@@ -9,6 +9,16 @@ GPNB=${GPNB:-bin/gpnb}
 [ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
 DIR=results/fidelity
 OUT=results/fidelity.md
+# A job cut short (no result.json) is shown from its checkpoint: gpnb inspect
+# writes its history to partial.json, which is committed in its place (the
+# checkpoint is not).
+for jd in "$DIR"/*/jobs/*; do
+	if [ -f "$jd/result.json" ]; then
+		rm -f "$jd/partial.json"
+	elif [ -f "$jd/checkpoint" ]; then
+		"$GPNB" inspect "$jd" --json "$jd/partial.json"
+	fi
+done
 {
 	cat results/fidelity-notes.md
 	echo
