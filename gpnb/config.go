@@ -200,6 +200,11 @@ type Config struct {
 
 	// LearningRate is Adam's step size (default 0.1).
 	LearningRate float64 `json:"learning_rate" resume:"change"`
+	// NoiseMin, when > 0, is a floor on the noise scale σ: after every Adam
+	// step σ is raised to NoiseMin if it fell below (the authors' code's
+	// noise_scale_min, off there by default; the paper does not mention
+	// one). 0, the default, means no floor.
+	NoiseMin float64 `json:"noise_min,omitempty"`
 	// Seed seeds the probe generator (math/rand/v2 PCG).
 	Seed uint64 `json:"seed"`
 
@@ -357,6 +362,8 @@ func (c *Config) check(d int) error {
 		return bad("Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
 		return bad("LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", c.LearningRate)
+	case c.NoiseMin < 0 || math.IsNaN(c.NoiseMin) || math.IsInf(c.NoiseMin, 0):
+		return bad("NoiseMin = %v: must be a finite value ≥ 0 (0 means no floor on σ)", c.NoiseMin)
 	case c.MaxExactN < 0:
 		return bad("MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
 	case c.EvalRelTol < 0 || math.IsNaN(c.EvalRelTol) || math.IsInf(c.EvalRelTol, 0):

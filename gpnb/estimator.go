@@ -290,10 +290,12 @@ func (e *Estimator) drawProbes() {
 // hutchinson computes the estimate of eq. 4 with eq. 5 into grad.
 func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []float64, rec *StepRecord) error {
 	n, s := e.n, e.cfg.Probes
+	tBuild := time.Now()
 	op, err := e.operator(k)
 	if err != nil {
 		return fmt.Errorf("building the kernel operator: %w", err)
 	}
+	rec.BuildSeconds = time.Since(tBuild).Seconds()
 	resumed := e.st.Pending != nil
 	if resumed && !sameBits(e.st.PendingTheta, k.Hyper.Vector()) {
 		return fmt.Errorf("an interrupted solve at θ = %v is pending, but the gradient was asked at θ = %v: continue it at the same hyperparameters", e.st.PendingTheta, k.Hyper.Vector())
@@ -321,7 +323,8 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		if err != nil {
 			return fmt.Errorf("starting the solver: %w", err)
 		}
-		e.st.PendingV0R0 = v0R0(v0, sol.State())
+		rec.StartSeconds = time.Since(tSolve).Seconds()
+		e.st.PendingV0R0 = v0R0(v0, e.initialResidual(op, sol, b, v0))
 		e.st.PendingSolverSeconds = 0
 	}
 	defer sol.Close() // a device backend's vectors
@@ -334,6 +337,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 			return err
 		}
 		t := time.Now()
+		factors := sol.Progress().Work.BlockFactorisations
 		if err := sol.Iterate(); err != nil {
 			e.st.Pending = nil
 			if oerr := operatorErr(op); oerr != nil {
@@ -341,9 +345,13 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 			}
 			return fmt.Errorf("solver iteration: %w", err)
 		}
-		solverSec += time.Since(t).Seconds()
+		dt := time.Since(t).Seconds()
+		solverSec += dt
+		p := sol.Progress() // scalars only: no vector leaves a device
+		if p.Work.BlockFactorisations > factors {
+			rec.FactorSeconds += dt
+		}
 		if len(e.recs.list) > 0 {
-			p := sol.Progress() // scalars only: no vector leaves a device
 			e.recs.iteration(e.step, p.Iteration, p.RelResiduals)
 		}
 	}
@@ -361,7 +369,9 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 	a.Slice(0, n, 1, s+1).(*mat.Dense).Scale(-1/(2*float64(s)), v.Slice(0, n, 1, s+1))
 	bp := mat.DenseCopyOf(b)
 	bp.Slice(0, n, 0, 1).(*mat.Dense).Copy(v.Slice(0, n, 0, 1))
+	tReduce := time.Now()
 	op.Reduce(grad, a, bp)
+	rec.ReduceSeconds = time.Since(tReduce).Seconds()
 	if err := operatorErr(op); err != nil {
 		return err
 	}
@@ -373,6 +383,7 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 		rec.Residuals = st.Clone().Trace
 	}
 	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries = st.Work.OperatorProducts, st.Work.RowEvaluations, st.Work.BlockEntries
+	rec.BlockFactorisations = st.Work.BlockFactorisations
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil
 	e.st.PrevV = matrixOf(v)
@@ -405,16 +416,32 @@ func sameBits(a, b []float64) bool {
 	return true
 }
 
-// v0R0 returns v0ᵀr0 per column, where r0 = b − H v0 is the solver's
-// initial residual (nil for a zero initial guess).
-func v0R0(v0 *mat.Dense, st *solvers.State) []float64 {
+// initialResidual returns r0 = b − H v0 (row-major): the solver's R at
+// Start, or, for SGD started with its estimate at b (ResidualB), one
+// product. nil for a zero initial guess.
+func (e *Estimator) initialResidual(op kernel.GramOperator, sol solvers.Solver, b, v0 *mat.Dense) []float64 {
+	if v0 == nil {
+		return nil
+	}
+	if m, ok := e.cfg.Solver.(solvers.SGD); !ok || m.ResidualStart != solvers.ResidualB {
+		return sol.State().R
+	}
+	r := mat.NewDense(v0.RawMatrix().Rows, v0.RawMatrix().Cols, nil)
+	op.MulTo(r, v0)
+	r.Sub(b, r)
+	return r.RawMatrix().Data
+}
+
+// v0R0 returns v0ᵀr0 per column, where r0 = b − H v0 (row-major) is the
+// solve's initial residual (nil for a zero initial guess).
+func v0R0(v0 *mat.Dense, r0 []float64) []float64 {
 	if v0 == nil {
 		return nil
 	}
 	n, m := v0.Dims()
 	out := make([]float64, m)
 	for i := 0; i < n; i++ {
-		vr, rr := v0.RawRowView(i), st.R[i*m:(i+1)*m]
+		vr, rr := v0.RawRowView(i), r0[i*m:(i+1)*m]
 		for j := range out {
 			out[j] += vr[j] * rr[j]
 		}

@@ -318,6 +318,12 @@ func (o *Optimiser) adam(grad []float64) {
 		vhat := o.st.AdamV[i] / c2
 		o.st.Raw[i] += lr * mhat / (math.Sqrt(vhat) + AdamEpsilon)
 	}
+	// σ is the last parameter; softplus is increasing, so flooring the raw
+	// value floors σ.
+	if m := o.cfg.NoiseMin; m > 0 {
+		last := len(o.st.Raw) - 1
+		o.st.Raw[last] = math.Max(o.st.Raw[last], kernel.InvSoftplus(m))
+	}
 }
 
 // String summarises the optimiser in one line, for notebooks and logs.

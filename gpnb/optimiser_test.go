@@ -236,8 +236,7 @@ func historyEqual(t *testing.T, a, b History) {
 		t.Fatalf("history lengths %d and %d", len(a), len(b))
 	}
 	for i := range a {
-		x, y := a[i], b[i]
-		x.SolverSeconds, y.SolverSeconds, x.StepSeconds, y.StepSeconds = 0, 0, 0, 0
+		x, y := a[i].Untimed(), b[i].Untimed()
 		if !recordsEqual(x, y) {
 			t.Fatalf("step %d records differ:\n%+v\n%+v", i+1, x, y)
 		}
@@ -915,4 +914,64 @@ func TestUnconvergedSteps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNoiseMin: with a floor, σ never falls below it; the raw σ is exactly
+// kernel.InvSoftplus(floor) after a step that would have gone lower, and
+// before the floor binds the run is bit for bit the run without it (Adam's
+// moments are untouched by the clip, as in the authors' code).
+func TestNoiseMin(t *testing.T) {
+	ds := synth(t, 60, 2, 4)
+	free, err := NewOptimiser(ds, Config{Estimator: ExactGradient, LearningRate: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const floor = 0.5
+	floored, err := NewOptimiser(ds, Config{Estimator: ExactGradient, LearningRate: 0.2, NoiseMin: floor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := false
+	for step := 1; step <= 12; step++ {
+		if err := free.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := floored.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		fs, gs := free.State(), floored.State()
+		last := len(gs.Raw) - 1
+		if !bound && free.Hyper().Noise >= floor {
+			for i := range fs.Raw {
+				if fs.Raw[i] != gs.Raw[i] {
+					t.Fatalf("step %d: raw[%d] %v with the floor, %v without, before it binds", step, i, gs.Raw[i], fs.Raw[i])
+				}
+			}
+			continue
+		}
+		bound = true
+		if s := floored.Hyper().Noise; s < floor*(1-1e-12) {
+			t.Errorf("step %d: σ = %v below the floor %v", step, s, floor)
+		}
+		if free.Hyper().Noise < floor && step == firstBelow(free) && gs.Raw[last] != kernel.InvSoftplus(floor) {
+			t.Errorf("step %d: raw σ %v, want InvSoftplus(%v) = %v", step, gs.Raw[last], floor, kernel.InvSoftplus(floor))
+		}
+	}
+	if !bound {
+		t.Fatalf("σ never fell below %v in 12 steps (%v): the test does not exercise the floor", floor, free.Hyper().Noise)
+	}
+	if _, err := NewOptimiser(ds, Config{NoiseMin: -1}); !errors.Is(err, ErrConfig) {
+		t.Errorf("NoiseMin −1: %v", err)
+	}
+}
+
+// firstBelow returns the first step after which o's σ was below 0.5, from
+// its history.
+func firstBelow(o *Optimiser) int {
+	for _, r := range o.History() {
+		if r.Noise < 0.5 {
+			return r.Step
+		}
+	}
+	return 0
 }

@@ -31,6 +31,21 @@ type StepRecord struct {
 	OperatorProducts int `json:"operator_products"`
 	RowEvaluations   int `json:"row_evaluations"`
 	BlockEntries     int `json:"block_entries"`
+	// BlockFactorisations counts AP's block Cholesky factorisations.
+	BlockFactorisations int `json:"block_factorisations,omitempty"`
+
+	// Where the step's time went, wall clock, for the Hutchinson estimator
+	// (0 in records written before steps recorded it): BuildSeconds
+	// rebuilding the kernel operator for the step's θ and ReduceSeconds the
+	// gradient reduction, both outside SolverSeconds; StartSeconds the
+	// solver's Start (a warm start's initial residual B − H·V0, one product
+	// of all columns) and FactorSeconds the solver iterations that
+	// factorised an AP block (each with its block update), both inside
+	// SolverSeconds.
+	BuildSeconds  float64 `json:"build_seconds,omitempty"`
+	StartSeconds  float64 `json:"start_seconds,omitempty"`
+	FactorSeconds float64 `json:"factor_seconds,omitempty"`
+	ReduceSeconds float64 `json:"reduce_seconds,omitempty"`
 
 	// Residuals[t][j] is column j's relative residual ‖H v_j − b_j‖/‖b_j‖
 	// after solver iteration t (t = 0 is the initial guess). Column 0 is the
@@ -60,6 +75,15 @@ type StepRecord struct {
 // scale the run trains on).
 func (r StepRecord) Hyper() kernel.Hyper {
 	return kernel.Hyper{Lengthscales: append([]float64(nil), r.Lengthscales...), Signal: r.Signal, Noise: r.Noise}
+}
+
+// Untimed returns r with its wall-clock fields (the seconds) zeroed: what two
+// runs of the same configuration must agree on bit for bit, as runtimes
+// inherently differ.
+func (r StepRecord) Untimed() StepRecord {
+	r.SolverSeconds, r.StepSeconds = 0, 0
+	r.BuildSeconds, r.StartSeconds, r.FactorSeconds, r.ReduceSeconds = 0, 0, 0, 0
+	return r
 }
 
 // History is the record of every step so far, in order.

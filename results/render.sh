@@ -27,6 +27,14 @@ fi
 # Where every planned full-size job stands (gpnb reproduce --dry-run).
 { GPNB="$GPNB" DRYRUN=1 sh results/run-full.sh; GPNB="$GPNB" DRYRUN=1 sh results/run-large.sh; } | grep -v ' jobs in ' > "$OUT/full-plan.txt"
 
+# The stopping-rule comparison (results/run-fidelity.sh, render-fidelity.sh)
+# and the commands for the full-size SGD re-runs it motivates.
+if [ -d "$OUT/fidelity" ]; then
+	python3 results/fidelity.py "$OUT/fidelity" --rerun >"$OUT/.rerun.md"
+else
+	rm -f "$OUT/.rerun.md"
+fi
+
 python3 - "$DIR" "$OUT" <<'PY'
 import json, sys, os, glob
 d, out = sys.argv[1], sys.argv[2]
@@ -87,6 +95,12 @@ if os.path.exists(full):
 if os.path.exists(os.path.join(out, "gpu", "tables.md")):
     lines += ["## GPU runs", "",
       "100-step runs with the GPU backend on an NVIDIA H100 (pol and keggdirected, CG), the kernels' tests and benchmarks on it, and GPyTorch on the same GPU: [gpu/README.md](gpu/README.md), tables in [gpu/tables.md](gpu/tables.md) (rendered by `python3 results/gpu/render.py`).", ""]
+rerun = os.path.join(out, ".rerun.md")
+if os.path.exists(rerun):
+    lines += ["## Stopping rules: the paper's text and the authors' code", "",
+      "The authors' code stops its solvers by other rules than the paper's text (DESIGN.md, \"gpnb and the authors' code\"); [fidelity.md](fidelity.md) compares both rule sets on 4000-point subsets of pol, elevators and bike, every solver cold and warm ([run-fidelity.sh](run-fidelity.sh), rendered by [render-fidelity.sh](render-fidelity.sh)). The capped SGD rows above were run under the paper's-text rules.", "",
+      open(rerun).read()]
+    os.remove(rerun)
 open(os.path.join(out, "README.md"), "w").write("\n".join(lines) + "\n")
 PY
 echo "wrote $OUT/README.md, table1.md, table2.md, paper.md, table2.csv, tables.html"

@@ -18,7 +18,8 @@ const DefaultBlockSize = 2000
 //
 //	argmax_I Σ_j ‖R[I,j]‖² / ‖b_j‖²  over unconverged columns j
 //
-// (ties go to the lowest block), solves H[I,I]Δ = R[I,:] with the block's
+// (ties go to the lowest block; Pick PickAll sums over every column, as the
+// authors' code does), solves H[I,I]Δ = R[I,:] with the block's
 // Cholesky factor, sets V[I,:] += Δ for every column, and updates the full
 // residual exactly, R −= H[:,I]Δ (ColsMulTo: |I| columns of H, counted in
 // Work.RowEvaluations). Each update is an exact minimisation of the
@@ -31,6 +32,34 @@ type AP struct {
 	// BlockSize is the number of indices per block; 0 means
 	// DefaultBlockSize (2000). It is capped at n.
 	BlockSize int `json:"block_size,omitempty"`
+	// Pick selects the columns whose residuals choose the block:
+	// PickUnconverged (the default) or PickAll (the authors' code).
+	Pick APPick `json:"pick,omitempty"`
+}
+
+// APPick is the set of columns whose residuals choose AP's next block.
+type APPick int
+
+const (
+	// PickUnconverged sums over the columns that have not met their
+	// tolerance, so updates go where work remains. The default.
+	PickUnconverged APPick = iota
+	// PickAll sums over every column, converged or not, as the authors'
+	// code does (linear_solvers.py, ap_solver).
+	PickAll
+)
+
+var apPickNames = enumNames{"unconverged", "all"}
+
+// String returns "unconverged" or "all".
+func (p APPick) String() string { return apPickNames.name(int(p), "APPick") }
+
+// MarshalText returns String(), or an error for an unknown value.
+func (p APPick) MarshalText() ([]byte, error) { return apPickNames.marshal(int(p), "AP pick rule") }
+
+// UnmarshalText parses unconverged or all (case-insensitive).
+func (p *APPick) UnmarshalText(b []byte) error {
+	return apPickNames.unmarshal((*int)(p), b, "AP pick rule")
 }
 
 // APState is AP's method-specific state. The block factors are not part of
@@ -79,6 +108,9 @@ func (m AP) blockSize(n int) (int, error) {
 	if bs > n {
 		bs = n
 	}
+	if m.Pick != PickUnconverged && m.Pick != PickAll {
+		return 0, fmt.Errorf("%w: AP.Pick is %d: use PickUnconverged or PickAll", ErrSettings, int(m.Pick))
+	}
 	return bs, nil
 }
 
@@ -92,13 +124,13 @@ func (m AP) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, st, err := begin(m.Name(), n, B, V0, s, defaultAPMaxIter)
+	b, st, err := begin(m.Name(), n, B, V0, s, defaultAPMaxIter, bs)
 	if err != nil {
 		return nil, err
 	}
 	starts := blockRanges(n, bs)
 	st.AP = &APState{BlockSize: bs, Starts: starts, Picks: make([]int, len(starts)-1), Last: -1}
-	a, err := newAPSolver(op, b, st)
+	a, err := newAPSolver(op, b, st, m)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +138,7 @@ func (m AP) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 		_ = a.sp.Close()
 		return nil, err
 	}
-	st.Converged = a.allConverged()
+	st.Converged = a.met()
 	a.record()
 	return a, nil
 }
@@ -131,7 +163,7 @@ func (m AP) resume(op Operator, b *mat.Dense, st *State) (Solver, error) {
 			return nil, fmt.Errorf("%w: state's AP block partition does not fit n = %d and block size %d", ErrShape, st.N, bs)
 		}
 	}
-	return newAPSolver(op, b, st)
+	return newAPSolver(op, b, st, m)
 }
 
 type apSolver struct {
@@ -141,11 +173,13 @@ type apSolver struct {
 	delta   []Block // Δ for a full block and, if smaller, for the last
 	scores  []float64
 	idxBuf  []int
+	all     bool // Pick PickAll
 }
 
-func newAPSolver(op Operator, b *mat.Dense, st *State) (*apSolver, error) {
+func newAPSolver(op Operator, b *mat.Dense, st *State, m AP) (*apSolver, error) {
 	nb := len(st.AP.Starts) - 1
 	a := &apSolver{
+		all:     m.Pick == PickAll,
 		factors: make([]Block, nb),
 		idx:     make([]Index, nb),
 		scores:  make([]float64, nb*st.M),
@@ -181,7 +215,7 @@ func (a *apSolver) pick() (int, error) {
 	for bl := 0; bl+1 < len(st.AP.Starts); bl++ {
 		s := 0.0
 		for j, v := range a.scores[bl*m : (bl+1)*m] {
-			if !st.ColumnConverged[j] {
+			if (a.all || !st.ColumnConverged[j]) && st.BNorms[j] != 0 {
 				s += v / (st.BNorms[j] * st.BNorms[j])
 			}
 		}
@@ -274,7 +308,7 @@ func (a *apSolver) Iterate() error {
 	st.AP.Last = bl
 	a.setResiduals(sq, nil, true)
 	st.Iteration++
-	st.Converged = a.allConverged()
+	st.Converged = a.met()
 	a.record()
 	return nil
 }

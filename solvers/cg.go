@@ -99,7 +99,7 @@ func (m CG) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, st, err := begin(m.Name(), n, B, V0, s, defaultCGMaxIter)
+	b, st, err := begin(m.Name(), n, B, V0, s, defaultCGMaxIter, n)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (m CG) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 		_ = c.sp.Close()
 		return nil, err
 	}
-	st.Converged = c.allConverged()
+	st.Converged = c.met()
 	c.record()
 	return c, nil
 }
@@ -223,7 +223,24 @@ func (c *cgSolver) restart(cols []int) error {
 	return nil
 }
 
-// Iterate does one CG step on every unconverged column.
+// active appends to dst[:0] the columns the next iteration works on: the
+// unconverged ones (FreezeColumn), or every column but those solved
+// exactly (FreezeJoint: a zero residual has no search direction left).
+func (c *cgSolver) active(dst []int) []int {
+	if c.st.Settings.Freeze != FreezeJoint {
+		return activeCols(dst, c.st.ColumnConverged)
+	}
+	dst = dst[:0]
+	for j, rz := range c.st.CG.RZ {
+		if rz != 0 {
+			dst = append(dst, j)
+		}
+	}
+	return dst
+}
+
+// Iterate does one CG step on every unconverged column (every column under
+// FreezeJoint).
 func (c *cgSolver) Iterate() error {
 	if err := c.stopped(); err != nil {
 		return err
@@ -232,7 +249,7 @@ func (c *cgSolver) Iterate() error {
 		return nil
 	}
 	st, cs := c.st, c.st.CG
-	c.act = activeCols(c.act, st.ColumnConverged)
+	c.act = c.active(c.act)
 	k := len(c.act)
 	c.sp.Mul(c.q, c.p, c.act)
 	st.Work.OperatorProducts += k
@@ -276,25 +293,37 @@ func (c *cgSolver) Iterate() error {
 		cs.RZ[j] = rz[a]
 	}
 	c.sp.Xpby(c.p, c.z, beta, c.act)
-	// Candidates for convergence get their true residual checked.
+	// Candidates for convergence get their true residual checked: the
+	// columns that met their tolerance by the recurrence (those that then
+	// freeze, under FreezeColumn), and every active column once the whole
+	// rule is met by the recurrence (under the default rules these are the
+	// same columns).
 	c.setResiduals(rr, c.act, false)
+	joint := st.Settings.Freeze == FreezeJoint
+	whole := c.met()
 	c.cand = c.cand[:0]
 	for _, j := range c.act {
-		if st.RelResiduals[j] < st.Settings.tol(j) {
+		if whole || (!joint && st.RelResiduals[j] < st.Settings.tol(j)) {
 			c.cand = append(c.cand, j)
 		}
 	}
+	verifiedAll := len(c.cand) == len(c.act)
 	if len(c.cand) > 0 {
 		sq, err := c.trueResidual(c.cand)
 		if err != nil {
 			return c.fail(err)
 		}
 		c.setResiduals(sq, c.cand, false)
+		done := verifiedAll && c.met()
 		c.again = c.again[:0]
 		for _, j := range c.cand {
-			if st.RelResiduals[j] < st.Settings.tol(j) {
-				st.ColumnConverged[j] = true
-			} else {
+			ok := st.RelResiduals[j] < st.Settings.tol(j)
+			if !joint {
+				st.ColumnConverged[j] = ok
+			}
+			// A column whose R was replaced by its true residual and that
+			// keeps iterating restarts its recurrence from it.
+			if !done && (joint || !ok) {
 				c.again = append(c.again, j)
 			}
 		}
@@ -302,11 +331,16 @@ func (c *cgSolver) Iterate() error {
 			return c.fail(err)
 		}
 	}
+	if joint {
+		for _, j := range c.act {
+			st.ColumnConverged[j] = st.RelResiduals[j] < st.Settings.tol(j)
+		}
+	}
 	if !allFinite(st.RelResiduals) {
 		return c.fail(fmt.Errorf("%w: CG: residual became NaN or Inf at iteration %d; %s", ErrNotFinite, st.Iteration+1, pdAdvice))
 	}
 	st.Iteration++
-	st.Converged = c.allConverged()
+	st.Converged = verifiedAll && c.met()
 	c.record()
 	return nil
 }

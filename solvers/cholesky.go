@@ -36,7 +36,8 @@ func (m Cholesky) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, erro
 	if n > CholeskyMaxN {
 		return nil, fmt.Errorf("%w: Cholesky: n = %d exceeds CholeskyMaxN = %d (it needs 8n² bytes): use an iterative solver (cg, ap, sgd) or a subset of the data", ErrSettings, n, CholeskyMaxN)
 	}
-	b, st, err := begin(m.Name(), n, B, V0, s, 1)
+	s.MaxEpochs = 0 // one iteration, whatever the cap
+	b, st, err := begin(m.Name(), n, B, V0, s, 1, n)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func (m Cholesky) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, erro
 		_ = c.sp.Close()
 		return nil, err
 	}
-	st.Converged = c.allConverged()
+	st.Converged = c.met()
 	c.record()
 	return c, nil
 }
@@ -118,7 +119,7 @@ func (c *cholSolver) Iterate() error {
 	st.Iteration++
 	// Converged refers to the true residual, like every method: an
 	// ill-conditioned H can leave the exact solve above tolerance.
-	st.Converged = c.allConverged()
+	st.Converged = c.met()
 	c.record()
 	return nil
 }

@@ -71,15 +71,39 @@ type Settings struct {
 	// mini-batches, Cholesky 1. When it is reached before convergence the
 	// solver is Done but not Converged.
 	MaxIterations int `json:"max_iterations,omitempty"`
+	// MaxEpochs, when > 0, sets the cap in passes over the data instead,
+	// as the authors' code does (max_epochs, 1000 there): ⌈MaxEpochs·n/b⌉
+	// iterations, b the rows of H one iteration touches (CG n, so epochs
+	// are iterations; AP its block size; SGD its batch size). The solver
+	// computes it at Start, when n is known, and stores it in the State's
+	// MaxIterations. Set MaxIterations or MaxEpochs, not both.
+	MaxEpochs float64 `json:"max_epochs,omitempty"`
+	// ProbeRule applies RelTolProbes to every probe column (ProbeEach, the
+	// default: the paper's "all linear systems") or to their mean
+	// (ProbeMean, the authors' code).
+	ProbeRule ProbeRule `json:"probe_rule,omitempty"`
+	// Freeze says whether CG and SGD stop working on a column once it meets
+	// its tolerance (FreezeColumn, the default) or iterate every column
+	// until the whole rule is met (FreezeJoint, the authors' code).
+	Freeze Freeze `json:"freeze,omitempty"`
 }
 
 // Resolve returns s as method m will apply it: zero fields replaced by
 // their defaults (the tolerances' and m's MaxIterations, see
-// DefaultMaxIterations), or the ErrSettings error that m's Start would
+// DefaultMaxIterations; MaxIterations stays 0 when MaxEpochs is set, as
+// the cap then depends on n), or the ErrSettings error that m's Start would
 // return. Resolving a resolved Settings changes nothing.
 func (s Settings) Resolve(m Method) (Settings, error) {
 	if m == nil {
 		return s, fmt.Errorf("%w: no method to resolve the settings for: pass CG, AP, SGD or Cholesky", ErrSettings)
+	}
+	if err := s.checkCap(); err != nil {
+		return s, err
+	}
+	if s.MaxEpochs > 0 { // the cap is ⌈MaxEpochs·n/b⌉, known at Start
+		r, err := s.withDefaults(1)
+		r.MaxIterations = 0
+		return r, err
 	}
 	max, ok := DefaultMaxIterations(m.Name())
 	if !ok {
@@ -111,7 +135,7 @@ func (s Settings) withDefaults(defaultMax int) (Settings, error) {
 	if s.MaxIterations < 0 {
 		return s, fmt.Errorf("%w: MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", ErrSettings, s.MaxIterations)
 	}
-	return s, nil
+	return s, s.checkRules()
 }
 
 // tol returns the tolerance of column j.
@@ -161,7 +185,8 @@ type Solver interface {
 	// Done reports whether iterating is over: converged, MaxIterations
 	// reached, failed, or closed.
 	Done() bool
-	// Converged reports whether every column met its tolerance.
+	// Converged reports whether the stopping rule is met (see Settings):
+	// under the default rules, every column met its tolerance.
 	Converged() bool
 	// State brings the solver's State up to date and returns it: the
 	// scalars are always current, the vectors are downloaded from the
@@ -193,7 +218,7 @@ type Progress struct {
 	Iteration       int       // completed iterations
 	RelResiduals    []float64 // ‖R[:,j]‖/‖b_j‖ (see State)
 	ColumnConverged []bool    // columns that met their tolerance
-	Converged       bool      // every column met its tolerance
+	Converged       bool      // the stopping rule is met
 	Work            Work      // cost so far
 }
 
@@ -228,13 +253,13 @@ type State struct {
 	// RelResiduals[j] = ‖R[:,j]‖/‖b_j‖, current (0 for a zero column).
 	RelResiduals []float64
 	// ColumnConverged[j] reports whether column j met its tolerance; CG and
-	// SGD spend no more work on such columns.
+	// SGD spend no more work on such columns (Settings.Freeze FreezeColumn).
 	ColumnConverged []bool
 	// Trace[t][j] is column j's relative residual after iteration t;
 	// Trace[0] is the initial guess's.
 	Trace [][]float64
 
-	Converged bool
+	Converged bool // the stopping rule is met (true residuals but for SGD.NoVerify)
 	Work      Work
 	Settings  Settings // with defaults filled in
 
@@ -471,8 +496,18 @@ func sumSqCols(dst, x []float64, n, m int) {
 
 // begin validates the arguments every Method.Start shares and returns a
 // contiguous copy of B and a fresh State at V0 (zeros when V0 is nil), with
-// the settings' defaults filled in (defaultMaxIter for MaxIterations).
-func begin(method string, n int, B, V0 *mat.Dense, s Settings, defaultMaxIter int) (*mat.Dense, *State, error) {
+// the settings' defaults filled in: MaxIterations is defaultMaxIter, or
+// the cap of MaxEpochs for a method touching rows rows of H per iteration.
+func begin(method string, n int, B, V0 *mat.Dense, s Settings, defaultMaxIter, rows int) (*mat.Dense, *State, error) {
+	if err := s.checkCap(); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkRules(); err != nil {
+		return nil, nil, err
+	}
+	if s.MaxEpochs > 0 {
+		defaultMaxIter = EpochIterations(s.MaxEpochs, n, rows)
+	}
 	b, err := checkB(B, n)
 	if err != nil {
 		return nil, nil, err
@@ -663,7 +698,7 @@ func (c *core) Close() error {
 	return serr
 }
 
-// Converged reports whether every column met its tolerance.
+// Converged reports whether the stopping rule is met.
 func (c *core) Converged() bool { return c.st.Converged }
 
 // Done reports whether the solve is over: converged, out of iterations,
@@ -761,15 +796,10 @@ func (c *core) setResiduals(sq []float64, cols []int, setFlags bool) {
 	}
 }
 
-// allConverged reports whether every column is flagged converged.
-func (c *core) allConverged() bool {
-	for _, ok := range c.st.ColumnConverged {
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
+// met reports whether the current relative residuals meet the stopping
+// rule (under ProbeEach: whether every column is flagged converged, as the
+// flags are set from the same residuals).
+func (c *core) met() bool { return c.st.Settings.met(c.st.RelResiduals) }
 
 // record appends the current relative residuals to the trace.
 func (c *core) record() {

@@ -281,6 +281,9 @@ func describeMethod(c gpnb.Config, n int) string {
 	case solvers.AP:
 		if m, err = m.Resolve(n); err == nil {
 			parts = append(parts, fmt.Sprintf("block %d", m.BlockSize))
+			if m.Pick == solvers.PickAll {
+				parts = append(parts, "blocks picked over all systems")
+			}
 		}
 	case solvers.SGD:
 		if m, err = m.Resolve(n); err == nil {
@@ -295,6 +298,12 @@ func describeMethod(c gpnb.Config, n int) string {
 			} else {
 				parts = append(parts, fmt.Sprintf("learning rate %g (normalised)", m.LearningRate))
 			}
+			if m.ResidualStart == solvers.ResidualB {
+				parts = append(parts, "residual estimate started at b")
+			}
+			if m.NoVerify {
+				parts = append(parts, "stop on the estimate")
+			}
 		}
 	}
 	if err != nil {
@@ -303,7 +312,17 @@ func describeMethod(c gpnb.Config, n int) string {
 		if s, err := c.Settings.Resolve(method); err != nil {
 			parts = append(parts, "invalid stopping rules: "+err.Error())
 		} else {
-			parts = append(parts, fmt.Sprintf("tolerances %g (mean) / %g (probes)", s.RelTolMean, s.RelTolProbes))
+			probes := "probes"
+			if s.ProbeRule == solvers.ProbeMean {
+				probes = "mean over probes"
+			}
+			parts = append(parts, fmt.Sprintf("tolerances %g (mean) / %g (%s)", s.RelTolMean, s.RelTolProbes, probes))
+			if s.Freeze == solvers.FreezeJoint {
+				parts = append(parts, "every system iterated to the joint stop")
+			}
+			if s.MaxEpochs > 0 {
+				parts = append(parts, fmt.Sprintf("cap %g epochs", s.MaxEpochs))
+			}
 		}
 	}
 	parts = append(parts, fmt.Sprintf("Adam learning rate %g, seed %d", c.LearningRate, c.Seed))

@@ -40,6 +40,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		shardStr  = fs.String("shard", "", "K/N: run only shard K (0 ≤ K < N) of the grid dealt into N parts balanced by estimated cost, as one task of a cluster's array job (scripts/slurm/reproduce.sbatch); the shards share --out, whose shards.json keeps the deal, so a grown grid moves no job")
 		status    = fs.Bool("status", false, "run nothing: list every shard's jobs of the sharded run in --out (done, running now and where, started at step k, not started); reads the grid from --out/shards.json")
 	)
+	authors := fs.Bool("authors-rules", false, authorsRulesUsage())
 	var rf runFlags
 	var bf backendFlags
 	def := paperTarget()
@@ -90,6 +91,11 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	}
 	if *maxJobs < 0 {
 		return fmt.Errorf("--max-jobs %d: give a number ≥ 0 (0 = all)", *maxJobs)
+	}
+	if *authors {
+		if err := rf.applyAuthorsRules(); err != nil {
+			return err
+		}
 	}
 	g, machine, err := rf.grid()
 	if err != nil {

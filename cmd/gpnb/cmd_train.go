@@ -142,8 +142,17 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	eval := fs.Bool("eval", true, "compute test RMSE and log-likelihood at the end")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	verbose := fs.Bool("verbose", false, "print one line per step to stderr (hyperparameters, solver iterations, seconds)")
+	authors := fs.Bool("authors-rules", false, authorsRulesUsage())
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *authors {
+		if *resume != "" {
+			return errors.New("--authors-rules applies to a new run: a resumed run keeps the rules it started with (the tolerance rules may be changed one by one)")
+		}
+		if err := rf.applyAuthorsRules(); err != nil {
+			return err
+		}
 	}
 	if *steps < 0 {
 		return fmt.Errorf("--steps %d: must be ≥ 0", *steps)

@@ -60,10 +60,14 @@ var runFlagTable = []runFlag{
 	{"probes", "number of Hutchinson probe vectors s", []string{"Config.Probes"}, positiveField("Config.Probes")},
 	{"probe-dist", "probe distribution: gaussian or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
 	{"lr", "Adam's learning rate", []string{"Config.LearningRate"}, positiveField("Config.LearningRate")},
+	{"noise-min", "floor on the noise scale σ after every Adam step (0: none, as in the paper; the authors' noise_scale_min)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
 	{"seed", "seed of the probes (and, unless --sgd-seed, of SGD's mini-batches)", []string{"Config.Seed"}, scalarField("Config.Seed")},
 	{"tol-mean", "relative residual tolerance of the mean system H v = y", []string{"Config.Settings.RelTolMean"}, positiveField("Config.Settings.RelTolMean")},
 	{"tol-probes", "relative residual tolerance of the probe systems H v = z", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
-	{"max-iterations", "solver iterations per step at most (0: the solver's default: cg 1000, ap 20000, sgd 50000)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
+	{"max-iterations", "solver iterations per step at most (0: the solver's default: cg 1000, ap 20000, sgd 50000, or --max-epochs)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
+	{"max-epochs", "cap solver work per step in passes over the data instead, as the authors' code does (1000 there): E·n/batch SGD iterations, E·n/block AP updates, E CG iterations (0: use --max-iterations)", []string{"Config.Settings.MaxEpochs"}, scalarField("Config.Settings.MaxEpochs")},
+	{"probe-tolerance", "how --tol-probes applies to the probe systems: each (every probe meets it: the paper's text, \"all linear systems\") or mean (their mean relative residual: the authors' code)", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
+	{"freeze", "CG and SGD: column (a system that meets its tolerance gets no more work) or joint (every system iterates until the whole rule is met: the authors' code, and unbiased gradients for SGD at small σ; see DESIGN.md)", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
 	{"operator", "kernel operator storage: auto (dense when the n×n cache fits --memory-budget, else matrix-free), dense or matrixfree", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
 	{"memory-budget", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
 	{"precision", "kernel operator arithmetic: float64, or float32 (K stored and multiplied in single precision: half the memory and about twice the speed of the products; solver recurrences stay float64)", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
@@ -79,11 +83,54 @@ var runFlagTable = []runFlag{
 	{"precond-noise", "CG: the preconditioner's σ² (0: the operator's noise variance)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
 	{"precond-diagonal", "CG: add the diagonal correction diag(K − LLᵀ) to the preconditioner (FITC form)", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
 	{"block-size", fmt.Sprintf("AP: block size (0: %d, capped at n)", solvers.DefaultBlockSize), []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
+	{"ap-pick", "AP: the columns whose residuals pick the next block: unconverged, or all (the authors' code)", []string{"AP.Pick"}, textField("AP.Pick")},
 	{"batch-size", fmt.Sprintf("SGD: mini-batch size (0: %d, capped at n)", solvers.DefaultBatchSize), []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
 	{"sgd-lr", fmt.Sprintf("SGD: learning rate: paper (the paper's rate in its units for pol 90, elevators 20, bike 100, protein 20, keggdirected 30; the normalised default elsewhere), a number in the solvers package's normalised units (0: %v), or raw:N in the paper's units", solvers.DefaultLearningRate),
 		[]string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
 	{"momentum", fmt.Sprintf("SGD: momentum (0: %v; negative: none)", solvers.DefaultMomentum), []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
 	{"sgd-seed", "SGD: seed of the mini-batches (default: --seed)", []string{"SGD.Seed"}, sgdSeed},
+	{"sgd-residual-start", "SGD: where the residual estimate starts: true (b − H·v0) or b (the authors' code; differs only with --warm-start)", []string{"SGD.ResidualStart"}, textField("SGD.ResidualStart")},
+	{"sgd-verify", "SGD: confirm the stop with the true residual (one product); false stops on the estimate, as the authors' code does", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
+}
+
+// authorsRules are the stopping rules of the authors' code (DESIGN.md, "gpnb
+// and the authors' code"), which --authors-rules sets together: the flag
+// and its value for each, in runFlagTable's vocabulary.
+var authorsRules = [][2]string{
+	{"probe-tolerance", "mean"},
+	{"freeze", "joint"},
+	{"ap-pick", "all"},
+	{"sgd-residual-start", "b"},
+	{"sgd-verify", "false"},
+}
+
+// authorsRulesUsage is the help of --authors-rules.
+func authorsRulesUsage() string {
+	var parts []string
+	for _, f := range authorsRules {
+		parts = append(parts, "--"+f[0]+"="+f[1])
+	}
+	return "the stopping rules of the authors' code, with which the paper's SGD results were evidently made (README, results/fidelity.md): " +
+		strings.Join(parts, " ") + "; a flag among these given explicitly wins. Without it, the rules are the paper's text (every system to its tolerance, each frozen once it is there)"
+}
+
+// applyAuthorsRules sets the rules of authorsRules that were not given on
+// the command line, on the target only (they do not count as given, so a
+// solver's own rule does not trip the other solvers' flag checks).
+func (r *runFlags) applyAuthorsRules() error {
+	for _, f := range authorsRules {
+		if r.given(f[0]) {
+			continue
+		}
+		for _, rf := range runFlagTable {
+			if rf.name == f[0] {
+				if err := rf.value(&r.t).Set(f[1]); err != nil {
+					return fmt.Errorf("--authors-rules: --%s=%s: %w", f[0], f[1], err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // deprecatedFlags are old spellings, accepted for one release with a note
@@ -209,8 +256,8 @@ func (r *runFlags) given(name string) bool {
 // methodFlags lists, per solver, the flags of its parameters.
 var methodFlags = map[string][]string{
 	"cg":  {"precond-rank", "precond-noise", "precond-diagonal"},
-	"ap":  {"block-size"},
-	"sgd": {"batch-size", "sgd-lr", "momentum", "sgd-seed"},
+	"ap":  {"block-size", "ap-pick"},
+	"sgd": {"batch-size", "sgd-lr", "momentum", "sgd-seed", "sgd-residual-start", "sgd-verify"},
 }
 
 // config returns the configuration the flags describe for data with d input

@@ -61,6 +61,9 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		if c.path == "CG.PrecondNoise" {
 			src.CG.PrecondRank = 2
 		}
+		if c.path == "Config.Settings.MaxEpochs" {
+			src.Config.Settings.MaxIterations = 0 // one cap or the other
+		}
 		if c.path == "Config.Init.Lengthscales" {
 			src.Lengthscales = src.Config.Init.Lengthscales
 		}
@@ -150,5 +153,63 @@ func TestMethodFlagForOtherSolver(t *testing.T) {
 	}
 	if _, err := rf.config("x", 2); err == nil || !strings.Contains(err.Error(), "--block-size applies to --solver ap only") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestAuthorsRules: --authors-rules sets every rule of the authors' code for
+// the chosen solver (and no flag of another solver trips its check), an
+// explicit flag among them wins, and the result equals spelling the flags
+// out.
+func TestAuthorsRules(t *testing.T) {
+	parse := func(args ...string) gpnb.Config {
+		t.Helper()
+		var rf runFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		rf.register(fs, io.Discard, paperTarget(), nil)
+		authors := fs.Bool("authors-rules", false, "")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if *authors {
+			if err := rf.applyAuthorsRules(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := rf.config("pol", 2)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return c
+	}
+	for _, solver := range []string{"cg", "ap", "sgd"} {
+		got := parse("--solver", solver, "--authors-rules")
+		spelled := []string{"--solver", solver, "--probe-tolerance", "mean", "--freeze", "joint"}
+		switch solver {
+		case "ap":
+			spelled = append(spelled, "--ap-pick", "all")
+		case "sgd":
+			spelled = append(spelled, "--sgd-residual-start", "b", "--sgd-verify=false")
+		}
+		want := parse(spelled...)
+		if diff := want.Differences(got, false); len(diff) > 0 {
+			t.Errorf("%s: --authors-rules differs from %v in %v", solver, spelled, diff)
+		}
+		if got.Settings.ProbeRule != solvers.ProbeMean || got.Settings.Freeze != solvers.FreezeJoint {
+			t.Errorf("%s: settings %+v", solver, got.Settings)
+		}
+	}
+	sgd := parse("--solver", "sgd", "--authors-rules")
+	if m := sgd.Solver.(solvers.SGD); m.ResidualStart != solvers.ResidualB || !m.NoVerify {
+		t.Errorf("sgd: %+v", m)
+	}
+	if ap := parse("--solver", "ap", "--authors-rules").Solver.(solvers.AP); ap.Pick != solvers.PickAll {
+		t.Errorf("ap: %+v", ap)
+	}
+	if c := parse("--solver", "sgd", "--authors-rules", "--freeze", "column"); c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeMean {
+		t.Errorf("an explicit --freeze column did not win: %+v", c.Settings)
+	}
+	if c := parse("--solver", "sgd"); c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeEach {
+		t.Errorf("the defaults are not the paper's text: %+v", c.Settings)
 	}
 }

@@ -40,7 +40,7 @@ func stripTimes(recs []Record) []Record {
 		h := make(gpnb.History, len(r.Result.History))
 		copy(h, r.Result.History)
 		for k := range h {
-			h[k].StepSeconds, h[k].SolverSeconds = 0, 0
+			h[k] = h[k].Untimed()
 		}
 		r.Result.History = h
 		out[i] = r

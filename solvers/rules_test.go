@@ -1,0 +1,391 @@
+package solvers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// rulesSystem is a Matérn-3/2 system (n = 300, 1 mean column and 8 probes)
+// on which every method converges within its default cap.
+func rulesSystem(t *testing.T) *kernelSystem {
+	t.Helper()
+	x := synthX(300, 3, 41)
+	return newKernelSystem(t, x, hyper(3, 0.8, 1, 0.3), rhs(x, 9, 42))
+}
+
+// ruleMet is the stopping rule computed here, independently of Settings.met:
+// column 0 below 0.01 and the probes each (or on average) below 0.1.
+func ruleMet(rel []float64, mean bool) bool {
+	if !(rel[0] < DefaultRelTolMean) {
+		return false
+	}
+	sum, worst := 0.0, 0.0
+	for _, r := range rel[1:] {
+		sum += r
+		worst = math.Max(worst, r)
+	}
+	if mean {
+		return sum/float64(len(rel)-1) < DefaultRelTolProbes
+	}
+	return worst < DefaultRelTolProbes
+}
+
+// TestRulesStopWhereTheySay: under every combination of ProbeRule and
+// Freeze, every iterative method stops converged, and the true residuals
+// (gonum's product) meet the rule it was given. The mean rule never takes
+// more iterations than the each rule, and under FreezeJoint CG's columns
+// that met their tolerance early end with no larger energy error than
+// under FreezeColumn (CG minimises it over a growing Krylov space).
+func TestRulesStopWhereTheySay(t *testing.T) {
+	sys := rulesSystem(t)
+	for _, m := range methodsUnderTest() {
+		iters := map[string]int{}
+		errs := map[string][]float64{}
+		for _, pr := range []ProbeRule{ProbeEach, ProbeMean} {
+			for _, fr := range []Freeze{FreezeColumn, FreezeJoint} {
+				name := fmt.Sprintf("%s/%v/%v", m.Name(), pr, fr)
+				s := Settings{ProbeRule: pr, Freeze: fr}
+				sv, err := Solve(context.Background(), sys.op, m, sys.b, nil, s)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				st := sv.State()
+				if !sv.Converged() {
+					t.Fatalf("%s: not converged after %d iterations: %v", name, st.Iteration, st.RelResiduals)
+				}
+				rel := trueRel(sys.h, sv.Solution(), sys.b)
+				if !ruleMet(rel, pr == ProbeMean) {
+					t.Errorf("%s: converged, but the true residuals %v do not meet the rule", name, rel)
+				}
+				if pr == ProbeEach && !ruleMet(rel, false) {
+					t.Errorf("%s: a probe is above 0.1: %v", name, rel)
+				}
+				iters[name] = st.Iteration
+				errs[name] = energyErr(sys.h, sv.Solution(), sys.vstar)
+				t.Logf("%s: %d iterations, %d products, true residuals y %.4f probes max %.4f", name, st.Iteration, st.Work.OperatorProducts, rel[0], maxOf(rel[1:]))
+			}
+		}
+		for _, fr := range []Freeze{FreezeColumn, FreezeJoint} {
+			e, mn := fmt.Sprintf("%s/each/%v", m.Name(), fr), fmt.Sprintf("%s/mean/%v", m.Name(), fr)
+			if iters[mn] > iters[e] {
+				t.Errorf("%s: the mean rule took %d iterations, the each rule %d", m.Name(), iters[mn], iters[e])
+			}
+		}
+		if m.Name() == "cg" {
+			col, joint := errs["cg/each/column"], errs["cg/each/joint"]
+			if iters["cg/each/joint"] != iters["cg/each/column"] {
+				t.Errorf("cg: joint took %d iterations, column %d: CG's columns do not interact", iters["cg/each/joint"], iters["cg/each/column"])
+			}
+			for j := range col {
+				if joint[j] > col[j]*(1+1e-9) {
+					t.Errorf("cg column %d: energy error %g under joint > %g under column freezing", j, joint[j], col[j])
+				}
+			}
+		}
+	}
+}
+
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// TestSettingsMet checks the rule on hand-made residuals.
+func TestSettingsMet(t *testing.T) {
+	s, _ := Settings{}.withDefaults(1)
+	mean := s
+	mean.ProbeRule = ProbeMean
+	cases := []struct {
+		rel        []float64
+		each, mean bool
+	}{
+		{[]float64{0.005, 0.05, 0.09}, true, true},
+		{[]float64{0.005, 0.05, 0.12}, false, true}, // mean 0.085
+		{[]float64{0.005, 0.09, 0.12}, false, false},
+		{[]float64{0.02, 0.01, 0.01}, false, false}, // the mean column binds
+		{[]float64{0.005}, true, true},              // no probes
+		{[]float64{0.005, math.NaN()}, false, false},
+	}
+	for _, c := range cases {
+		if got := s.met(c.rel); got != c.each {
+			t.Errorf("each: met(%v) = %v", c.rel, got)
+		}
+		if got := mean.met(c.rel); got != c.mean {
+			t.Errorf("mean: met(%v) = %v", c.rel, got)
+		}
+	}
+}
+
+// TestMaxEpochs: the cap is ⌈E·n/rows⌉ (CG: E), stored in the State, and a
+// solve that cannot converge stops there; MaxEpochs with MaxIterations is
+// refused, and Resolve leaves the cap to Start.
+func TestMaxEpochs(t *testing.T) {
+	sys := rulesSystem(t) // n = 300
+	tight := Settings{RelTolMean: 1e-12, RelTolProbes: 1e-12, MaxEpochs: 2.5}
+	for _, c := range []struct {
+		m    Method
+		want int
+	}{
+		{CG{}, 3},                 // ⌈2.5⌉
+		{AP{BlockSize: 64}, 12},   // ⌈2.5·300/64⌉ = ⌈11.7⌉
+		{SGD{BatchSize: 64}, 12},  // the same
+		{SGD{BatchSize: 1000}, 3}, // batch capped at n: ⌈2.5⌉
+		{AP{BlockSize: 7}, 108},   // ⌈107.1⌉
+		{Cholesky{}, 1},           // one solve, whatever the cap
+		{SGD{BatchSize: 300}, 3},  // one epoch per iteration
+		{AP{BlockSize: 150}, 5},   // two blocks: ⌈5⌉
+		{SGD{BatchSize: 299}, 3},  // ⌈2.508⌉
+		{SGD{BatchSize: 301}, 3},  // capped at n
+		{AP{BlockSize: 1}, 750},   // one row a block
+		{SGD{BatchSize: 1, Seed: 1}, 750},
+	} {
+		sv, err := Solve(context.Background(), sys.op, c.m, sys.b, nil, tight)
+		if err != nil {
+			t.Fatalf("%s: %v", c.m.Name(), err)
+		}
+		st := sv.State()
+		if st.Settings.MaxIterations != c.want || (c.m.Name() != "cholesky" && st.Iteration != c.want) {
+			t.Errorf("%s %+v: MaxIterations %d, %d iterations; want %d", c.m.Name(), c.m, st.Settings.MaxIterations, st.Iteration, c.want)
+		}
+	}
+	if _, err := CG.Start(CG{}, sys.op, sys.b, nil, Settings{MaxEpochs: 2, MaxIterations: 5}); err == nil {
+		t.Error("MaxEpochs with MaxIterations was accepted")
+	}
+	if _, err := (Settings{MaxEpochs: -1}).Resolve(CG{}); err == nil {
+		t.Error("MaxEpochs −1 was accepted")
+	}
+	r, err := Settings{MaxEpochs: 1000}.Resolve(SGD{})
+	if err != nil || r.MaxIterations != 0 || r.MaxEpochs != 1000 || r.RelTolMean != DefaultRelTolMean {
+		t.Errorf("Resolve with MaxEpochs: %+v, %v", r, err)
+	}
+	if r2, err := r.Resolve(SGD{}); err != nil || r2 != r {
+		t.Errorf("resolving again changed %+v to %+v (%v)", r, r2, err)
+	}
+}
+
+// TestSGDResidualStart: ResidualB starts a warm solve's estimate at B (no
+// product; every estimate 1), ResidualTrue at B − H·V0 (one product).
+func TestSGDResidualStart(t *testing.T) {
+	sys := rulesSystem(t)
+	v0 := mat.DenseCopyOf(sys.vstar)
+	v0.Scale(0.9, v0)
+	for _, rs := range []SGDResidualStart{ResidualTrue, ResidualB} {
+		sv, err := SGD{BatchSize: 64, Seed: 3, ResidualStart: rs}.Start(sys.op, sys.b, v0, Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := sv.State()
+		truth := trueRel(sys.h, v0, sys.b)
+		for j, r := range st.RelResiduals {
+			want := truth[j]
+			if rs == ResidualB {
+				want = 1
+			}
+			if math.Abs(r-want) > 1e-12 {
+				t.Errorf("%v: column %d starts at %g, want %g", rs, j, r, want)
+			}
+		}
+		if wantP := map[SGDResidualStart]int{ResidualTrue: 9, ResidualB: 0}[rs]; st.Work.OperatorProducts != wantP {
+			t.Errorf("%v: %d products at Start, want %d", rs, st.Work.OperatorProducts, wantP)
+		}
+		if err := Run(context.Background(), sv); err != nil || !sv.Converged() {
+			t.Errorf("%v: %v, converged %v", rs, err, sv.Converged())
+		}
+	}
+}
+
+// TestSGDNoVerify: without verification SGD stops on its estimates with no
+// product at all, and its Converged says the estimates met the rule.
+func TestSGDNoVerify(t *testing.T) {
+	sys := rulesSystem(t)
+	for _, fr := range []Freeze{FreezeColumn, FreezeJoint} {
+		sv, err := Solve(context.Background(), sys.op, SGD{BatchSize: 64, Seed: 3, NoVerify: true}, sys.b, nil, Settings{Freeze: fr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := sv.State()
+		if st.SGD.Verifications != 0 || st.Work.OperatorProducts != 0 {
+			t.Errorf("%v: %d verifications, %d products", fr, st.SGD.Verifications, st.Work.OperatorProducts)
+		}
+		if !sv.Converged() || !ruleMet(st.RelResiduals, false) {
+			t.Errorf("%v: converged %v with estimates %v", fr, sv.Converged(), st.RelResiduals)
+		}
+		// The estimate is close to the truth at the stop (the paper's
+		// "approximate upper bound"): within a factor 2 here.
+		truth := trueRel(sys.h, sv.Solution(), sys.b)
+		for j := range truth {
+			if truth[j] > 2*st.RelResiduals[j] {
+				t.Errorf("%v: column %d: true residual %g, estimate %g", fr, j, truth[j], st.RelResiduals[j])
+			}
+		}
+	}
+}
+
+// TestAPPickAll: the first block update picks argmax_b Σ_j ‖R[I_b,j]‖²/‖b_j‖²
+// over the columns the rule names, computed here from R.
+func TestAPPickAll(t *testing.T) {
+	base := rulesSystem(t)
+	n, m := base.b.Dims()
+	const bs = 64
+	// The probes' mass sits in a block other than the one where b_0 is
+	// largest, and the warm start leaves residuals 0.95·b_0 (column 0, which
+	// meets a loose tolerance 0.99) and 0.03·z_j (above their tolerance
+	// 0.02): PickAll then follows b_0, PickUnconverged the probes.
+	top, topE := 0, -1.0
+	for lo := 0; lo < n; lo += bs {
+		e := 0.0
+		for i := lo; i < min(lo+bs, n); i++ {
+			e += base.b.At(i, 0) * base.b.At(i, 0)
+		}
+		if e > topE {
+			top, topE = lo/bs, e
+		}
+	}
+	probeBlock := (top + 1) % ((n + bs - 1) / bs)
+	b := mat.DenseCopyOf(base.b)
+	for i := 0; i < n; i++ {
+		if i/bs != probeBlock {
+			for j := 1; j < m; j++ {
+				b.Set(i, j, 1e-3*b.At(i, j))
+			}
+		}
+	}
+	sys := newSystem(t, base.h, b)
+	v0 := mat.DenseCopyOf(sys.vstar)
+	for i := 0; i < n; i++ {
+		v0.Set(i, 0, 0.05*v0.At(i, 0))
+		for j := 1; j < m; j++ {
+			v0.Set(i, j, 0.97*v0.At(i, j))
+		}
+	}
+	picks := map[APPick]int{}
+	for _, p := range []APPick{PickUnconverged, PickAll} {
+		sv, err := AP{BlockSize: bs, Pick: p}.Start(sys.op, sys.b, v0, Settings{RelTolMean: 0.99, RelTolProbes: 0.02})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := sv.State()
+		if !st.ColumnConverged[0] {
+			t.Fatalf("column 0 starts at %g, not converged", st.RelResiduals[0])
+		}
+		r := mat.NewDense(n, m, append([]float64(nil), st.R...))
+		want, best := -1, -1.0
+		for bl := 0; bl+1 < len(st.AP.Starts); bl++ {
+			s := 0.0
+			for j := 0; j < m; j++ {
+				if p == PickUnconverged && j == 0 {
+					continue
+				}
+				bn := mat.Norm(sys.b.ColView(j), 2)
+				for i := st.AP.Starts[bl]; i < st.AP.Starts[bl+1]; i++ {
+					s += r.At(i, j) * r.At(i, j) / (bn * bn)
+				}
+			}
+			if s > best {
+				want, best = bl, s
+			}
+		}
+		if err := sv.Iterate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := sv.State().AP.Last; got != want {
+			t.Errorf("%v: picked block %d, want %d", p, got, want)
+		}
+		picks[p] = want
+	}
+	if picks[PickUnconverged] == picks[PickAll] {
+		t.Errorf("both rules picked block %d: the test problem does not tell them apart", picks[PickAll])
+	}
+}
+
+// TestRuleNamesRoundTrip: the enumerations marshal as their names, parse
+// them back, refuse unknown names and values, and a Settings or method with
+// them survives JSON.
+func TestRuleNamesRoundTrip(t *testing.T) {
+	s := Settings{ProbeRule: ProbeMean, Freeze: FreezeJoint, MaxEpochs: 1000}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"max_epochs":1000,"probe_rule":"mean","freeze":"joint"}`; string(b) != want {
+		t.Errorf("Settings JSON %s, want %s", b, want)
+	}
+	var back Settings
+	if err := json.Unmarshal(b, &back); err != nil || back != s {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	if b, _ := json.Marshal(Settings{}); string(b) != "{}" {
+		t.Errorf("zero Settings JSON %s: the defaults must be omitted", b)
+	}
+	for _, m := range []Method{AP{Pick: PickAll}, SGD{ResidualStart: ResidualB, NoVerify: true}} {
+		b, err := MarshalMethod(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := UnmarshalMethod(b)
+		if err != nil || back != m {
+			t.Errorf("%s: %+v, %v", b, back, err)
+		}
+	}
+	var p ProbeRule
+	if err := p.UnmarshalText([]byte("median")); err == nil {
+		t.Error("probe rule median was accepted")
+	}
+	if _, err := Freeze(7).MarshalText(); err == nil {
+		t.Error("Freeze(7) marshalled")
+	}
+	if _, err := (Settings{Freeze: 3}).Resolve(CG{}); err == nil {
+		t.Error("Freeze(3) resolved")
+	}
+	if err := Check(AP{Pick: 5}); err == nil {
+		t.Error("AP.Pick 5 passed Check")
+	}
+	if err := Check(SGD{ResidualStart: -1}); err == nil {
+		t.Error("SGD.ResidualStart −1 passed Check")
+	}
+}
+
+// TestRulesResume: a solve under the non-default rules, paused, saved with
+// gob and resumed, ends in the same State (Work aside) as the straight run,
+// at GOMAXPROCS 1 and 2 alike.
+func TestRulesResume(t *testing.T) {
+	h, b, v0 := goldenProblem()
+	op, err := NewDenseOperator(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	cases := []goldenCase{
+		{"cg-joint-mean", CG{}, true, Settings{ProbeRule: ProbeMean, Freeze: FreezeJoint}, 8},
+		{"cg-column-mean", CG{}, false, Settings{ProbeRule: ProbeMean}, 8},
+		{"ap-all-epochs", AP{BlockSize: 64, Pick: PickAll}, true, Settings{MaxEpochs: 30}, 37},
+		{"sgd-joint-b-noverify", SGD{BatchSize: 50, Seed: 5, ResidualStart: ResidualB, NoVerify: true}, true, Settings{Freeze: FreezeJoint, ProbeRule: ProbeMean, MaxIterations: 400}, 123},
+		{"sgd-joint", SGD{BatchSize: 100, Seed: 8}, false, Settings{Freeze: FreezeJoint, RelTolMean: 0.05, RelTolProbes: 0.2, MaxIterations: 5000}, 50},
+	}
+	for _, c := range cases {
+		var first [4]string
+		for _, p := range []int{1, 2} {
+			runtime.GOMAXPROCS(p)
+			got, sameButWork, iters := goldenRun(t, c, op, b, v0)
+			if !sameButWork {
+				t.Errorf("%s, GOMAXPROCS %d: the resumed State differs from the straight run's in more than Work", c.name, p)
+			}
+			if p == 1 {
+				first = got
+				t.Logf("%s: %d iterations", c.name, iters)
+			} else if got != first {
+				t.Errorf("%s: GOMAXPROCS 2 gives other bits than 1", c.name)
+			}
+		}
+	}
+}
