@@ -74,10 +74,11 @@ const (
 // start), and each batch overwrites R[I,:] = −g_I, so R mixes residuals of
 // recent iterates (an approximate upper bound, as the paper notes). A
 // column whose estimate meets its tolerance is frozen (no more work; its
-// momentum is dropped). When every column is frozen, or at MaxIterations,
-// the true residual is computed with one product (M columns, counted) and
-// replaces R; columns that fail their tolerance are unfrozen. Converged
-// therefore always refers to true residuals. Trace holds the estimates,
+// momentum is dropped). When every column is frozen, at MaxIterations, or
+// when Settings.Budget allows no further batch, the true residual is
+// computed with one product (M columns, counted) and replaces R; columns
+// that fail their tolerance are unfrozen. Converged therefore always refers
+// to true residuals. Trace holds the estimates,
 // except that a row ending in such a check holds the true values.
 type SGD struct {
 	// BatchSize is |I|; 0 means DefaultBatchSize (1000). Capped at n.
@@ -266,7 +267,10 @@ func newSGDSolver(op Operator, b *mat.Dense, st *State, m SGD) (*sgdSolver, erro
 	if err := s.init(op, b, st); err != nil {
 		return nil, err
 	}
-	err = s.bind(&s.vel, st.SGD.Velocity, st.N, st.M)
+	err = s.setIterationRows(bs)
+	if err == nil {
+		err = s.bind(&s.vel, st.SGD.Velocity, st.N, st.M)
+	}
 	if err == nil {
 		s.g, err = s.sp.NewBlock(bs, st.M)
 	}
@@ -381,6 +385,7 @@ func (s *sgdSolver) Iterate() error {
 	s.sp.AxpyRows(s.vel, s.batch, s.fill(k, eta), s.g, s.act)
 	s.sp.Axpy(s.v, s.ones[:k], s.vel, s.act)
 	st.Iteration++
+	st.Rows += s.bs
 	rr, err := s.dots(s.r, s.r, s.act)
 	if err != nil {
 		return s.fail(err)
@@ -408,7 +413,7 @@ func (s *sgdSolver) Iterate() error {
 		}
 		return s.fail(fmt.Errorf("%w: SGD: estimated relative residual of column %d is %v at iteration %d: lower %s", ErrDiverged, diverged, st.RelResiduals[diverged], st.Iteration, rate))
 	}
-	if s.allConverged() || st.Iteration >= st.Settings.MaxIterations {
+	if s.allConverged() || st.Iteration >= st.Settings.MaxIterations || s.outOfBudget() {
 		sq, err := s.trueResidual(nil)
 		if err != nil {
 			return s.fail(err)
@@ -417,6 +422,10 @@ func (s *sgdSolver) Iterate() error {
 		s.setResiduals(sq, nil, true)
 	}
 	st.Converged = s.allConverged()
+	// The check above made the residuals true ones.
+	if err := s.budgetStop(false); err != nil {
+		return s.fail(err)
+	}
 	ss.RNG, _ = s.pcg.AppendBinary(ss.RNG[:0])
 	s.record()
 	return nil
