@@ -46,6 +46,10 @@ func oneFieldConfigs(t *testing.T, d int) map[string]Config {
 		if err := fieldtest.Set(&c, path, i, d); err != nil {
 			t.Fatal(err)
 		}
+		if path == "Features" {
+			// Features belong to the pathwise estimator, and come in pairs.
+			c.Estimator, c.Features = Pathwise, 2*c.Features
+		}
 		add(path, c)
 	}
 	for _, m := range solvers.Methods() {

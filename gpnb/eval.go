@@ -30,6 +30,10 @@ type Eval struct {
 	// MLL is the exact log marginal likelihood (eq. 3) when Method is
 	// "cholesky", nil otherwise.
 	MLL *float64 `json:"mll,omitempty"`
+	// Samples is the evaluation from the pathwise estimator's posterior
+	// samples, at no further solve (see SampleEval); nil for the other
+	// estimators.
+	Samples *SampleEval `json:"samples,omitempty"`
 }
 
 // Evaluate computes test RMSE and test log-likelihood at the current
@@ -40,9 +44,22 @@ type Eval struct {
 // Backend (a GPU, say) the host matrix must also fit half of the host's
 // physical memory, since the budget may describe the device. Otherwise it
 // uses batched conjugate gradients to relative tolerance Config.EvalRelTol, on the
-// Backend's operator when there is one. Eval.Method says which. It fails
-// when the dataset has no test part.
+// Backend's operator when there is one. Eval.Method says which. With the
+// pathwise estimator, Eval.Samples holds the same metrics from its
+// posterior samples. It fails when the dataset has no test part.
 func (o *Optimiser) Evaluate() (Eval, error) {
+	ev, err := o.evaluate()
+	if err != nil || o.cfg.Estimator != Pathwise {
+		return ev, err
+	}
+	if ev.Samples, err = o.evaluateSamples(); err != nil {
+		return ev, fmt.Errorf("gpnb: evaluate: %w", err)
+	}
+	return ev, nil
+}
+
+// evaluate is Evaluate without the posterior samples.
+func (o *Optimiser) evaluate() (Eval, error) {
 	ds := o.ds
 	if ds.NTest() == 0 || ds.XTest == nil || ds.XTest.IsEmpty() {
 		return Eval{}, errors.New("gpnb: evaluate: the dataset has no test part: load a UCI split, give data.TestFile, or use data.TestSize")
