@@ -76,6 +76,20 @@ func SolverKey(j Job) string {
 	return j.Solver()
 }
 
+// ResultSolverKey is SolverKey for a training result: its solver
+// (lower-cased) and the variant its recorded configuration (Result.Config)
+// names; results that recorded none are of the paper's method.
+func ResultSolverKey(r gpnb.Result) string {
+	s := strings.ToLower(r.Solver)
+	if r.Config == nil || s == SolverCholesky || s == "exact" {
+		return s
+	}
+	if v := (Job{Config: *r.Config}).Variant(); v != "" {
+		return s + "/" + v
+	}
+	return s
+}
+
 // DatasetInfo describes a dataset column of the tables.
 type DatasetInfo struct {
 	Name   string
@@ -424,9 +438,9 @@ func (u TimeUnit) digits() int {
 
 var solverNames = map[string]string{SolverCG: "CG", SolverAP: "AP", SolverSGD: "SGD", SolverCholesky: "Cholesky (exact)"}
 
-// solverLabel names a solver key (SolverKey) in a table: "CG", or with a
+// SolverLabel names a solver key (SolverKey) in a table: "CG", or with a
 // variant "CG pathwise", "CG budget 20", "CG pathwise (500 features) budget 20".
-func solverLabel(key string) string {
+func SolverLabel(key string) string {
 	base, variant, _ := strings.Cut(key, "/")
 	label := solverNames[base]
 	if label == "" {
@@ -452,7 +466,7 @@ func modeLabel(solver, mode string) string {
 	if mode == "warm" {
 		return "+ ws"
 	}
-	return solverLabel(solver)
+	return SolverLabel(solver)
 }
 
 func (r *Report) splitNote() string {
@@ -499,7 +513,7 @@ func (r *Report) variantNotes() []string {
 	for _, k := range r.Table2Rows() {
 		e := r.Entry(k.Dataset, k.Solver, k.Mode)
 		if e.BudgetSteps > 0 {
-			budget = append(budget, fmt.Sprintf("%s %s %s %d of %d", k.Dataset, solverLabel(k.Solver), k.Mode, e.BudgetSteps, e.Steps))
+			budget = append(budget, fmt.Sprintf("%s %s %s %d of %d", k.Dataset, SolverLabel(k.Solver), k.Mode, e.BudgetSteps, e.Steps))
 		}
 	}
 	if len(budget) > 0 {
@@ -529,7 +543,7 @@ func (r *Report) unconvergedNotes() []string {
 			splits = "splits"
 		}
 		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped at the solver's iteration cap before reaching the tolerances. Their gradients came from inexact solves, so the run followed its own hyperparameter path and its test metrics need not match a converged run's; its iterations and runtimes are what the cap allowed, less than convergence would have taken: read the speed-up and iteration ratio computed from them as %s bounds, not measurements.",
-			k.Dataset, solverLabel(k.Solver), k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), bound))
+			k.Dataset, SolverLabel(k.Solver), k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), bound))
 	}
 	return notes
 }
@@ -639,7 +653,7 @@ func (r *Report) Table2(unit TimeUnit) *Table {
 		label := modeLabel(x.Solver, x.Mode)
 		if x.Mode == "warm" && r.Entry(x.Dataset, x.Solver, "cold") == nil {
 			// No cold row above to name the solver.
-			label = solverLabel(x.Solver) + " " + label
+			label = SolverLabel(x.Solver) + " " + label
 		}
 		row := Row{Text(labels[x.Dataset]), Text(label), Text(splitList(e.Splits)),
 			num(e.RMSE, 3, ""), num(e.LLH, 3, ""),
@@ -738,7 +752,7 @@ func (r *Report) Ablation() *Table {
 					ratio = Cell{Num: true, Value: ref.Iterations.Mean / e.Iterations.Mean, SE: math.NaN(), Digits: 2, Suffix: "×"}
 					dllh = Cell{Num: true, Value: e.LLH.Mean - ref.LLH.Mean, SE: math.NaN(), Digits: 3}
 				}
-				t.Rows = append(t.Rows, Row{Text(d.Label()), Text(solverLabel(s) + " + ws"), num(e.Iterations, 0, ""), ratio,
+				t.Rows = append(t.Rows, Row{Text(d.Label()), Text(SolverLabel(s) + " + ws"), num(e.Iterations, 0, ""), ratio,
 					statCell(e, func(e *Entry) Stat { return e.Epochs }, 1, false),
 					num(Stat{Mean: e.LLH.Mean, SE: math.NaN()}, 3, ""), dllh, optStat(Stat{Mean: e.SampleLLH.Mean, SE: math.NaN(), N: e.SampleLLH.N}, 3)})
 			}
