@@ -61,6 +61,10 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		if c.path == "CG.PrecondNoise" {
 			src.CG.PrecondRank = 2
 		}
+		if c.path == "Config.Features" {
+			// Features belong to the pathwise estimator, and come in pairs.
+			src.Config.Estimator, src.Config.Features = gpnb.Pathwise, 2*src.Config.Features
+		}
 		if c.path == "Config.Init.Lengthscales" {
 			src.Lengthscales = src.Config.Init.Lengthscales
 		}

@@ -614,6 +614,9 @@ func (g Grid) Jobs() ([]Job, error) {
 							j := base
 							j.Config.Solver, j.Config.WarmStart, j.Config.Estimator = m, warm, est
 							j.Config.Settings.Budget = b
+							if est != gpnb.Pathwise {
+								j.Config.Features = 0 // the grid's features are the pathwise jobs'
+							}
 							jobs = append(jobs, j.Normalize())
 						}
 					}
@@ -621,7 +624,7 @@ func (g Grid) Jobs() ([]Job, error) {
 			}
 			if hasChol || exact == ExactAlways || (exact == ExactAuto && ApproxTrainSize(spec, g.Subset) <= maxN) {
 				j := base
-				j.Config.Estimator, j.Config.Settings.Budget = gpnb.ExactGradient, 0
+				j.Config.Estimator, j.Config.Settings.Budget, j.Config.Features = gpnb.ExactGradient, 0, 0
 				jobs = append(jobs, j.Normalize())
 			}
 		}
