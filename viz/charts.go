@@ -85,6 +85,7 @@ func sortedKeys(results []gpnb.Result, key func(gpnb.Result) string, order []str
 }
 
 func datasetOf(r gpnb.Result) string { return r.Dataset }
+
 // solverOf is the solver a result is charted under: with its variant (the
 // pathwise estimator, a budget), so variants are series of their own.
 func solverOf(r gpnb.Result) string { return repro.ResultSolverKey(r) }

@@ -47,21 +47,21 @@ type inspection struct {
 	// Budget is the solver budget per step in epochs (0: none, or not
 	// recorded); BudgetSteps counts the steps stopped by it, SolverEpochs
 	// sums what the solves cost in epochs.
-	Budget       float64 `json:"budget,omitempty"`
-	BudgetSteps  int     `json:"budget_steps"`
-	SolverEpochs float64 `json:"solver_epochs"`
-	TotalSeconds     float64   `json:"total_seconds"`
-	SolverSeconds    float64   `json:"solver_seconds"`
+	Budget        float64 `json:"budget,omitempty"`
+	BudgetSteps   int     `json:"budget_steps"`
+	SolverEpochs  float64 `json:"solver_epochs"`
+	TotalSeconds  float64 `json:"total_seconds"`
+	SolverSeconds float64 `json:"solver_seconds"`
 	// Pending describes a solve interrupted mid-step (checkpoints only).
 	Pending *pendingSolve `json:"pending,omitempty"`
 	// TestRMSE and TestLLH come from a result's evaluation.
-	TestRMSE   *float64    `json:"test_rmse,omitempty"`
-	TestLLH    *float64    `json:"test_llh,omitempty"`
-	EvalMethod string      `json:"eval_method,omitempty"`
+	TestRMSE   *float64 `json:"test_rmse,omitempty"`
+	TestLLH    *float64 `json:"test_llh,omitempty"`
+	EvalMethod string   `json:"eval_method,omitempty"`
 	// Samples holds the test metrics from the pathwise estimator's
 	// posterior samples, when the result has them.
 	Samples *gpnb.SampleEval `json:"samples,omitempty"`
-	History    []stepBrief `json:"history"`
+	History []stepBrief      `json:"history"`
 }
 
 // pendingSolve is the solve a checkpoint taken mid-step will continue.
