@@ -151,8 +151,11 @@ func (st *State) check() error {
 	if st.PrevV.Rows != 0 && (st.PrevV.Rows != st.N || st.PrevV.Cols != s+1 || len(st.PrevV.Data) != st.N*(s+1)) {
 		return fmt.Errorf("previous solution is %d×%d with %d values, want %d×%d", st.PrevV.Rows, st.PrevV.Cols, len(st.PrevV.Data), st.N, s+1)
 	}
+	if err := st.checkPathwise(); err != nil {
+		return err
+	}
 	if st.Pending != nil {
-		if st.Probes.Rows == 0 {
+		if (st.Config.Estimator == Pathwise && st.Pathwise == nil) || (st.Config.Estimator != Pathwise && st.Probes.Rows == 0) {
 			return errors.New("pending solve without probes")
 		}
 		if st.Pending.N != st.N || st.Pending.M != s+1 {
@@ -179,6 +182,33 @@ func (st *State) check() error {
 	return nil
 }
 
+// checkPathwise checks the pathwise estimator's draws and solved θ against
+// the run they belong to.
+func (st *State) checkPathwise() error {
+	p := st.Pathwise
+	if p == nil {
+		if st.SolvedTheta != nil {
+			return errors.New("solved θ without pathwise draws")
+		}
+		return nil
+	}
+	c := st.Config
+	if c.Estimator != Pathwise {
+		return fmt.Errorf("pathwise draws in a run of the %v estimator", c.Estimator)
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.N != st.N || p.Prior.Dim != st.D || p.Prior.Samples != c.Probes || p.Prior.Features != c.Features || p.Prior.Family != c.Kernel {
+		return fmt.Errorf("pathwise draws are for n = %d, d = %d, %d samples of %d %v features; the run has n = %d, d = %d, %d probes, %d features, kernel %v",
+			p.N, p.Prior.Dim, p.Prior.Samples, p.Prior.Features, p.Prior.Family, st.N, st.D, c.Probes, c.Features, c.Kernel)
+	}
+	if st.SolvedTheta != nil && len(st.SolvedTheta) != st.D+2 {
+		return fmt.Errorf("solved θ has %d values, want %d", len(st.SolvedTheta), st.D+2)
+	}
+	return nil
+}
+
 // Save writes a checkpoint of the whole state to path atomically: a
 // temporary file in the same directory is written, synced and renamed over
 // path, so a crash mid-write leaves the previous checkpoint intact. It
@@ -201,10 +231,12 @@ func (o *Optimiser) Save(path string) error {
 // with resampled probes the probes, unless a solve is pending (its right-hand
 // side is built from them). The resumed run is the same bit for bit; only
 // inspection of a resumed cold run finds PrevV (and, between steps, Probes)
-// empty until its next step.
+// empty until its next step. The pathwise estimator keeps its previous
+// solution and its draws in every case: together they are the posterior
+// samples (PosteriorSamples), which a resumed run can then still give.
 func (o *Optimiser) savedState() State {
 	st := o.State()
-	if !o.cfg.WarmStart {
+	if !o.cfg.WarmStart && o.cfg.Estimator != Pathwise {
 		st.PrevV = Matrix{}
 	}
 	if !o.cfg.fixedProbes() && st.Pending == nil {

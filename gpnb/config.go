@@ -31,11 +31,20 @@ const (
 	// ExactGradient uses a Cholesky factorisation of H (eq. 4 exactly): for
 	// small n and for reference traces such as the paper's figure 4.
 	ExactGradient
+	// Pathwise estimates the trace term with probes ξ_j ~ N(0, H) drawn
+	// from random-feature prior samples, ξ_j = f_j(X) + σε_j, solving
+	// H[v_y, ζ_1..ζ_s] = [y, ξ_1..ξ_s] and reducing (1/s)Σ ζ_jᵀ(∂H/∂θ)ζ_j
+	// (Lin et al., NeurIPS 2024, arXiv 2405.18457; see
+	// kernel.PathwiseDraws). The same solves give posterior function
+	// samples at test points with no further solve
+	// (Optimiser.PosteriorSamples). Config.Features sets the number of
+	// random features.
+	Pathwise
 )
 
-var estimatorNames = enumNames{"hutchinson", "exact"}
+var estimatorNames = enumNames{"hutchinson", "exact", "pathwise"}
 
-// String returns "hutchinson" or "exact".
+// String returns "hutchinson", "exact" or "pathwise".
 func (g EstimatorKind) String() string { return estimatorNames.name(int(g), "EstimatorKind") }
 
 // MarshalText returns String().
@@ -43,8 +52,8 @@ func (g EstimatorKind) MarshalText() ([]byte, error) {
 	return estimatorNames.marshal(int(g), "estimator")
 }
 
-// UnmarshalText parses hutchinson or exact (case-insensitive; "cholesky" is
-// an alias of exact).
+// UnmarshalText parses hutchinson, exact or pathwise (case-insensitive;
+// "cholesky" is an alias of exact).
 func (g *EstimatorKind) UnmarshalText(b []byte) error {
 	return estimatorNames.unmarshal((*int)(g), b, "estimator", map[string]int{"cholesky": int(ExactGradient)})
 }
@@ -182,9 +191,17 @@ type Config struct {
 	// paper's 0.01 (mean column) and 0.1 (probe columns).
 	Settings solvers.Settings `json:"settings" resume:"change"`
 
-	// Estimator selects the Hutchinson estimator (default) or the exact
-	// Cholesky gradient.
+	// Estimator selects the Hutchinson estimator (default), the pathwise
+	// estimator or the exact Cholesky gradient. Warm starts, fixed or
+	// resampled randomness (FixedProbes) and budgets (Settings.Budget)
+	// apply the same way to both iterative estimators.
 	Estimator EstimatorKind `json:"estimator"`
+	// Features is the number of random Fourier features F of the pathwise
+	// estimator's prior samples (0 means kernel.DefaultFeatures, 2000); it
+	// must be even (cosine and sine pairs). The bias of the pathwise
+	// gradient for one feature draw falls as 1/√F. Only the pathwise
+	// estimator uses features: set with another estimator it is an error.
+	Features int `json:"features,omitempty"`
 	// WarmStart starts each solve at the previous step's solution instead
 	// of at zero.
 	WarmStart bool `json:"warm_start"`
@@ -193,9 +210,12 @@ type Config struct {
 	// WarmStart, as in the paper. Setting it explicitly lets an ablation
 	// warm-start with resampled probes or fix probes with a zero start.
 	FixedProbes ProbeMode `json:"fixed_probes"`
-	// Probes is the number s of probe vectors (default 16).
+	// Probes is the number s of probe vectors (default 16): for the
+	// pathwise estimator, the number of prior (and posterior) function
+	// samples.
 	Probes int `json:"probes"`
-	// ProbeDist is the probe distribution (default Gaussian).
+	// ProbeDist is the Hutchinson probe distribution (default Gaussian);
+	// the pathwise estimator's probes are N(0, H) by construction.
 	ProbeDist ProbeDist `json:"probe_dist"`
 
 	// LearningRate is Adam's step size (default 0.1).
@@ -323,6 +343,9 @@ func (c Config) Resolve(d int) (Config, error) {
 	if c.LearningRate == 0 {
 		c.LearningRate = DefaultLearningRate
 	}
+	if c.Estimator == Pathwise && c.Features == 0 {
+		c.Features = kernel.DefaultFeatures
+	}
 	if c.fixedProbes() {
 		c.FixedProbes = ProbesFixed
 	} else {
@@ -354,10 +377,18 @@ func (c *Config) check(d int) error {
 	switch {
 	case !c.Kernel.Valid():
 		return bad("unknown kernel family %v: use Matern12, Matern32, Matern52 or RBF", c.Kernel)
-	case c.Estimator != Hutchinson && c.Estimator != ExactGradient:
-		return bad("unknown estimator %v: use Hutchinson or ExactGradient", c.Estimator)
+	case c.Estimator != Hutchinson && c.Estimator != ExactGradient && c.Estimator != Pathwise:
+		return bad("unknown estimator %v: use Hutchinson, Pathwise or ExactGradient", c.Estimator)
 	case c.ProbeDist != Gaussian && c.ProbeDist != Rademacher:
 		return bad("unknown probe distribution %v: use Gaussian or Rademacher", c.ProbeDist)
+	case c.Features != 0 && c.Estimator != Pathwise:
+		return bad("Features = %d: random features belong to the pathwise estimator; set Estimator to Pathwise, or leave Features 0", c.Features)
+	case c.Estimator == Pathwise && (c.Features < 0 || c.Features%2 != 0):
+		return bad("Features = %d: use an even number > 0 of random features (cosine and sine pairs; 0 means %d)", c.Features, kernel.DefaultFeatures)
+	case c.Estimator == Pathwise && c.ProbeDist != Gaussian:
+		return bad("ProbeDist = %v: the pathwise estimator's probes are N(0, H) by construction; leave ProbeDist Gaussian", c.ProbeDist)
+	case c.Estimator == ExactGradient && c.Settings.Budget != 0:
+		return bad("Budget = %v: the exact gradient solves by Cholesky, with no iterations to budget; use Hutchinson or Pathwise", c.Settings.Budget)
 	case c.Probes < 1:
 		return bad("Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):

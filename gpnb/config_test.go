@@ -49,6 +49,10 @@ func oneFieldConfigs(t *testing.T, d int) map[string]Config {
 		if path == "Settings.MaxEpochs" {
 			c.Settings.MaxIterations = 0 // one cap or the other
 		}
+		if path == "Features" {
+			// Features belong to the pathwise estimator, and come in pairs.
+			c.Estimator, c.Features = Pathwise, 2*c.Features
+		}
 		add(path, c)
 	}
 	for _, m := range solvers.Methods() {

@@ -20,8 +20,19 @@
 //     Config.FixedProbes says otherwise, keeps the probes fixed (the paper's
 //     method); without it probes are resampled and solves start at zero
 //     (the paper's baseline).
+//   - Pathwise (Lin et al., NeurIPS 2024, arXiv 2405.18457): probes
+//     ξ_j = f_j(X) + σε_j ~ N(0, H) from Config.Features random-feature
+//     prior samples, drawn like the probes (fixed or resampled) and
+//     rescaled to each θ; the reduction uses ζ_j = H⁻¹ξ_j in place of the
+//     probes. The last solve gives posterior samples at any inputs with no
+//     further solve (PosteriorSamples; Evaluate's Eval.Samples).
 //   - ExactGradient: a Cholesky factorisation (type Exact), for small n and
 //     for reference traces.
+//
+// For the iterative estimators, Config.Settings.Budget stops every solve
+// after a number of epochs (passes over H): by design, recorded as
+// StepRecord.BudgetStop with the residuals reached, and continued at the
+// next step by a warm start.
 //
 // # State, pause and resume
 //

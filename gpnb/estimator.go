@@ -43,16 +43,35 @@ type EstimatorState struct {
 	PendingV0R0 []float64
 	// RNG is the probe generator's state (math/rand/v2 PCG MarshalBinary).
 	RNG []byte
+
+	// Pathwise holds the pathwise estimator's random draws (the prior
+	// samples' features and weights, and the noise) behind its probes
+	// ξ_j = f_j(X) + σε_j; nil for the other estimators. Like Hutchinson
+	// probes they are drawn from the generator above, once (fixed) or at
+	// every step (resampled), and are stored whole rather than regenerated
+	// from a seed, so that a resumed run continues with the same bits
+	// whatever later versions of the generators do; they are rescaled to
+	// each step's θ (kernel.PathwiseDraws.ProbesTo).
+	Pathwise *kernel.PathwiseDraws
+	// SolvedTheta is the θ = (ℓ_1..ℓ_d, s, σ) of the solve whose solution
+	// PrevV holds, for the pathwise estimator (nil otherwise): posterior
+	// samples (Optimiser.PosteriorSamples) condition on that solve, at that
+	// θ, one Adam step behind the current one.
+	SolvedTheta []float64
 }
 
 // Estimator is level 2 of the hierarchy: it turns hyperparameters into an
-// estimate of ∇L (eq. 4). In Hutchinson mode it solves H[v_y, v_1..v_s] =
-// [y, z_1..z_s] with the configured level-3 solver (warm-started at the
-// previous solution when Config.WarmStart is set, with probes fixed or
-// resampled per Config.FixedProbes) and reduces W = ½v_y v_yᵀ −
-// (1/2s)Σ v_j z_jᵀ against ∂H/∂θ (eq. 5); in ExactGradient mode it uses a
-// Cholesky factorisation. An Optimiser owns one; it can also be used on its
-// own, e.g. to study the estimator's variance or bias at fixed θ.
+// estimate of ∇L (eq. 4). Its strategy is chosen by Config.Estimator. The
+// iterative ones solve H[v_y, v_1..v_s] = [y, b_1..b_s] with the
+// configured level-3 solver, warm-started at the previous solution when
+// Config.WarmStart is set, within Config.Settings.Budget when one is set,
+// with their randomness fixed or resampled per Config.FixedProbes:
+// Hutchinson with probes b_j = z_j ~ N(0, I), reducing W = ½v_y v_yᵀ −
+// (1/2s)Σ v_j z_jᵀ against ∂H/∂θ (eq. 5); Pathwise with probes
+// b_j = ξ_j ~ N(0, H), reducing W = ½v_y v_yᵀ − (1/2s)Σ ζ_jζ_jᵀ. In
+// ExactGradient mode it uses a Cholesky factorisation. An Optimiser owns
+// one; it can also be used on its own, e.g. to study the estimator's
+// variance or bias at fixed θ.
 type Estimator struct {
 	x    *mat.Dense
 	y    *mat.Dense // n×1 view of the targets
@@ -65,6 +84,7 @@ type Estimator struct {
 	// opDesc is kernel.Describe of the last operator built.
 	opDesc  string
 	backend Backend
+	strat   probeStrategy // nil for ExactGradient
 
 	recs recorders
 	step int // the optimiser step in progress, for Progress.Step
@@ -114,6 +134,12 @@ func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
 	for _, r := range o.recorders {
 		e.recs.add(r)
 	}
+	switch cfg.Estimator {
+	case Hutchinson:
+		e.strat = hutchinsonStrategy{e}
+	case Pathwise:
+		e.strat = pathwiseStrategy{e}
+	}
 	return e, nil
 }
 
@@ -145,6 +171,10 @@ func (e *Estimator) State() EstimatorState {
 	s.PrevV.Data = clone(s.PrevV.Data)
 	s.PendingV0R0 = clone(s.PendingV0R0)
 	s.PendingTheta = clone(s.PendingTheta)
+	s.SolvedTheta = clone(s.SolvedTheta)
+	if s.Pathwise != nil {
+		s.Pathwise = clonePathwise(s.Pathwise)
+	}
 	if s.Pending != nil {
 		s.Pending = s.Pending.Clone()
 	}
@@ -198,7 +228,7 @@ func (e *Estimator) Gradient(ctx context.Context, k kernel.Kernel, dst []float64
 		rec.SolverSeconds = time.Since(t0).Seconds()
 		return checkGrad(dst)
 	}
-	if err := e.hutchinson(ctx, k, dst, rec); err != nil {
+	if err := e.solveGradient(ctx, k, dst, rec); err != nil {
 		return err
 	}
 	return checkGrad(dst)
@@ -287,8 +317,11 @@ func (e *Estimator) drawProbes() {
 	e.st.Probes = Matrix{Rows: n, Cols: s, Data: z}
 }
 
-// hutchinson computes the estimate of eq. 4 with eq. 5 into grad.
-func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []float64, rec *StepRecord) error {
+// solveGradient computes the estimate of eq. 4 by an iterative solve with
+// the estimator's strategy's probes and reduction into grad: the part of
+// level 2 every iterative strategy shares (warm start, budget, pausing and
+// resuming mid-solve, the step's record).
+func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []float64, rec *StepRecord) error {
 	n, s := e.n, e.cfg.Probes
 	tBuild := time.Now()
 	op, err := e.operator(k)
@@ -300,12 +333,16 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 	if resumed && !sameBits(e.st.PendingTheta, k.Hyper.Vector()) {
 		return fmt.Errorf("an interrupted solve at θ = %v is pending, but the gradient was asked at θ = %v: continue it at the same hyperparameters", e.st.PendingTheta, k.Hyper.Vector())
 	}
-	if !resumed && (!e.cfg.fixedProbes() || e.st.Probes.Rows == 0) {
-		e.drawProbes()
+	if !resumed && (!e.cfg.fixedProbes() || !e.strat.drawn()) {
+		if err := e.strat.draw(); err != nil {
+			return err
+		}
 	}
 	b := mat.NewDense(n, s+1, nil)
 	b.Slice(0, n, 0, 1).(*mat.Dense).Copy(e.y)
-	b.Slice(0, n, 1, s+1).(*mat.Dense).Copy(e.st.Probes.Dense())
+	if err := e.strat.probes(b.Slice(0, n, 1, s+1).(*mat.Dense), k); err != nil {
+		return err
+	}
 	var v0 *mat.Dense // nil: zeros, which saves the solver a product
 	if e.cfg.WarmStart && e.st.PrevV.Rows == n && e.st.PrevV.Cols == s+1 {
 		v0 = e.st.PrevV.Dense()
@@ -361,16 +398,10 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 	e.st.PendingSolverSeconds = 0
 	e.st.PendingTheta = nil
 
-	// Gradient (eq. 4 with eq. 5): W = ½ v_y v_yᵀ − (1/2s) Σ v_j z_jᵀ, as
-	// A·B'ᵀ with A = [½v_y, −v_j/(2s)] and B' = [v_y, z_j]. ∂H is
-	// symmetric, so v_jᵀ∂H z_j = z_jᵀH⁻¹∂H z_j.
-	a := mat.DenseCopyOf(v)
-	a.Slice(0, n, 0, 1).(*mat.Dense).Scale(0.5, v.Slice(0, n, 0, 1))
-	a.Slice(0, n, 1, s+1).(*mat.Dense).Scale(-1/(2*float64(s)), v.Slice(0, n, 1, s+1))
-	bp := mat.DenseCopyOf(b)
-	bp.Slice(0, n, 0, 1).(*mat.Dense).Copy(v.Slice(0, n, 0, 1))
 	tReduce := time.Now()
-	op.Reduce(grad, a, bp)
+	if err := e.strat.reduce(grad, op, v, b); err != nil {
+		return err
+	}
 	rec.ReduceSeconds = time.Since(tReduce).Seconds()
 	if err := operatorErr(op); err != nil {
 		return err
@@ -378,6 +409,9 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 
 	rec.SolverIterations = st.Iteration
 	rec.SolverConverged = sol.Converged()
+	rec.BudgetStop = st.BudgetSpent
+	rec.SolverEpochs = st.Epochs()
+	rec.FinalResiduals = clone(st.RelResiduals)
 	rec.SolverSeconds = solverSec
 	if !e.cfg.DropResidualTraces {
 		rec.Residuals = st.Clone().Trace
@@ -387,7 +421,102 @@ func (e *Estimator) hutchinson(ctx context.Context, k kernel.Kernel, grad []floa
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil
 	e.st.PrevV = matrixOf(v)
+	if e.cfg.Estimator == Pathwise {
+		e.st.SolvedTheta = k.Hyper.Vector()
+	}
 	return nil
+}
+
+// probeStrategy is an iterative gradient estimator, chosen by
+// Config.Estimator rather than branched on (DESIGN.md, level 2): it owns
+// its random draws, makes the probe right-hand sides from them and turns
+// the solutions into the gradient, while the solve around it (warm start,
+// budget, pausing and resuming, the step's record) is solveGradient's, the
+// same for every strategy. The exact gradient needs no solve: Exact.
+type probeStrategy interface {
+	// drawn reports whether the strategy holds draws (it does after its
+	// first draw, and after a resume).
+	drawn() bool
+	// draw makes new draws from the estimator's generator.
+	draw() error
+	// probes sets dst (n×s) to the probe right-hand sides at kernel k.
+	probes(dst *mat.Dense, k kernel.Kernel) error
+	// reduce sets grad to the estimate of ∇L from the solution
+	// v = [v_y, v_1..v_s] of H v = b.
+	reduce(grad []float64, op kernel.GramOperator, v, b *mat.Dense) error
+}
+
+// hutchinsonStrategy is the paper's estimator (eq. 5): probes z_j with
+// E[z zᵀ] = I, kept in EstimatorState.Probes.
+type hutchinsonStrategy struct{ e *Estimator }
+
+func (h hutchinsonStrategy) drawn() bool { return h.e.st.Probes.Rows != 0 }
+
+func (h hutchinsonStrategy) draw() error { h.e.drawProbes(); return nil }
+
+func (h hutchinsonStrategy) probes(dst *mat.Dense, _ kernel.Kernel) error {
+	dst.Copy(h.e.st.Probes.Dense())
+	return nil
+}
+
+// reduce: W = ½ v_y v_yᵀ − (1/2s) Σ v_j z_jᵀ (eq. 4 with eq. 5), as A·B'ᵀ
+// with A = [½v_y, −v_j/(2s)] and B' = [v_y, z_j]. ∂H is symmetric, so
+// v_jᵀ∂H z_j = z_jᵀH⁻¹∂H z_j.
+func (h hutchinsonStrategy) reduce(grad []float64, op kernel.GramOperator, v, b *mat.Dense) error {
+	n, m := v.Dims()
+	s := m - 1
+	a := mat.DenseCopyOf(v)
+	a.Slice(0, n, 0, 1).(*mat.Dense).Scale(0.5, v.Slice(0, n, 0, 1))
+	a.Slice(0, n, 1, s+1).(*mat.Dense).Scale(-1/(2*float64(s)), v.Slice(0, n, 1, s+1))
+	bp := mat.DenseCopyOf(b)
+	bp.Slice(0, n, 0, 1).(*mat.Dense).Copy(v.Slice(0, n, 0, 1))
+	op.Reduce(grad, a, bp)
+	return nil
+}
+
+// pathwiseStrategy is the pathwise estimator (kernel.PathwiseDraws): probes
+// ξ_j = f_j(X) + σε_j from draws kept in EstimatorState.Pathwise and
+// rescaled to each θ. A new draw takes its seed from the estimator's
+// generator, so one Config.Seed fixes every draw of a run, fixed or
+// resampled.
+type pathwiseStrategy struct{ e *Estimator }
+
+func (p pathwiseStrategy) drawn() bool { return p.e.st.Pathwise != nil }
+
+func (p pathwiseStrategy) draw() error {
+	e := p.e
+	d, err := kernel.NewPathwiseDraws(e.cfg.Kernel, e.n, e.d, e.cfg.Features, e.cfg.Probes, e.rng.Uint64())
+	if err != nil {
+		return err
+	}
+	e.st.Pathwise = d
+	return nil
+}
+
+func (p pathwiseStrategy) probes(dst *mat.Dense, k kernel.Kernel) error {
+	n, s := dst.Dims()
+	xi := mat.NewDense(n, s, nil)
+	if err := p.e.st.Pathwise.ProbesTo(xi, p.e.x, k); err != nil {
+		return fmt.Errorf("pathwise probes: %w", err)
+	}
+	dst.Copy(xi)
+	return nil
+}
+
+// reduce: W = ½ v_y v_yᵀ − (1/2s) Σ ζ_jζ_jᵀ (kernel.PathwiseGradient).
+func (p pathwiseStrategy) reduce(grad []float64, op kernel.GramOperator, v, _ *mat.Dense) error {
+	n, m := v.Dims()
+	return kernel.PathwiseGradient(grad, op, v.Slice(0, n, 0, 1).(*mat.Dense), v.Slice(0, n, 1, m).(*mat.Dense))
+}
+
+// clonePathwise returns a deep copy of p.
+func clonePathwise(p *kernel.PathwiseDraws) *kernel.PathwiseDraws {
+	c := *p
+	c.Noise = clone(p.Noise)
+	c.Prior.Freqs = clone(p.Prior.Freqs)
+	c.Prior.ChiSq = clone(p.Prior.ChiSq)
+	c.Prior.Weights = clone(p.Prior.Weights)
+	return &c
 }
 
 // ErrNonFiniteGradient is returned (wrapped) when a gradient estimate holds

@@ -35,13 +35,31 @@ type Eval struct {
 	// MLL is the exact log marginal likelihood (eq. 3) when Method is
 	// "cholesky", nil otherwise.
 	MLL *float64 `json:"mll,omitempty"`
+	// Samples is the evaluation from the pathwise estimator's posterior
+	// samples, at no further solve (see SampleEval); nil for the other
+	// estimators.
+	Samples *SampleEval `json:"samples,omitempty"`
 }
 
 // Evaluate computes test RMSE and test log-likelihood at the current
 // hyperparameters, on the z-scored scale the run trains on: prediction
 // (PredictScaled) at the dataset's test inputs. Eval.Method says how the
-// predictions were computed. It fails when the dataset has no test part.
+// predictions were computed. With the pathwise estimator, Eval.Samples
+// holds the same metrics from its posterior samples. It fails when the
+// dataset has no test part.
 func (o *Optimiser) Evaluate() (Eval, error) {
+	ev, err := o.evaluate()
+	if err != nil || o.cfg.Estimator != Pathwise {
+		return ev, err
+	}
+	if ev.Samples, err = o.evaluateSamples(); err != nil {
+		return ev, fmt.Errorf("gpnb: evaluate: %w", err)
+	}
+	return ev, nil
+}
+
+// evaluate is Evaluate without the posterior samples.
+func (o *Optimiser) evaluate() (Eval, error) {
 	ds := o.ds
 	if ds.NTest() == 0 || ds.XTest == nil || ds.XTest.IsEmpty() {
 		return Eval{}, errors.New("gpnb: evaluate: the dataset has no test part: load a UCI split, give data.TestFile, or use data.TestSize")

@@ -194,6 +194,7 @@ func cloneHistory(h History) History {
 	for i, r := range h {
 		r.Lengthscales = clone(r.Lengthscales)
 		r.Gradient = clone(r.Gradient)
+		r.FinalResiduals = clone(r.FinalResiduals)
 		if r.Residuals != nil {
 			res := make([][]float64, len(r.Residuals))
 			for t, row := range r.Residuals {
@@ -332,8 +333,16 @@ func (o *Optimiser) String() string {
 	mode := o.cfg.Solver.Name()
 	if o.cfg.Estimator == ExactGradient {
 		mode = "exact gradient"
-	} else if o.cfg.WarmStart {
-		mode += " + warm start"
+	} else {
+		if o.cfg.Estimator == Pathwise {
+			mode += fmt.Sprintf(" (pathwise, %d features)", o.cfg.Features)
+		}
+		if o.cfg.WarmStart {
+			mode += " + warm start"
+		}
+		if b := o.cfg.Settings.Budget; b > 0 {
+			mode += fmt.Sprintf(", budget %g epochs a step", b)
+		}
 	}
 	pending := ""
 	if p := o.est.st.Pending; p != nil {

@@ -258,7 +258,8 @@ func recordsEqual(x, y StepRecord) bool {
 	if x.Step != y.Step || x.SolverIterations != y.SolverIterations || x.SolverConverged != y.SolverConverged ||
 		math.Float64bits(x.Noise) != math.Float64bits(y.Noise) || math.Float64bits(x.Signal) != math.Float64bits(y.Signal) ||
 		math.Float64bits(x.InitDistance) != math.Float64bits(y.InitDistance) || math.Float64bits(x.ZeroInitDistance) != math.Float64bits(y.ZeroInitDistance) ||
-		!eq(x.Lengthscales, y.Lengthscales) || !eq(x.Gradient, y.Gradient) || len(x.Residuals) != len(y.Residuals) {
+		!eq(x.Lengthscales, y.Lengthscales) || !eq(x.Gradient, y.Gradient) || len(x.Residuals) != len(y.Residuals) ||
+		x.BudgetStop != y.BudgetStop || math.Float64bits(x.SolverEpochs) != math.Float64bits(y.SolverEpochs) || !eq(x.FinalResiduals, y.FinalResiduals) {
 		return false
 	}
 	if (x.ExactMLL == nil) != (y.ExactMLL == nil) || (x.ExactMLL != nil && math.Float64bits(*x.ExactMLL) != math.Float64bits(*y.ExactMLL)) {
@@ -501,6 +502,7 @@ func TestDeterministicGOMAXPROCS(t *testing.T) {
 		{WarmStart: true, Seed: 11, Solver: solvers.SGD{BatchSize: 60, Seed: 4}, Settings: solvers.Settings{MaxIterations: 20000}},
 		{WarmStart: true, Seed: 11, Solver: solvers.CG{}},
 		{Estimator: ExactGradient, TrackExactMLL: true},
+		{Estimator: Pathwise, Features: 200, WarmStart: true, Seed: 11, Settings: solvers.Settings{Budget: 8}},
 	} {
 		var states [2]State
 		var evals [2]Eval
@@ -521,6 +523,9 @@ func TestDeterministicGOMAXPROCS(t *testing.T) {
 		compareStates(t, states[0], states[1])
 		if evals[0].TestLLH != evals[1].TestLLH || *evals[0].MLL != *evals[1].MLL {
 			t.Errorf("%v: evaluation differs between GOMAXPROCS 1 and 2: %+v vs %+v", cfg.Estimator, evals[0], evals[1])
+		}
+		if s0, s1 := evals[0].Samples, evals[1].Samples; (s0 == nil) != (cfg.Estimator != Pathwise) || (s0 != nil && (s0.TestLLH != s1.TestLLH || s0.TestRMSE != s1.TestRMSE)) {
+			t.Errorf("%v: sample evaluation differs between GOMAXPROCS 1 and 2: %+v vs %+v", cfg.Estimator, s0, s1)
 		}
 	}
 }

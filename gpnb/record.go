@@ -19,10 +19,28 @@ type StepRecord struct {
 	Gradient []float64 `json:"gradient,omitempty"`
 
 	// Solver work for this step's batch H[v_y, v_1..v_s] = [y, z_1..z_s].
-	SolverIterations int     `json:"solver_iterations"`
-	SolverConverged  bool    `json:"solver_converged"`
-	SolverSeconds    float64 `json:"solver_seconds"`
-	StepSeconds      float64 `json:"step_seconds"`
+	SolverIterations int  `json:"solver_iterations"`
+	SolverConverged  bool `json:"solver_converged"`
+	// BudgetStop reports that the solve stopped at its budget
+	// (Config.Settings.Budget) before its tolerances: by design, not a
+	// failure and not the iteration cap (UnconvergedSteps does not count
+	// it); a warm-started run continues from there at the next step.
+	BudgetStop bool `json:"budget_stop,omitempty"`
+	// SolverEpochs is what the solve cost in epochs, passes over the rows
+	// of H (solvers.State.Epochs: one per CG iteration, |I|/n per AP block
+	// or SGD batch): the unit of the budget, comparable across solvers.
+	SolverEpochs  float64 `json:"solver_epochs,omitempty"`
+	SolverSeconds float64 `json:"solver_seconds"`
+	StepSeconds   float64 `json:"step_seconds"`
+
+	// FinalResiduals[j] is column j's relative residual ‖H v_j − b_j‖/‖b_j‖
+	// when the solve ended (column 0 the mean system): what it reached. At a
+	// budget stop these are true residuals (solvers.State.BudgetSpent);
+	// otherwise each solver's own (CG's checked true residuals for
+	// converged columns, SGD's verified ones). Kept with
+	// DropResidualTraces, so a budget's effect can be charted step by
+	// step. Empty for the exact gradient.
+	FinalResiduals []float64 `json:"final_residuals,omitempty"`
 
 	// Solver work of this step, in units that compare across methods and
 	// do not depend on the machine's load (solvers.Work): OperatorProducts
@@ -99,15 +117,37 @@ func (h History) TotalSolverIterations() int {
 }
 
 // UnconvergedSteps counts the steps whose solver stopped before reaching its
-// tolerances (at Settings.MaxIterations): their gradients came from inexact
-// solves, and their iteration counts and times are what the cap allowed,
-// not what convergence would have taken.
+// tolerances at Settings.MaxIterations (the iteration cap): their gradients
+// came from inexact solves, and their iteration counts and times are what
+// the cap allowed, not what convergence would have taken. Steps stopped by
+// a budget are counted by BudgetSteps instead.
 func (h History) UnconvergedSteps() int {
 	t := 0
 	for _, r := range h {
-		if !r.SolverConverged {
+		if !r.SolverConverged && !r.BudgetStop {
 			t++
 		}
+	}
+	return t
+}
+
+// BudgetSteps counts the steps whose solve stopped at its budget
+// (StepRecord.BudgetStop) before its tolerances.
+func (h History) BudgetSteps() int {
+	t := 0
+	for _, r := range h {
+		if r.BudgetStop {
+			t++
+		}
+	}
+	return t
+}
+
+// TotalSolverEpochs sums SolverEpochs over the history.
+func (h History) TotalSolverEpochs() float64 {
+	t := 0.0
+	for _, r := range h {
+		t += r.SolverEpochs
 	}
 	return t
 }
@@ -159,6 +199,9 @@ type Result struct {
 	// EvalMethod says how TestRMSE/TestLLH were computed ("cholesky", or
 	// the iterative solver and its tolerance).
 	EvalMethod string `json:"eval_method"`
+	// Samples holds the test metrics from the pathwise estimator's
+	// posterior samples (Eval.Samples); nil otherwise.
+	Samples *SampleEval `json:"samples,omitempty"`
 	// Operator describes the kernel operator of the last step
 	// (kernel.Describe: "dense float64", "dense float32", "matrix-free",
 	// "gpu dense float64", ...): the one this process built, or else the

@@ -17,7 +17,7 @@ func (o *Optimiser) Result(ev *Eval) Result {
 		r.Operator = d
 	}
 	if ev != nil {
-		r.TestRMSE, r.TestLLH, r.EvalMethod = ev.TestRMSE, ev.TestLLH, ev.Method
+		r.TestRMSE, r.TestLLH, r.EvalMethod, r.Samples = ev.TestRMSE, ev.TestLLH, ev.Method, ev.Samples
 	}
 	return r
 }

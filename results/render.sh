@@ -92,6 +92,9 @@ if os.path.exists(full):
       open(full).read(), open(os.path.join(out, "full-table1.md")).read(), open(os.path.join(out, "full-paper.md")).read(),
       "### State of every planned full-size job", "",
       "From `DRYRUN=1 sh results/run-full.sh; DRYRUN=1 sh results/run-large.sh` ([full-plan.txt](full-plan.txt)); 'operator —' marks results written before result.json recorded the operator (those runs used the default dense float64 cache). Each segment of steps says which build ran it, the machine's mean load, and the machine's dense H·V rate measured as it began (`H·V N GFLOP/s`, as `gpnb bench` measures it at n = 3000; segments run before the runner recorded it have none): segments on machines of different speeds are not comparable in wall time.", "", "```"] + plan + ["```", ""]
+if os.path.exists(os.path.join(out, "ablation.md")):
+    lines += ["## Beyond the paper: pathwise estimator and solver budgets", "",
+      "The ablation of the follow-up paper's techniques (Lin et al., NeurIPS 2024) with CG — Hutchinson and pathwise estimators, cold and warm, and solver budgets of 10, 20 and 50 epochs a step — on pol, elevators and bike subsets: [ablation.md](ablation.md) (run by [run-ablation.sh](run-ablation.sh) into `ablation/`, tables by `gpnb table`).", ""]
 if os.path.exists(os.path.join(out, "gpu", "tables.md")):
     lines += ["## GPU runs", "",
       "100-step runs with the GPU backend on an NVIDIA H100 (pol and keggdirected, CG), the kernels' tests and benchmarks on it, and GPyTorch on the same GPU: [gpu/README.md](gpu/README.md), tables in [gpu/tables.md](gpu/tables.md) (rendered by `python3 results/gpu/render.py`).", ""]

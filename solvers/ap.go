@@ -188,6 +188,12 @@ func newAPSolver(op Operator, b *mat.Dense, st *State, m AP) (*apSolver, error) 
 	if err := a.init(op, b, st); err != nil {
 		return nil, err
 	}
+	// The largest block bounds an iteration's rows (the last may be
+	// smaller; which block comes next is only known when it is picked).
+	if err := a.setIterationRows(st.AP.BlockSize); err != nil {
+		_ = a.sp.Close()
+		return nil, err
+	}
 	full, err := a.sp.NewBlock(st.AP.BlockSize, st.M)
 	if err == nil {
 		a.delta = append(a.delta, full)
@@ -308,7 +314,13 @@ func (a *apSolver) Iterate() error {
 	st.AP.Last = bl
 	a.setResiduals(sq, nil, true)
 	st.Iteration++
+	st.Rows += k
 	st.Converged = a.met()
+	// R is updated exactly (R −= H[:,I]Δ), so it needs no check at a
+	// budget stop.
+	if err := a.budgetStop(false); err != nil {
+		return a.fail(err)
+	}
 	a.record()
 	return nil
 }

@@ -164,7 +164,10 @@ func newCGSolver(op Operator, b *mat.Dense, st *State, m CG) (*cgSolver, error) 
 	if err := c.init(op, b, st); err != nil {
 		return nil, err
 	}
-	err := c.bind(&c.p, st.CG.P, n, nc)
+	err := c.setIterationRows(n) // every iteration multiplies by all of H
+	if err == nil {
+		err = c.bind(&c.p, st.CG.P, n, nc)
+	}
 	if err == nil {
 		err = c.setupPrecond()
 	}
@@ -340,7 +343,13 @@ func (c *cgSolver) Iterate() error {
 		return c.fail(fmt.Errorf("%w: CG: residual became NaN or Inf at iteration %d; %s", ErrNotFinite, st.Iteration+1, pdAdvice))
 	}
 	st.Iteration++
+	st.Rows += st.N
 	st.Converged = verifiedAll && c.met()
+	// At a budget stop the recurrence residuals of the unconverged columns
+	// are replaced by true ones: they are what the caller reports.
+	if err := c.budgetStop(true); err != nil {
+		return c.fail(err)
+	}
 	c.record()
 	return nil
 }

@@ -77,7 +77,8 @@ const (
 // momentum is dropped) under Settings.Freeze FreezeColumn, the default;
 // under FreezeJoint every column keeps iterating until the estimates meet
 // the whole rule. When they do (under the default rules: when every column
-// is frozen), or at MaxIterations, the true residual is computed with one
+// is frozen), at MaxIterations, or when Settings.Budget allows no
+// further batch, the true residual is computed with one
 // product (M columns, counted) and replaces R; columns that fail their
 // tolerance are unfrozen. Converged therefore refers to true residuals
 // (unless NoVerify). Trace holds the estimates, except that a row ending in
@@ -323,7 +324,10 @@ func newSGDSolver(op Operator, b *mat.Dense, st *State, m SGD) (*sgdSolver, erro
 	if err := s.init(op, b, st); err != nil {
 		return nil, err
 	}
-	err = s.bind(&s.vel, st.SGD.Velocity, st.N, st.M)
+	err = s.setIterationRows(bs)
+	if err == nil {
+		err = s.bind(&s.vel, st.SGD.Velocity, st.N, st.M)
+	}
 	if err == nil {
 		s.g, err = s.sp.NewBlock(bs, st.M)
 	}
@@ -454,6 +458,7 @@ func (s *sgdSolver) Iterate() error {
 	s.sp.AxpyRows(s.vel, s.batch, s.fill(k, eta), s.g, s.act)
 	s.sp.Axpy(s.v, s.ones[:k], s.vel, s.act)
 	st.Iteration++
+	st.Rows += s.bs
 	rr, err := s.dots(s.r, s.r, s.act)
 	if err != nil {
 		return s.fail(err)
@@ -486,7 +491,7 @@ func (s *sgdSolver) Iterate() error {
 		return s.fail(fmt.Errorf("%w: SGD: estimated relative residual of column %d is %v at iteration %d: lower %s", ErrDiverged, diverged, st.RelResiduals[diverged], st.Iteration, rate))
 	}
 	// Under the default rules met() is "every column frozen".
-	if s.verify && (s.met() || st.Iteration >= st.Settings.MaxIterations) {
+	if s.verify && (s.met() || st.Iteration >= st.Settings.MaxIterations || s.outOfBudget()) {
 		sq, err := s.trueResidual(nil)
 		if err != nil {
 			return s.fail(err)
@@ -495,6 +500,10 @@ func (s *sgdSolver) Iterate() error {
 		s.setResiduals(sq, nil, true)
 	}
 	st.Converged = s.met()
+	// The check above made the residuals true ones (unless NoVerify).
+	if err := s.budgetStop(false); err != nil {
+		return s.fail(err)
+	}
 	ss.RNG, _ = s.pcg.AppendBinary(ss.RNG[:0])
 	s.record()
 	return nil

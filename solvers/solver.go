@@ -86,6 +86,28 @@ type Settings struct {
 	// its tolerance (FreezeColumn, the default) or iterate every column
 	// until the whole rule is met (FreezeJoint, the authors' code).
 	Freeze Freeze `json:"freeze,omitempty"`
+	// Budget bounds the cost of one solve, in epochs: passes over the rows
+	// of H (see State.Epochs), the unit that compares CG, AP and SGD. A CG
+	// iteration reads all n rows of H once, whatever the number of columns
+	// it updates (1 epoch); an AP block update reads |I| columns of H
+	// (|I|/n); an SGD mini-batch reads |I| rows (|I|/n). This is the
+	// "solver epochs" budget of Lin et al. (NeurIPS 2024, arXiv
+	// 2405.18457), which also counts kernel evaluations, the cost that
+	// dominates a matrix-free solve. The solver stops before an iteration
+	// that would take its spending past Budget; it is then Done, not
+	// Converged, with State.BudgetSpent set, which is not a failure: a
+	// warm-started caller continues from that point at its next solve, so
+	// progress accumulates. The products that only check a solution (a
+	// warm start's initial residual, CG's true-residual checks and SGD's
+	// verification) are counted in Work but not charged to the budget. 0
+	// means no budget; a budget below one iteration's cost is ErrSettings
+	// at Start.
+	//
+	// Budget and MaxEpochs are both in epochs but mean different things: a
+	// budget is the planned end of a solve (BudgetSpent, residuals checked,
+	// continued at the next warm-started step), a cap is a safety limit
+	// whose hits are reported as unconverged solves.
+	Budget float64 `json:"budget,omitempty"`
 }
 
 // Resolve returns s as method m will apply it: zero fields replaced by
@@ -134,6 +156,9 @@ func (s Settings) withDefaults(defaultMax int) (Settings, error) {
 	}
 	if s.MaxIterations < 0 {
 		return s, fmt.Errorf("%w: MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", ErrSettings, s.MaxIterations)
+	}
+	if !(s.Budget >= 0) || math.IsInf(s.Budget, 0) {
+		return s, fmt.Errorf("%w: Budget is %v: use a finite number of epochs ≥ 0 (0 means no budget)", ErrSettings, s.Budget)
 	}
 	return s, s.checkRules()
 }
@@ -263,6 +288,18 @@ type State struct {
 	Work      Work
 	Settings  Settings // with defaults filled in
 
+	// Rows counts the rows of H the iterations have read (n per CG
+	// iteration, |I| per AP block update or SGD mini-batch), the spending
+	// that Settings.Budget bounds; Epochs is Rows/N. Unlike Work it
+	// counts iterations, not products, so it is the same on resume.
+	Rows int
+	// BudgetSpent reports that the solve stopped, not converged, because
+	// its next iteration would have taken it past Settings.Budget. Its
+	// RelResiduals (and the last Trace row) are then true residuals
+	// b − Hv: computed with one product for CG and SGD, whose running
+	// residuals are a recurrence and an estimate; AP's is exact.
+	BudgetSpent bool `json:",omitempty"`
+
 	// Method-specific state; only the one of Method is non-nil.
 	CG       *CGState       `json:",omitempty"`
 	AP       *APState       `json:",omitempty"`
@@ -296,6 +333,15 @@ func (st *State) Clone() *State {
 		c.Cholesky = &ch
 	}
 	return &c
+}
+
+// Epochs returns the epochs (passes over the rows of H) the iterations of
+// the solve have cost: Rows/N. See Settings.Budget.
+func (st *State) Epochs() float64 {
+	if st.N == 0 {
+		return 0
+	}
+	return float64(st.Rows) / float64(st.N)
 }
 
 // ParseMethod returns the method with default configuration for a name:
@@ -562,6 +608,11 @@ type core struct {
 	bound    []binding // what State downloads
 	closed   bool
 
+	// iterRows is the most rows of H one iteration reads (n for CG, the
+	// block size for AP, the batch for SGD; 0 for Cholesky, which has no
+	// budget), for the budget rule.
+	iterRows int
+
 	sums    []float64 // m scalars from Dots
 	coef    []float64 // m coefficients
 	ones    []float64 // m × 1
@@ -701,10 +752,54 @@ func (c *core) Close() error {
 // Converged reports whether the stopping rule is met.
 func (c *core) Converged() bool { return c.st.Converged }
 
-// Done reports whether the solve is over: converged, out of iterations,
-// failed or closed.
+// Done reports whether the solve is over: converged, out of iterations or
+// out of budget, failed or closed.
 func (c *core) Done() bool {
-	return c.err != nil || c.closed || c.st.Converged || c.st.Iteration >= c.st.Settings.MaxIterations
+	return c.err != nil || c.closed || c.st.Converged || c.st.Iteration >= c.st.Settings.MaxIterations || c.outOfBudget()
+}
+
+// setIterationRows records the most rows of H one iteration of the solver
+// reads, and checks that the budget, if any, allows one iteration.
+func (c *core) setIterationRows(rows int) error {
+	c.iterRows = rows
+	b := c.st.Settings.Budget
+	if b > 0 && rows > 0 && float64(rows) > b*float64(c.st.N) {
+		return fmt.Errorf("%w: Budget is %v epochs, less than one %s iteration (%d of %d rows of H, %.4g epochs): raise it to at least that, or use 0 for no budget",
+			ErrSettings, b, c.st.Method, rows, c.st.N, float64(rows)/float64(c.st.N))
+	}
+	return nil
+}
+
+// outOfBudget reports whether the next iteration could take the solve past
+// Settings.Budget. The comparison is in rows (integers), so that, say, 20
+// iterations of |I| = n/4 fit a budget of 5 epochs exactly.
+func (c *core) outOfBudget() bool {
+	b := c.st.Settings.Budget
+	return b > 0 && c.iterRows > 0 && float64(c.st.Rows+c.iterRows) > b*float64(c.st.N)
+}
+
+// budgetStop marks a solve that the budget has just ended (not converged):
+// with verify, the unconverged columns' residuals are first replaced by
+// true ones, b − Hv, with one product over those columns (counted in Work,
+// not charged to the budget), and columns that turn out to meet their
+// tolerances are flagged converged. It must be called before the
+// iteration's trace row is recorded, so that the row holds what it sets.
+func (c *core) budgetStop(verify bool) error {
+	st := c.st
+	if st.Converged || !c.outOfBudget() {
+		return nil
+	}
+	if verify {
+		cols := activeCols(nil, st.ColumnConverged)
+		sq, err := c.trueResidual(cols)
+		if err != nil {
+			return err
+		}
+		c.setResiduals(sq, cols, true)
+		st.Converged = c.met()
+	}
+	st.BudgetSpent = !st.Converged
+	return nil
 }
 
 // stopped returns the error Iterate returns, if iterating is over for a

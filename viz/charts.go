@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/repro"
 )
 
 // Colours of the three ways of computing the gradient, the same in every
@@ -21,8 +22,13 @@ const (
 )
 
 // SolverLabel returns the paper's name for a Result.Solver value: "CG",
-// "AP", "SGD", "exact" for cholesky; other names upper-cased.
+// "AP", "SGD", "exact" for cholesky; other names upper-cased. A solver key
+// with a variant (repro.SolverKey: "cg/pathwise-b20") is named as the
+// tables name it ("CG pathwise budget 20").
 func SolverLabel(solver string) string {
+	if strings.Contains(solver, "/") {
+		return repro.SolverLabel(solver)
+	}
 	switch s := strings.ToLower(solver); s {
 	case "cholesky", "exact":
 		return "exact"
@@ -79,7 +85,10 @@ func sortedKeys(results []gpnb.Result, key func(gpnb.Result) string, order []str
 }
 
 func datasetOf(r gpnb.Result) string { return r.Dataset }
-func solverOf(r gpnb.Result) string  { return strings.ToLower(r.Solver) }
+
+// solverOf is the solver a result is charted under: with its variant (the
+// pathwise estimator, a budget), so variants are series of their own.
+func solverOf(r gpnb.Result) string { return repro.ResultSolverKey(r) }
 
 func checkResults(results []gpnb.Result) error {
 	if len(results) == 0 {
@@ -573,4 +582,79 @@ func wideRange(ss []Series) bool {
 		}
 	}
 	return hi > 20*lo
+}
+
+// ResidualAtStop charts, for each dataset and iterative solver (variants
+// apart), the relative residual each step's solve stopped at
+// (gpnb.StepRecord.FinalResiduals: the mean over the probe columns, solid,
+// and the mean system, dashed), cold vs warm start, on a log axis: under a
+// budget (solvers.Settings.Budget) it shows whether progress accumulates
+// across steps with warm start. Results that did not record the residuals
+// at the stop are left out.
+func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
+	if err := checkResults(results); err != nil {
+		return nil, err
+	}
+	has := func(r gpnb.Result) bool {
+		for _, s := range r.History {
+			if len(s.FinalResiduals) > 1 {
+				return true
+			}
+		}
+		return false
+	}
+	probes := func(r gpnb.StepRecord) float64 {
+		if len(r.FinalResiduals) < 2 {
+			return math.NaN()
+		}
+		s := 0.0
+		for _, v := range r.FinalResiduals[1:] {
+			s += v
+		}
+		return s / float64(len(r.FinalResiduals)-1)
+	}
+	mean := func(r gpnb.StepRecord) float64 {
+		if len(r.FinalResiduals) == 0 {
+			return math.NaN()
+		}
+		return r.FinalResiduals[0]
+	}
+	c := &Chart{Title: "Relative residual at the end of each step's solve"}
+	for _, ds := range sortedKeys(results, datasetOf, datasetOrder) {
+		for _, s := range sortedKeys(results, solverOf, solverOrder) {
+			if isExact(s) {
+				continue
+			}
+			p := &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "‖Hv − b‖/‖b‖", LogY: true}
+			var bad badCounter
+			maxN := 0
+			for _, warm := range []bool{false, true} {
+				hs := histories(results, func(r gpnb.Result) bool {
+					return r.Dataset == ds && solverOf(r) == s && r.WarmStart == warm && has(r)
+				})
+				if len(hs) == 0 {
+					continue
+				}
+				maxN = max(maxN, len(hs))
+				color := ColorCold
+				if warm {
+					color = ColorWarm
+				}
+				x, y := meanTrace(hs, probes, &bad)
+				p.Series = append(p.Series, Series{Name: MethodLabel(s, warm) + " probes", Kind: Line, X: x, Y: y, Color: color})
+				x, y = meanTrace(hs, mean, &bad)
+				p.Series = append(p.Series, Series{Name: MethodLabel(s, warm) + " mean", Kind: Line, X: x, Y: y, Color: color, Dashed: true})
+			}
+			if len(p.Series) == 0 {
+				continue
+			}
+			p.Notes = splitsNote(maxN)
+			bad.note(p, "values")
+			c.Panels = append(c.Panels, p)
+		}
+	}
+	if len(c.Panels) == 0 {
+		return nil, fmt.Errorf("%w: no iterative-solver result recorded the residuals at its solves' stops (StepRecord.FinalResiduals): train with this version of gpnb", ErrChart)
+	}
+	return c, nil
 }

@@ -48,15 +48,24 @@ type inspection struct {
 	ThetaData        []float64 `json:"theta_data_units,omitempty"`
 	SolverIterations int       `json:"solver_iterations"`
 	UnconvergedSteps int       `json:"unconverged_steps"`
-	TotalSeconds     float64   `json:"total_seconds"`
-	SolverSeconds    float64   `json:"solver_seconds"`
+	// Budget is the solver budget per step in epochs (0: none, or not
+	// recorded); BudgetSteps counts the steps stopped by it, SolverEpochs
+	// sums what the solves cost in epochs.
+	Budget        float64 `json:"budget,omitempty"`
+	BudgetSteps   int     `json:"budget_steps"`
+	SolverEpochs  float64 `json:"solver_epochs"`
+	TotalSeconds  float64 `json:"total_seconds"`
+	SolverSeconds float64 `json:"solver_seconds"`
 	// Pending describes a solve interrupted mid-step (checkpoints only).
 	Pending *pendingSolve `json:"pending,omitempty"`
 	// TestRMSE and TestLLH come from a result's evaluation.
-	TestRMSE   *float64    `json:"test_rmse,omitempty"`
-	TestLLH    *float64    `json:"test_llh,omitempty"`
-	EvalMethod string      `json:"eval_method,omitempty"`
-	History    []stepBrief `json:"history"`
+	TestRMSE   *float64 `json:"test_rmse,omitempty"`
+	TestLLH    *float64 `json:"test_llh,omitempty"`
+	EvalMethod string   `json:"eval_method,omitempty"`
+	// Samples holds the test metrics from the pathwise estimator's
+	// posterior samples, when the result has them.
+	Samples *gpnb.SampleEval `json:"samples,omitempty"`
+	History []stepBrief      `json:"history"`
 }
 
 // pendingSolve is the solve a checkpoint taken mid-step will continue.
@@ -73,6 +82,8 @@ type stepBrief struct {
 	Step             int     `json:"step"`
 	SolverIterations int     `json:"solver_iterations"`
 	SolverConverged  bool    `json:"solver_converged"`
+	BudgetStop       bool    `json:"budget_stop,omitempty"`
+	SolverEpochs     float64 `json:"solver_epochs,omitempty"`
 	StepSeconds      float64 `json:"step_seconds"`
 	SolverSeconds    float64 `json:"solver_seconds"`
 	Noise            float64 `json:"noise"`
@@ -81,6 +92,9 @@ type stepBrief struct {
 	MeanLengthscale  float64 `json:"mean_lengthscale"`
 	InitDistance     float64 `json:"init_distance"`
 	ZeroInitDistance float64 `json:"zero_init_distance"`
+	// FinalResiduals are the relative residuals the step's solve ended with
+	// (column 0 the mean system), when recorded.
+	FinalResiduals []float64 `json:"final_residuals,omitempty"`
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
@@ -179,12 +193,16 @@ func inspectState(path string, st *gpnb.State, tag string) *inspection {
 	if cfg.FixedProbes == gpnb.ProbesFixed {
 		probes = "fixed"
 	}
+	probeText := fmt.Sprintf("%d %s %s probes", cfg.Probes, probes, cfg.ProbeDist)
+	if cfg.Estimator == gpnb.Pathwise {
+		probeText = fmt.Sprintf("pathwise estimator: %d %s prior samples of %d random features", cfg.Probes, probes, cfg.Features)
+	}
 	in := &inspection{
 		Path: path, Kind: "checkpoint", DataTag: tag, N: st.N, D: st.D,
 		Fingerprint: st.Fingerprint, Config: &cfg,
 		Run: describeRun(cfg.Kernel.String(), cfg.Solver.Name(), cfg.Estimator == gpnb.ExactGradient, cfg.WarmStart,
-			fmt.Sprintf("%d %s %s probes", cfg.Probes, probes, cfg.ProbeDist)) + describeMethod(cfg, st.N),
-		Steps: st.Step, Theta: append([]float64(nil), st.Theta...),
+			probeText) + describeMethod(cfg, st.N),
+		Steps: st.Step, Theta: append([]float64(nil), st.Theta...), Budget: cfg.Settings.Budget,
 	}
 	if st.Stats.Normalised {
 		in.ThetaData = gpnb.DataUnits(kernel.HyperFromVector(st.Theta), st.Stats).Vector()
@@ -205,11 +223,19 @@ func inspectState(path string, st *gpnb.State, tag string) *inspection {
 }
 
 func inspectResult(path string, r *gpnb.Result) *inspection {
+	probeText := fmt.Sprintf("%d probes", r.Probes)
+	var budget float64
+	if c := r.Config; c != nil {
+		budget = c.Settings.Budget
+		if c.Estimator == gpnb.Pathwise {
+			probeText = fmt.Sprintf("pathwise estimator: %d prior samples of %d random features", r.Probes, c.Features)
+		}
+	}
 	in := &inspection{
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
 		// A result does not record whether its probes were fixed.
-		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, fmt.Sprintf("%d probes", r.Probes)),
-		Steps: r.StepsDone,
+		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, probeText),
+		Steps: r.StepsDone, Budget: budget, Samples: r.Samples,
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.
@@ -230,6 +256,8 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 func (in *inspection) fill(h gpnb.History) {
 	in.SolverIterations = h.TotalSolverIterations()
 	in.UnconvergedSteps = h.UnconvergedSteps()
+	in.BudgetSteps = h.BudgetSteps()
+	in.SolverEpochs = h.TotalSolverEpochs()
 	in.TotalSeconds = h.TotalSeconds()
 	in.SolverSeconds = h.TotalSolverSeconds()
 	in.History = make([]stepBrief, len(h))
@@ -243,6 +271,7 @@ func (in *inspection) fill(h gpnb.History) {
 		}
 		in.History[i] = stepBrief{
 			Step: r.Step, SolverIterations: r.SolverIterations, SolverConverged: r.SolverConverged,
+			BudgetStop: r.BudgetStop, SolverEpochs: r.SolverEpochs, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
 			StepSeconds: r.StepSeconds, SolverSeconds: r.SolverSeconds,
 			Noise: r.Noise, Signal: r.Signal, MeanLengthscale: mean,
 			InitDistance: r.InitDistance, ZeroInitDistance: r.ZeroInitDistance,
@@ -323,6 +352,9 @@ func describeMethod(c gpnb.Config, n int) string {
 			if s.MaxEpochs > 0 {
 				parts = append(parts, fmt.Sprintf("cap %g epochs", s.MaxEpochs))
 			}
+			if s.Budget > 0 {
+				parts = append(parts, fmt.Sprintf("budget %g epochs a step", s.Budget))
+			}
 		}
 	}
 	parts = append(parts, fmt.Sprintf("Adam learning rate %g, seed %d", c.LearningRate, c.Seed))
@@ -357,6 +389,13 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 		}
 		fmt.Fprintf(&b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps, len(in.History), cap)
 	}
+	if in.Budget > 0 || in.BudgetSteps > 0 {
+		budget := ""
+		if in.Budget > 0 {
+			budget = fmt.Sprintf(" of %g epochs", in.Budget)
+		}
+		fmt.Fprintf(&b, "budget:    %d of %d steps stopped at the solver budget%s (by design, not a failure), %.4g epochs in all\n", in.BudgetSteps, len(in.History), budget, in.SolverEpochs)
+	}
 	if p := in.Pending; p != nil {
 		fmt.Fprintf(&b, "pending:   step %d interrupted after %d solver iterations (%.1f s of solver, %.1f s of step); relative residuals %s; resuming continues this solve\n",
 			p.Step, p.Iteration, p.SolverSeconds, p.StepSeconds, formatResiduals(p.RelResiduals))
@@ -365,6 +404,9 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 	}
 	if in.TestLLH != nil {
 		fmt.Fprintf(&b, "test:      RMSE %.4f, log-likelihood %.4f (%s)\n", *in.TestRMSE, *in.TestLLH, in.EvalMethod)
+	}
+	if s := in.Samples; s != nil {
+		fmt.Fprintf(&b, "samples:   RMSE %.4f, log-likelihood %.4f from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
 	}
 	rows := in.History
 	if last > 0 && last < len(rows) {
@@ -375,14 +417,28 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 	}
 	if len(rows) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "step\titerations\tconverged\tstep s\tsolver s\tnoise\tsignal\tmean ℓ\tinit dist\tzero dist\t")
+		// Under a budget, the residuals each solve stopped at show whether
+		// progress accumulates; without one they are the tolerances'.
+		budget := in.Budget > 0 || in.BudgetSteps > 0
+		head := "step\titerations\tconverged\tstep s\tsolver s\tnoise\tsignal\tmean ℓ\tinit dist\tzero dist\t"
+		if budget {
+			head += "res. at stop\t"
+		}
+		fmt.Fprintln(tw, head)
 		for _, r := range rows {
 			conv := "yes"
-			if !r.SolverConverged {
+			switch {
+			case r.BudgetStop:
+				conv = "budget"
+			case !r.SolverConverged:
 				conv = "cap"
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t\n", r.Step, r.SolverIterations, conv,
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, conv,
 				r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, r.MeanLengthscale, formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
+			if budget {
+				fmt.Fprintf(tw, "%s\t", formatStop(r.FinalResiduals))
+			}
+			fmt.Fprintln(tw)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -417,6 +473,19 @@ func formatResiduals(r []float64) string {
 		s += fmt.Sprintf(", probes ≤ %.3g", mx)
 	}
 	return s
+}
+
+// formatStop gives the residuals a solve stopped at, compactly: the mean
+// system's and the mean of the probes' ("0.0091/0.087"), or "—".
+func formatStop(r []float64) string {
+	if len(r) < 2 {
+		return "—"
+	}
+	p := 0.0
+	for _, x := range r[1:] {
+		p += x
+	}
+	return fmt.Sprintf("%.2g/%.2g", r[0], p/float64(len(r)-1))
 }
 
 func formatDist(d float64) string {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/repro"
 	"github.com/gpnb/gpnb/viz"
 )
 
@@ -123,7 +124,21 @@ func resultsReport(rep *viz.Report, results []gpnb.Result) []namedChart {
 	addFigure(rep, &figs, "fig3-iterations", "Figure 3: solver iterations per step", c, err)
 	c, err = viz.Hyperparameters(results)
 	addFigure(rep, &figs, "fig4-hyperparameters", "Figure 4: hyperparameter traces", c, err)
+	if anyBudget(results) {
+		c, err = viz.ResidualAtStop(results)
+		addFigure(rep, &figs, "residual-at-stop", "Residual at the stop of each step's solve (solver budgets)", c, err)
+	}
 	return figs
+}
+
+// anyBudget reports whether some result's solves stopped at a budget.
+func anyBudget(results []gpnb.Result) bool {
+	for _, r := range results {
+		if r.History.BudgetSteps() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []namedChart {
@@ -132,7 +147,7 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	add("source", kind)
 	add("dataset", r.Dataset)
-	add("method", viz.MethodLabel(r.Solver, r.WarmStart))
+	add("method", viz.MethodLabel(repro.ResultSolverKey(r), r.WarmStart))
 	add("steps", fmt.Sprint(len(r.History)))
 	add("solver iterations (total)", fmt.Sprint(r.History.TotalSolverIterations()))
 	add("time (total / solver)", fmt.Sprintf("%.3g s / %.3g s", r.History.TotalSeconds(), r.History.TotalSolverSeconds()))
@@ -144,6 +159,12 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 	}
 	if kind != "checkpoint" {
 		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", r.TestRMSE, r.TestLLH, r.EvalMethod))
+		if s := r.Samples; s != nil {
+			add("test RMSE / LLH from posterior samples", fmt.Sprintf("%.4g / %.4g (%d samples, no further solve)", s.TestRMSE, s.TestLLH, s.Samples))
+		}
+	}
+	if b := r.History.BudgetSteps(); b > 0 {
+		add("steps stopped at the solver budget", fmt.Sprintf("%d of %d (%.4g epochs in all)", b, len(r.History), r.History.TotalSolverEpochs()))
 	}
 	rep.AddTable(t)
 	one := []gpnb.Result{r}
@@ -155,13 +176,17 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 	addFigure(rep, &figs, "residuals", fmt.Sprintf("Residuals of the last %d steps", last), c, err)
 	c, err = viz.Distances(r.History)
 	addFigure(rep, &figs, "distances", "Distance from initialisation to solution", c, err)
+	if anyBudget(one) {
+		c, err = viz.ResidualAtStop(one)
+		addFigure(rep, &figs, "residual-at-stop", "Residual at the stop of each step's solve (solver budget)", c, err)
+	}
 	return figs
 }
 
 func describeRuns(results []gpnb.Result) string {
 	count := map[string]int{}
 	for _, r := range results {
-		count[r.Dataset+" "+viz.MethodLabel(r.Solver, r.WarmStart)]++
+		count[r.Dataset+" "+viz.MethodLabel(repro.ResultSolverKey(r), r.WarmStart)]++
 	}
 	keys := make([]string, 0, len(count))
 	for k := range count {

@@ -23,12 +23,14 @@ func init() {
 }
 
 func runReproduce(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("reproduce", "--out DIR [--datasets pol,elevators,...] [--solvers cg,ap,sgd] [--splits 0-9] [--subset N] [--steps 100] [flags]\n\nEvery job runs with the paper's settings (appendix B) unless a flag changes them; the run flags are those of gpnb train.", stderr)
+	fs := newFlagSet("reproduce", "--out DIR [--datasets pol,elevators,...] [--solvers cg,ap,sgd] [--splits 0-9] [--subset N] [--steps 100] [--estimators hutchinson,pathwise] [--budgets 0,10,20] [flags]\n\nEvery job runs with the paper's settings (appendix B) unless a flag changes them; the run flags are those of gpnb train.", stderr)
 	var (
 		datasets  = fs.String("datasets", strings.Join(repro.UCIDatasets, ","), "comma-separated datasets: UCI names, or synthetic-N-D-SEED (N training points, D inputs, seed SEED; split k uses SEED+k)")
 		solverStr = fs.String("solvers", "cg,ap,sgd", "comma-separated solvers, each run cold and with warm start: cg, ap, sgd (cholesky: the exact reference)")
 		splits    = fs.String("splits", "0-9", "splits: a range 0-9, a list 0,3,5, or a mix")
 		modes     = fs.String("modes", "cold,warm", "which of cold and warm (warm start) to run for each iterative solver")
+		estimStr  = fs.String("estimators", "hutchinson", "comma-separated gradient estimators each iterative solver runs with: hutchinson (the paper's), pathwise (probes from random-feature prior samples; --features sets their number); jobs other than hutchinson are named ...-pathwise")
+		budgetStr = fs.String("budgets", "0", "comma-separated solver budgets per step in epochs (passes over H: a CG iteration 1, an AP block or SGD batch |I|/n), each a job of its own named ...-bB; 0 (or none): no budget, solve to the tolerances")
 		subset    = fs.Int("subset", 0, "keep this many training points of each split (0 = all); the test split stays whole")
 		steps     = fs.Int("steps", 100, "Adam steps per job")
 		out       = fs.String("out", "", "output directory (required); rerun with the same one to resume")
@@ -45,7 +47,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	var bf backendFlags
 	def := paperTarget()
 	def.Config.DropResidualTraces = true
-	rf.register(fs, stderr, def, except("solver", "warm-start", "checkpoint", "estimator", "noise", "signal", "lengthscales"))
+	rf.register(fs, stderr, def, except("solver", "warm-start", "checkpoint", "estimator", "budget", "noise", "signal", "lengthscales"))
 	bf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -86,6 +88,14 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ests, err := repro.ParseEstimators(*estimStr)
+	if err != nil {
+		return fmt.Errorf("--estimators: %w", err)
+	}
+	budgets, err := repro.ParseBudgets(*budgetStr)
+	if err != nil {
+		return fmt.Errorf("--budgets: %w", err)
+	}
 	if *subset < 0 {
 		return fmt.Errorf("--subset %d: give a positive number of training points, or 0 for all", *subset)
 	}
@@ -102,6 +112,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	g.Datasets, g.Splits, g.Solvers, g.Subset, g.Steps, g.Exact, g.ExactMaxN, g.Modes = ds, sp, sv, *subset, *steps, em, *exactMaxN, md
+	g.Estimators, g.Budgets = ests, budgets
 	jobs, err := g.Jobs()
 	if err != nil {
 		return err

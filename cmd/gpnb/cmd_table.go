@@ -13,14 +13,14 @@ import (
 )
 
 func init() {
-	register(&command{name: "table", short: "render Table 1 and Table 2 from a reproduce results directory", run: runTable})
+	register(&command{name: "table", short: "render Table 1 and Table 2 (and the ablation of estimators and budgets) from a reproduce results directory", run: runTable})
 }
 
 func runTable(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("table", "--in DIR [--format md|csv|html] [--table 1|2|all|paper] [--unit min|s] [--out FILE]", stderr)
+	fs := newFlagSet("table", "--in DIR [--format md|csv|html] [--table 1|2|all|paper|ablation] [--unit min|s] [--out FILE]", stderr)
 	in := fs.String("in", "", "results directory of gpnb reproduce (required)")
 	format := fs.String("format", "md", "output format: md (Markdown), csv or html (a styled, self-contained page)")
-	which := fs.String("table", "all", "which table: 1 (the paper's main table), 2 (the appendix table), all (both), or paper (ours next to the paper's published values)")
+	which := fs.String("table", "all", "which table: 1 (the paper's main table), 2 (the appendix table), all (both, and the ablation when there are variants), paper (ours next to the paper's published values), or ablation (each warm-started estimator or budget variant against Hutchinson + warm start)")
 	unitStr := fs.String("unit", "min", "runtime unit: min (like the paper) or s")
 	out := fs.String("out", "", "output file (default stdout); written atomically")
 	if err := parseFlags(fs, args); err != nil {
@@ -51,10 +51,19 @@ func runTable(args []string, stdout, stderr io.Writer) error {
 		tables = []*repro.Table{rep.Table2(unit)}
 	case "paper":
 		tables = []*repro.Table{rep.PaperComparison()}
+	case "ablation":
+		t := rep.Ablation()
+		if t == nil {
+			return fmt.Errorf("--table ablation: %s holds no job of another estimator or with a budget (gpnb reproduce --estimators pathwise --budgets ...)", *in)
+		}
+		tables = []*repro.Table{t}
 	case "all":
 		tables = []*repro.Table{rep.Table1(unit), rep.Table2(unit)}
+		if t := rep.Ablation(); t != nil {
+			tables = append(tables, t)
+		}
 	default:
-		return fmt.Errorf("--table %q: use 1, 2, all or paper", *which)
+		return fmt.Errorf("--table %q: use 1, 2, all, paper or ablation", *which)
 	}
 	var b bytes.Buffer
 	switch f {

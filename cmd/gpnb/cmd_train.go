@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:  "train",
-		short: "optimise the marginal likelihood (Adam + Hutchinson, warm start)",
+		short: "optimise the marginal likelihood (Adam + Hutchinson or pathwise, warm start, budgets)",
 		run:   runTrain,
 	})
 }
@@ -129,7 +129,7 @@ func hyperLine(h kernel.Hyper, ds *data.Dataset) string {
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("train", "--data D [--split K] [--subset N] [--kernel matern32] --solver cg|ap|sgd|cholesky [--warm-start] [--probes 16] [--steps 100] [--lr 0.1] [--seed S] [--checkpoint FILE] [--resume FILE] [--json FILE|-]\n\n--noise, --signal and --lengthscales give the initial hyperparameters (the paper: all 1.0).", stderr)
+	fs := newFlagSet("train", "--data D [--split K] [--subset N] [--kernel matern32] --solver cg|ap|sgd|cholesky [--estimator hutchinson|pathwise|exact] [--features 2000] [--warm-start] [--budget N] [--probes 16] [--steps 100] [--lr 0.1] [--seed S] [--checkpoint FILE] [--resume FILE] [--json FILE|-]\n\n--noise, --signal and --lengthscales give the initial hyperparameters (the paper: all 1.0).", stderr)
 	var df dataFlags
 	var rf runFlags
 	var bf backendFlags
@@ -184,8 +184,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	opts := []gpnb.Option{gpnb.WithBackend(backend)}
 	if *verbose {
 		opts = append(opts, gpnb.WithRecorder(gpnb.Hooks{Step: func(r gpnb.StepRecord) {
-			fmt.Fprintf(stderr, "\r\033[Kstep %d: %d solver iterations (converged %v) %.3fs solver %.3fs step; %s\n",
-				r.Step, r.SolverIterations, r.SolverConverged, r.SolverSeconds, r.StepSeconds, hyperLine(r.Hyper(), ds))
+			conv := fmt.Sprintf("converged %v", r.SolverConverged)
+			if r.BudgetStop {
+				conv = fmt.Sprintf("stopped at the budget, residuals %s", formatResiduals(r.FinalResiduals))
+			}
+			fmt.Fprintf(stderr, "\r\033[Kstep %d: %d solver iterations (%s) %.3fs solver %.3fs step; %s\n",
+				r.Step, r.SolverIterations, conv, r.SolverSeconds, r.StepSeconds, hyperLine(r.Hyper(), ds))
 		}}))
 	}
 	var opt *gpnb.Optimiser
@@ -233,12 +237,22 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	res := opt.Result(ev)
 	if *jsonPath != "-" {
+		method := res.Solver
+		if cfg.Estimator == gpnb.Pathwise {
+			method += " (pathwise estimator)"
+		}
 		fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
-			ds, res.Solver, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
+			ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
 			res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
+		if b := res.History.BudgetSteps(); b > 0 {
+			fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
+		}
 		fmt.Fprintf(stdout, "%s\n", hyperLine(opt.Hyper(), ds))
 		if ev != nil {
 			fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  (%s; on the z-scored scale)\n", res.TestRMSE, res.TestLLH, res.EvalMethod)
+			if s := ev.Samples; s != nil {
+				fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
+			}
 		}
 	}
 	return writeJSON(*jsonPath, jsonSafe(res), stdout)

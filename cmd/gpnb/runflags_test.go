@@ -64,6 +64,10 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		if c.path == "Config.Settings.MaxEpochs" {
 			src.Config.Settings.MaxIterations = 0 // one cap or the other
 		}
+		if c.path == "Config.Features" {
+			// Features belong to the pathwise estimator, and come in pairs.
+			src.Config.Estimator, src.Config.Features = gpnb.Pathwise, 2*src.Config.Features
+		}
 		if c.path == "Config.Init.Lengthscales" {
 			src.Lengthscales = src.Config.Init.Lengthscales
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -85,9 +86,36 @@ func (j Job) Mode() string {
 	return "cold"
 }
 
-// ID names the job's directory: <dataset>-s<split>-<solver>-<cold|warm|exact>.
+// ID names the job's directory: <dataset>-s<split>-<solver>-<cold|warm|exact>,
+// followed by the Variant when there is one (pol-s0-cg-warm-pathwise-b20).
+// Jobs of the paper's method (Hutchinson, no budget) keep the IDs they had
+// before the estimator and the budget became axes of the grid, so earlier
+// results directories stay valid.
 func (j Job) ID() string {
-	return fmt.Sprintf("%s-s%d-%s-%s", j.Dataset, j.Split, j.Solver(), j.Mode())
+	id := fmt.Sprintf("%s-s%d-%s-%s", j.Dataset, j.Split, j.Solver(), j.Mode())
+	if v := j.Variant(); v != "" {
+		id += "-" + v
+	}
+	return id
+}
+
+// Variant names what sets the job apart from the paper's method, "" for
+// none: "pathwise" for the pathwise estimator (with "-f<F>" when it uses
+// other than kernel.DefaultFeatures features), and "b<B>" for a solver
+// budget of B epochs a step (Config.Settings.Budget), joined by "-".
+func (j Job) Variant() string {
+	c := j.Config
+	var parts []string
+	if c.Estimator == gpnb.Pathwise {
+		parts = append(parts, "pathwise")
+		if c.Features != 0 && c.Features != kernel.DefaultFeatures {
+			parts = append(parts, fmt.Sprintf("f%d", c.Features))
+		}
+	}
+	if b := c.Settings.Budget; b > 0 {
+		parts = append(parts, "b"+strconv.FormatFloat(b, 'g', -1, 64))
+	}
+	return strings.Join(parts, "-")
 }
 
 // Normalize returns j in the form jobs are stored and compared in: the
@@ -109,9 +137,12 @@ func (j Job) Normalize() Job {
 	if c.Settings.RelTolProbes == 0 {
 		c.Settings.RelTolProbes = solvers.DefaultRelTolProbes
 	}
+	if c.Estimator == gpnb.Pathwise && c.Features == 0 {
+		c.Features = kernel.DefaultFeatures
+	}
 	if j.Solver() == SolverCholesky {
 		c := &j.Config
-		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian
+		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist, c.Features = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian, 0
 		c.Settings = solvers.Settings{}
 		c.Operator.Precision = kernel.Float64
 	}
@@ -393,6 +424,14 @@ type Grid struct {
 	// Modes selects "cold", "warm" or both (nil: both) for the iterative
 	// solvers.
 	Modes []string
+	// Estimators lists the gradient estimators each iterative solver runs
+	// with (gpnb.Hutchinson, gpnb.Pathwise); nil means Config.Estimator
+	// alone. Budgets lists per-step solver budgets in epochs
+	// (solvers.Settings.Budget; 0 is no budget); nil means
+	// Config.Settings.Budget alone. Every (estimator, mode, budget)
+	// combination is a job, named by Job.Variant.
+	Estimators []gpnb.EstimatorKind
+	Budgets    []float64
 }
 
 // method returns the solver of a grid's job on a dataset.
@@ -428,6 +467,56 @@ func (g Grid) wantMode(warm bool) bool {
 		}
 	}
 	return false
+}
+
+// ParseEstimators parses a comma-separated list of iterative gradient
+// estimators: hutchinson and pathwise.
+func ParseEstimators(s string) ([]gpnb.EstimatorKind, error) {
+	names, err := parseList(s, true, func(f string) error {
+		var e gpnb.EstimatorKind
+		if err := e.UnmarshalText([]byte(f)); err != nil || e == gpnb.ExactGradient {
+			return fmt.Errorf("%w: unknown estimator %q: use hutchinson, pathwise or hutchinson,pathwise (the exact reference is --solvers cholesky)", ErrGrid, f)
+		}
+		return nil
+	}, "no estimator given: use hutchinson, pathwise or hutchinson,pathwise")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gpnb.EstimatorKind, len(names))
+	for i, n := range names {
+		_ = out[i].UnmarshalText([]byte(n))
+	}
+	return out, nil
+}
+
+// ParseBudgets parses a comma-separated list of per-step solver budgets in
+// epochs (solvers.Settings.Budget): numbers ≥ 0, where 0 (or "none") is no
+// budget, in the order given, without repeats.
+func ParseBudgets(s string) ([]float64, error) {
+	names, err := parseList(s, true, func(f string) error {
+		if f == "none" {
+			return nil
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: budget %q: give epochs per step as a number ≥ 0 (0 or none: no budget), e.g. 0,10,20,50", ErrGrid, f)
+		}
+		return nil
+	}, "no budget given: use a list such as 0,10,20,50 (0: no budget)")
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, n := range names {
+		v := 0.0
+		if n != "none" {
+			v, _ = strconv.ParseFloat(n, 64)
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // ParseModes parses a comma-separated list of cold and warm.
@@ -470,8 +559,9 @@ func parseList(s string, fold bool, check func(string) error, none string) ([]st
 }
 
 // Jobs expands the grid in run order: for each dataset and split, each
-// solver cold then warm, then the exact reference job if the grid asks for
-// one. Jobs are normalised and validated.
+// solver, each estimator, cold then warm, each budget, then the exact
+// reference job if the grid asks for one. Jobs are normalised and
+// validated.
 func (g Grid) Jobs() ([]Job, error) {
 	if len(g.Datasets) == 0 || len(g.Splits) == 0 || len(g.Solvers) == 0 {
 		return nil, fmt.Errorf("%w: the grid needs at least one dataset, split and solver", ErrGrid)
@@ -488,6 +578,19 @@ func (g Grid) Jobs() ([]Job, error) {
 		maxN = DefaultExactMaxN
 	}
 	hasChol := slices.Contains(g.Solvers, SolverCholesky)
+	ests := g.Estimators
+	if len(ests) == 0 {
+		ests = []gpnb.EstimatorKind{g.Config.Estimator}
+	}
+	for _, e := range ests {
+		if e == gpnb.ExactGradient {
+			return nil, fmt.Errorf("%w: the exact gradient is the cholesky solver's reference job, not an estimator of the iterative solvers: use --solvers cholesky", ErrGrid)
+		}
+	}
+	budgets := g.Budgets
+	if len(budgets) == 0 {
+		budgets = []float64{g.Config.Settings.Budget}
+	}
 	var jobs []Job
 	for _, ds := range g.Datasets {
 		spec, err := ParseDataset(ds)
@@ -504,18 +607,26 @@ func (g Grid) Jobs() ([]Job, error) {
 				if err != nil {
 					return nil, err
 				}
-				for _, warm := range []bool{false, true} {
-					if !g.wantMode(warm) {
-						continue
+				for _, est := range ests {
+					for _, warm := range []bool{false, true} {
+						if !g.wantMode(warm) {
+							continue
+						}
+						for _, b := range budgets {
+							j := base
+							j.Config.Solver, j.Config.WarmStart, j.Config.Estimator = m, warm, est
+							j.Config.Settings.Budget = b
+							if est != gpnb.Pathwise {
+								j.Config.Features = 0 // the grid's features are the pathwise jobs'
+							}
+							jobs = append(jobs, j.Normalize())
+						}
 					}
-					j := base
-					j.Config.Solver, j.Config.WarmStart = m, warm
-					jobs = append(jobs, j.Normalize())
 				}
 			}
 			if hasChol || exact == ExactAlways || (exact == ExactAuto && ApproxTrainSize(spec, g.Subset) <= maxN) {
 				j := base
-				j.Config.Estimator = gpnb.ExactGradient
+				j.Config.Estimator, j.Config.Settings.Budget, j.Config.Features = gpnb.ExactGradient, 0, 0
 				jobs = append(jobs, j.Normalize())
 			}
 		}

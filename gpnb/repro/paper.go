@@ -66,20 +66,20 @@ func (r *Report) PaperComparison() *Table {
 				ours = append(ours, sp)
 				paper = append(paper, PaperSpeedUp[k])
 			}
-			t.Rows = append(t.Rows, Row{Text(d.Label()), Text(solverLabel[s]),
+			t.Rows = append(t.Rows, Row{Text(d.Label()), Text(SolverLabel(s)),
 				llh(r.Entry(d.Name, s, "cold")), llh(r.Entry(d.Name, s, "warm")),
 				val(p[0], true, 3, ""), val(p[1], true, 3, ""),
 				val(sp, ok, 1, "×"), val(PaperSpeedUp[k], true, 1, "×"), val(it, ok, 1, "×")})
 		}
 		if len(ours) > 0 {
-			t.Rows = append(t.Rows, Row{Text(fmt.Sprintf("average over %d dataset(s)", len(ours))), Text(solverLabel[s]),
+			t.Rows = append(t.Rows, Row{Text(fmt.Sprintf("average over %d dataset(s)", len(ours))), Text(SolverLabel(s)),
 				Missing(), Missing(), Missing(), Missing(),
 				val(NewStat(ours).Mean, true, 1, "×"), val(NewStat(paper).Mean, true, 1, "×"), val(r.AverageIterationRatio[s], true, 1, "×")})
 		}
 	}
 	var avg []string
 	for _, s := range []string{SolverCG, SolverAP, SolverSGD} {
-		avg = append(avg, fmt.Sprintf("%s %.1f×", solverLabel[s], PaperAverageSpeedUp[s]))
+		avg = append(avg, fmt.Sprintf("%s %.1f×", SolverLabel(s), PaperAverageSpeedUp[s]))
 	}
 	t.Notes = []string{
 		"The paper's average speed-ups over all five datasets (Table 1) are " + strings.Join(avg, ", ") + "; the average rows here use the paper's per-dataset values for the datasets present.",

@@ -41,7 +41,9 @@ func NewStat(xs []float64) Stat {
 	return Stat{Mean: mean, SE: math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n)), N: n}
 }
 
-// Entry aggregates one (dataset, solver, mode) over its splits.
+// Entry aggregates one (dataset, solver, mode) over its splits. A job with
+// a Variant (the pathwise estimator, a solver budget) is its own solver in
+// the tables: Solver is then "cg/pathwise-b20" (see SolverKey).
 type Entry struct {
 	Dataset, Solver, Mode string // mode: cold, warm or exact
 	Splits                []int
@@ -49,10 +51,43 @@ type Entry struct {
 	TotalSeconds          Stat // wall time of the whole run
 	SolverSeconds         Stat // time spent in the linear solver
 	Iterations            Stat // solver iterations summed over all steps
+	Epochs                Stat // solver epochs (passes over H) summed over all steps
 	// Steps and UnconvergedSteps are totals over the splits: the steps
 	// done, and those whose solve stopped at the iteration cap before its
-	// tolerances (gpnb.History.UnconvergedSteps).
-	Steps, UnconvergedSteps int
+	// tolerances (gpnb.History.UnconvergedSteps). BudgetSteps counts those
+	// stopped by their budget (gpnb.History.BudgetSteps), by design.
+	Steps, UnconvergedSteps, BudgetSteps int
+	// SampleRMSE and SampleLLH are the test metrics from the pathwise
+	// estimator's posterior samples (gpnb.SampleEval); N = 0 without them.
+	SampleRMSE, SampleLLH Stat
+	// StopResidualMean and StopResidualProbes are the relative residuals
+	// the solves ended with (gpnb.StepRecord.FinalResiduals), averaged over
+	// the steps: of the mean system, and the mean over the probe columns.
+	// N = 0 for results that did not record them.
+	StopResidualMean, StopResidualProbes Stat
+}
+
+// SolverKey is the solver column of the tables for a job: its solver
+// name, followed by "/" and its Variant when it has one.
+func SolverKey(j Job) string {
+	if v := j.Variant(); v != "" {
+		return j.Solver() + "/" + v
+	}
+	return j.Solver()
+}
+
+// ResultSolverKey is SolverKey for a training result: its solver
+// (lower-cased) and the variant its recorded configuration (Result.Config)
+// names; results that recorded none are of the paper's method.
+func ResultSolverKey(r gpnb.Result) string {
+	s := strings.ToLower(r.Solver)
+	if r.Config == nil || s == SolverCholesky || s == "exact" {
+		return s
+	}
+	if v := (Job{Config: *r.Config}).Variant(); v != "" {
+		return s + "/" + v
+	}
+	return s
 }
 
 // DatasetInfo describes a dataset column of the tables.
@@ -103,12 +138,14 @@ func Summarise(recs []Record) (*Report, error) {
 	type acc struct {
 		splits                          []int
 		rmse, llh, total, solver, iters []float64
-		steps, unconverged              int
+		srmse, sllh, resMean, resProbes []float64
+		epochs                          []float64
+		steps, unconverged, budget      int
 	}
 	accs := map[[3]string]*acc{}
 	infos := map[string]*DatasetInfo{}
 	seen := map[string]bool{}
-	solverSeen := map[string]bool{}
+	solverSeen := map[string]Job{}
 	rep := &Report{Entries: map[[3]string]*Entry{}, SpeedUp: map[[2]string]float64{}, IterationRatio: map[[2]string]float64{},
 		AverageSpeedUp: map[string]float64{}, AverageIterationRatio: map[string]float64{}}
 	for _, rc := range recs {
@@ -117,7 +154,7 @@ func Summarise(recs []Record) (*Report, error) {
 			return nil, fmt.Errorf("repro: job %s appears twice: summarise one results directory at a time", j.ID())
 		}
 		seen[j.ID()] = true
-		k := [3]string{j.Dataset, j.Solver(), j.Mode()}
+		k := [3]string{j.Dataset, SolverKey(j), j.Mode()}
 		a := accs[k]
 		if a == nil {
 			a = &acc{}
@@ -129,8 +166,18 @@ func Summarise(recs []Record) (*Report, error) {
 		a.total = append(a.total, r.TotalSeconds)
 		a.solver = append(a.solver, r.SolverSeconds)
 		a.iters = append(a.iters, float64(r.History.TotalSolverIterations()))
+		a.epochs = append(a.epochs, r.History.TotalSolverEpochs())
 		a.steps += len(r.History)
 		a.unconverged += r.History.UnconvergedSteps()
+		a.budget += r.History.BudgetSteps()
+		if r.Samples != nil {
+			a.srmse = append(a.srmse, r.Samples.TestRMSE)
+			a.sllh = append(a.sllh, r.Samples.TestLLH)
+		}
+		if m, p, ok := stopResiduals(r.History); ok {
+			a.resMean = append(a.resMean, m)
+			a.resProbes = append(a.resProbes, p)
+		}
 		in := infos[j.Dataset]
 		if in == nil {
 			in = &DatasetInfo{Name: j.Dataset}
@@ -146,20 +193,18 @@ func Summarise(recs []Record) (*Report, error) {
 		if j.Solver() == SolverCholesky {
 			rep.HasExact = true
 		} else {
-			solverSeen[j.Solver()] = true
+			solverSeen[SolverKey(j)] = j
 		}
 	}
 	for k, a := range accs {
 		sort.Ints(a.splits)
 		rep.Entries[k] = &Entry{Dataset: k[0], Solver: k[1], Mode: k[2], Splits: a.splits,
 			RMSE: NewStat(a.rmse), LLH: NewStat(a.llh), TotalSeconds: NewStat(a.total),
-			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Steps: a.steps, UnconvergedSteps: a.unconverged}
+			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Epochs: NewStat(a.epochs), Steps: a.steps, UnconvergedSteps: a.unconverged,
+			BudgetSteps: a.budget, SampleRMSE: NewStat(a.srmse), SampleLLH: NewStat(a.sllh),
+			StopResidualMean: NewStat(a.resMean), StopResidualProbes: NewStat(a.resProbes)}
 	}
-	for _, s := range []string{SolverCG, SolverAP, SolverSGD} {
-		if solverSeen[s] {
-			rep.Solvers = append(rep.Solvers, s)
-		}
-	}
+	rep.Solvers = solverOrder(solverSeen)
 	var names []string
 	for n := range infos {
 		names = append(names, n)
@@ -193,6 +238,77 @@ func Summarise(recs []Record) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// stopResiduals returns the residuals at the solves' stops averaged over
+// the steps that recorded them (gpnb.StepRecord.FinalResiduals): of the
+// mean system, and the mean over the probe columns; ok is false when no
+// step recorded them.
+func stopResiduals(h gpnb.History) (mean, probes float64, ok bool) {
+	n := 0
+	for _, r := range h {
+		f := r.FinalResiduals
+		if len(f) < 2 {
+			continue
+		}
+		p := 0.0
+		for _, v := range f[1:] {
+			p += v
+		}
+		mean += f[0]
+		probes += p / float64(len(f)-1)
+		n++
+	}
+	if n == 0 {
+		return 0, 0, false
+	}
+	return mean / float64(n), probes / float64(n), true
+}
+
+// solverOrder sorts the solver keys seen (SolverKey) into the tables' row
+// order: cg, ap, sgd, each with the paper's method first, then the
+// Hutchinson variants by budget, then the pathwise ones by budget.
+func solverOrder(seen map[string]Job) []string {
+	rank := func(j Job) (int, int, int, float64) {
+		so := map[string]int{SolverCG: 0, SolverAP: 1, SolverSGD: 2}[j.Solver()]
+		est := 0
+		if j.Config.Estimator == gpnb.Pathwise {
+			est = 1
+		}
+		return so, est, j.Config.Features, j.Config.Settings.Budget
+	}
+	var keys []string
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		a1, a2, a3, a4 := rank(seen[keys[a]])
+		b1, b2, b3, b4 := rank(seen[keys[b]])
+		switch {
+		case a1 != b1:
+			return a1 < b1
+		case a2 != b2:
+			return a2 < b2
+		case a3 != b3:
+			return a3 < b3
+		case a4 != b4:
+			return a4 < b4
+		}
+		return keys[a] < keys[b]
+	})
+	return keys
+}
+
+// hasVariants reports whether any row is of a variant (SolverKey with a
+// "/"): the tables then show the columns that only variants fill (samples'
+// metrics, residuals at the stop), and the earlier tables keep their form.
+func (r *Report) hasVariants() bool {
+	for _, s := range r.Solvers {
+		if strings.Contains(s, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // RecordsOf turns results of training runs (gpnb.Result values, as `gpnb
@@ -238,6 +354,12 @@ func RecordsOf(results []gpnb.Result) ([]Record, error) {
 			}
 		}
 		c := gpnb.Config{Kernel: fam, Probes: r.Probes, Seed: r.Seed, WarmStart: r.WarmStart}
+		if rc := r.Config; rc != nil && rc.Estimator == gpnb.Pathwise {
+			c.Estimator, c.Features = rc.Estimator, rc.Features
+		}
+		if rc := r.Config; rc != nil && solver != SolverCholesky {
+			c.Settings.Budget = rc.Settings.Budget
+		}
 		if solver == SolverCholesky {
 			c.Estimator = gpnb.ExactGradient
 		} else {
@@ -314,13 +436,37 @@ func (u TimeUnit) digits() int {
 	return 2
 }
 
-var solverLabel = map[string]string{SolverCG: "CG", SolverAP: "AP", SolverSGD: "SGD", SolverCholesky: "Cholesky (exact)"}
+var solverNames = map[string]string{SolverCG: "CG", SolverAP: "AP", SolverSGD: "SGD", SolverCholesky: "Cholesky (exact)"}
+
+// SolverLabel names a solver key (SolverKey) in a table: "CG", or with a
+// variant "CG pathwise", "CG budget 20", "CG pathwise (500 features) budget 20".
+func SolverLabel(key string) string {
+	base, variant, _ := strings.Cut(key, "/")
+	label := solverNames[base]
+	if label == "" {
+		label = base
+	}
+	for _, part := range strings.Split(variant, "-") {
+		switch {
+		case part == "":
+		case part == "pathwise":
+			label += " pathwise"
+		case strings.HasPrefix(part, "f"):
+			label += fmt.Sprintf(" (%s features)", part[1:])
+		case strings.HasPrefix(part, "b"):
+			label += " budget " + part[1:]
+		default:
+			label += " " + part
+		}
+	}
+	return label
+}
 
 func modeLabel(solver, mode string) string {
 	if mode == "warm" {
 		return "+ ws"
 	}
-	return solverLabel[solver]
+	return SolverLabel(solver)
 }
 
 func (r *Report) splitNote() string {
@@ -351,7 +497,29 @@ func (r *Report) notes(unit TimeUnit) []string {
 			break
 		}
 	}
+	notes = append(notes, r.variantNotes()...)
 	return append(notes, r.unconvergedNotes()...)
+}
+
+// variantNotes explains the rows of variants, when there are any: the
+// pathwise estimator and its samples' metrics, the budgets and how many
+// steps each stopped at its budget.
+func (r *Report) variantNotes() []string {
+	if !r.hasVariants() {
+		return nil
+	}
+	notes := []string{"Rows named pathwise use the pathwise gradient estimator (probes ξ ~ N(0, H) from random-feature prior samples, Lin et al. 2024) instead of Hutchinson's; their Test RMSE/LLH (samples) come from the posterior samples the last solve gives at no further solve, at the θ of that solve (one Adam step behind the exact evaluation's). Residual at stop: the relative residuals ‖Hv − b‖/‖b‖ each solve ended with, averaged over the steps (mean system; mean over the probe columns)."}
+	var budget []string
+	for _, k := range r.Table2Rows() {
+		e := r.Entry(k.Dataset, k.Solver, k.Mode)
+		if e.BudgetSteps > 0 {
+			budget = append(budget, fmt.Sprintf("%s %s %s %d of %d", k.Dataset, SolverLabel(k.Solver), k.Mode, e.BudgetSteps, e.Steps))
+		}
+	}
+	if len(budget) > 0 {
+		notes = append(notes, "Rows named budget B stop each solve after B epochs (passes over the rows of H: one per CG iteration, |I|/n per AP block or SGD batch) by design, not at a tolerance; with warm start the next step continues from there. Steps that stopped at their budget: "+strings.Join(budget, "; ")+".")
+	}
+	return notes
 }
 
 // unconvergedNotes says, for every entry with steps whose solve stopped at
@@ -375,7 +543,7 @@ func (r *Report) unconvergedNotes() []string {
 			splits = "splits"
 		}
 		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped at the solver's iteration cap before reaching the tolerances. Their gradients came from inexact solves, so the run followed its own hyperparameter path and its test metrics need not match a converged run's; its iterations and runtimes are what the cap allowed, less than convergence would have taken: read the speed-up and iteration ratio computed from them as %s bounds, not measurements.",
-			k.Dataset, solverLabel[k.Solver], k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), bound))
+			k.Dataset, SolverLabel(k.Solver), k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), bound))
 	}
 	return notes
 }
@@ -468,6 +636,11 @@ func (r *Report) Table2(unit TimeUnit) *Table {
 		{Name: "Test RMSE", SE: true}, {Name: "Test LLH", SE: true},
 		{Name: fmt.Sprintf("Total runtime (%s)", unit), SE: true}, {Name: fmt.Sprintf("Solver runtime (%s)", unit), SE: true},
 		{Name: "Solver iterations", SE: true}, {Name: "Speed-up"}, {Name: "Iteration ratio"}}
+	variants := r.hasVariants()
+	if variants {
+		t.Columns = append(t.Columns, Column{Name: "Test RMSE (samples)", SE: true}, Column{Name: "Test LLH (samples)", SE: true},
+			Column{Name: "Residual at stop (mean)", SE: true}, Column{Name: "Residual at stop (probes)", SE: true})
+	}
 	labels := map[string]string{}
 	for _, d := range r.Datasets {
 		labels[d.Name] = fmt.Sprintf("%s (n=%d, d=%d)", d.Name, d.N, d.D)
@@ -480,7 +653,7 @@ func (r *Report) Table2(unit TimeUnit) *Table {
 		label := modeLabel(x.Solver, x.Mode)
 		if x.Mode == "warm" && r.Entry(x.Dataset, x.Solver, "cold") == nil {
 			// No cold row above to name the solver.
-			label = solverLabel[x.Solver] + " " + label
+			label = SolverLabel(x.Solver) + " " + label
 		}
 		row := Row{Text(labels[x.Dataset]), Text(label), Text(splitList(e.Splits)),
 			num(e.RMSE, 3, ""), num(e.LLH, 3, ""),
@@ -491,9 +664,20 @@ func (r *Report) Table2(unit TimeUnit) *Table {
 		} else {
 			row = append(row, Missing(), Missing())
 		}
+		if variants {
+			row = append(row, optStat(e.SampleRMSE, 3), optStat(e.SampleLLH, 3), optStat(e.StopResidualMean, 4), optStat(e.StopResidualProbes, 4))
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// optStat is a number cell, missing when s has no values.
+func optStat(s Stat, digits int) Cell {
+	if s.N == 0 {
+		return Missing()
+	}
+	return num(s, digits, "")
 }
 
 func splitList(s []int) string {
@@ -535,4 +719,49 @@ func ratioCell[K comparable](m map[K]float64, k K) Cell {
 		return Missing()
 	}
 	return Cell{Num: true, Value: v, SE: math.NaN(), Digits: 1, Suffix: "×"}
+}
+
+// Ablation compares, per dataset and solver, every warm-started run of a
+// variant (the pathwise estimator, a budget) with the paper's method, the
+// Hutchinson estimator with warm start and no budget: its total solver
+// iterations and the ratio of the reference's to its (above 1: fewer
+// iterations than the reference), total solver epochs (passes over H, the
+// unit of budgets), its test LLH and the difference from the reference's.
+// It is nil when the report holds no variant.
+func (r *Report) Ablation() *Table {
+	if !r.hasVariants() {
+		return nil
+	}
+	t := &Table{Title: "Ablation: estimators and budgets with warm start",
+		Caption: fmt.Sprintf("Each warm-started variant against the paper's method (Hutchinson + warm start, no budget) on the same dataset and solver (%s).", r.splitNote()),
+		Columns: []Column{{Name: "Dataset", Merge: true}, {Name: "Solver"}, {Name: "Solver iterations"}, {Name: "Iteration ratio to Hutchinson + ws"},
+			{Name: "Solver epochs"}, {Name: "Test LLH"}, {Name: "Δ test LLH"}, {Name: "Test LLH (samples)"}}}
+	for _, d := range r.Datasets {
+		for _, base := range []string{SolverCG, SolverAP, SolverSGD} {
+			ref := r.Entry(d.Name, base, "warm")
+			for _, s := range r.Solvers {
+				if b, _, _ := strings.Cut(s, "/"); b != base {
+					continue
+				}
+				e := r.Entry(d.Name, s, "warm")
+				if e == nil {
+					continue
+				}
+				ratio, dllh := Missing(), Missing()
+				if ref != nil {
+					ratio = Cell{Num: true, Value: ref.Iterations.Mean / e.Iterations.Mean, SE: math.NaN(), Digits: 2, Suffix: "×"}
+					dllh = Cell{Num: true, Value: e.LLH.Mean - ref.LLH.Mean, SE: math.NaN(), Digits: 3}
+				}
+				t.Rows = append(t.Rows, Row{Text(d.Label()), Text(SolverLabel(s) + " + ws"), num(e.Iterations, 0, ""), ratio,
+					statCell(e, func(e *Entry) Stat { return e.Epochs }, 1, false),
+					num(Stat{Mean: e.LLH.Mean, SE: math.NaN()}, 3, ""), dllh, optStat(Stat{Mean: e.SampleLLH.Mean, SE: math.NaN(), N: e.SampleLLH.N}, 3)})
+			}
+		}
+	}
+	t.Notes = []string{
+		"Iteration ratio = total solver iterations of Hutchinson + ws / those of the row (the reference row shows 1.00×): above 1 the variant needed fewer iterations. An iteration is one CG step, one AP block update or one SGD batch, so compare ratios within a solver; solver epochs (passes over the rows of H) compare across solvers.",
+		"Δ test LLH = the row's test log-likelihood minus the reference's (exact evaluation by Cholesky at the final θ).",
+	}
+	t.Notes = append(t.Notes, r.variantNotes()...)
+	return t
 }
