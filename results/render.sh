@@ -40,6 +40,20 @@ import json, sys, os, glob
 d, out = sys.argv[1], sys.argv[2]
 st = json.load(open(os.path.join(d, "status.json")))
 jobs = sorted(glob.glob(os.path.join(d, "jobs", "*", "job.json")))
+def solver_settings(jj):
+    """(solver, flat settings) of a job.json: the legacy layout has them as
+    fields; the current one ({"config": gpnb.Config}) is flattened here."""
+    if "config" not in jj:
+        return jj["solver"], jj["settings"]
+    c = jj["config"]
+    m = c.get("solver") or {}
+    name = "cholesky" if c.get("estimator") == "exact" else m.get("name", "cg")
+    tol = c.get("settings") or {}
+    sgd_lr = m.get("learning_rate") or (m.get("raw_learning_rate") and "raw %g" % m["raw_learning_rate"])
+    return name, {"kernel": c.get("kernel"), "probes": c.get("probes"), "learning_rate": c.get("learning_rate"),
+        "rel_tol_mean": tol.get("rel_tol_mean"), "rel_tol_probes": tol.get("rel_tol_probes"), "seed": c.get("seed"),
+        "block_size": m.get("block_size"), "batch_size": m.get("batch_size"), "momentum": m.get("momentum"),
+        "sgd_learning_rate": sgd_lr, "precond_rank": m.get("precond_rank")}
 sizes = {}
 for j in jobs:
     jj = json.load(open(j))
@@ -50,8 +64,8 @@ for j in jobs:
 env = st.get("environment", {})
 settings = {}
 for j in jobs:
-    jj = json.load(open(j))
-    settings.setdefault(jj["solver"], jj["settings"])
+    solver, flat = solver_settings(json.load(open(j)))
+    settings.setdefault(solver, flat)
 def setting(solver, key, default="default"):
     v = settings.get(solver, {}).get(key)
     return default if v in (None, 0) else v
