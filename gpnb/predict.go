@@ -44,6 +44,13 @@ type Prediction struct {
 	// Method says how it was computed: "cholesky" (exact), or "cg rel. tol
 	// 1e-06" (batched conjugate gradients to that relative residual).
 	Method string `json:"method"`
+	// Samples holds, with the pathwise estimator, its posterior function
+	// samples at the points in the data's units, one slice of len(points)
+	// values per sample (Config.Probes of them), from the last completed
+	// solve at no further solve (Optimiser.PosteriorSamples; they condition
+	// on that solve's θ, one Adam step behind Data's). Nil with the other
+	// estimators, before the first step, or while a step is paused.
+	Samples [][]float64 `json:"samples_data_units,omitempty"`
 }
 
 // Predict returns the predictive distribution at the rows of X, given in
@@ -91,6 +98,25 @@ func (o *Optimiser) PredictScaled(xs *mat.Dense) (Prediction, error) {
 	p.Data = Moments{Mean: make([]float64, len(m.Mean)), Var: make([]float64, len(m.Mean)), VarNoisy: make([]float64, len(m.Mean))}
 	if err := errors.Join(st.OriginalMeanTo(p.Data.Mean, m.Mean), st.OriginalVarTo(p.Data.Var, m.Var), st.OriginalVarTo(p.Data.VarNoisy, m.VarNoisy)); err != nil {
 		return Prediction{}, fmt.Errorf("gpnb: predict: %w", err)
+	}
+	if o.cfg.Estimator == Pathwise {
+		post, err := o.PosteriorSamples(xs)
+		switch {
+		case errors.Is(err, ErrNoSamples):
+		case err != nil:
+			return Prediction{}, fmt.Errorf("gpnb: predict: %w", err)
+		default:
+			m, s := post.Samples.Dims()
+			col := make([]float64, m)
+			for j := 0; j < s; j++ {
+				mat.Col(col, j, post.Samples)
+				f := make([]float64, m)
+				if err := st.OriginalMeanTo(f, col); err != nil {
+					return Prediction{}, fmt.Errorf("gpnb: predict: %w", err)
+				}
+				p.Samples = append(p.Samples, f)
+			}
+		}
 	}
 	return p, nil
 }

@@ -146,3 +146,58 @@ func TestPredictErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictSamples: with the pathwise estimator, Predict carries the
+// posterior samples of the last solve in the data's units — those of
+// PosteriorSamples at the z-scored points, mapped back by y = ȳ + s_y·f —
+// and none before the first step or with Hutchinson's estimator.
+func TestPredictSamples(t *testing.T) {
+	ds, err := data.Synthetic(150, 2, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := mat.NewDense(5, 2, []float64{0.1, -0.2, 1.3, 0.4, -0.7, 0.9, 0.0, 0.0, 2.1, -1.5})
+	o, err := NewOptimiser(ds, Config{Estimator: Pathwise, WarmStart: true, Probes: 6, Features: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := o.Predict(xs); err != nil || p.Samples != nil {
+		t.Fatalf("before the first step: samples %v, error %v; want none and no error", p.Samples, err)
+	}
+	if err := o.Run(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	p, err := o.Predict(xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zs := mat.DenseCopyOf(xs)
+	if err := ds.Stats.NormaliseXTo(zs, zs); err != nil {
+		t.Fatal(err)
+	}
+	post, err := o.PosteriorSamples(zs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Samples) != 6 {
+		t.Fatalf("%d samples, want Config.Probes = 6", len(p.Samples))
+	}
+	for j, f := range p.Samples {
+		for i, v := range f {
+			want := ds.Stats.YMean + ds.Stats.YStd*post.Samples.At(i, j)
+			if math.Abs(v-want) > 1e-12*(1+math.Abs(want)) {
+				t.Errorf("sample %d at point %d: %v, want %v", j, i, v, want)
+			}
+		}
+	}
+	h, err := NewOptimiser(ds, Config{WarmStart: true, Probes: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Run(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := h.Predict(xs); err != nil || p.Samples != nil {
+		t.Errorf("Hutchinson: samples %v, error %v; want none and no error", p.Samples, err)
+	}
+}
