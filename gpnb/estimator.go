@@ -410,6 +410,7 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	rec.SolverIterations = st.Iteration
 	rec.SolverConverged = sol.Converged()
 	rec.BudgetStop = st.BudgetSpent
+	rec.SolverStalled = st.Stalled
 	rec.SolverEpochs = st.Epochs()
 	rec.FinalResiduals = clone(st.RelResiduals)
 	rec.SolverSeconds = solverSec

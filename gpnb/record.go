@@ -26,6 +26,12 @@ type StepRecord struct {
 	// failure and not the iteration cap (UnconvergedSteps does not count
 	// it); a warm-started run continues from there at the next step.
 	BudgetStop bool `json:"budget_stop,omitempty"`
+	// SolverStalled reports that the solve stopped, not converged, because
+	// its true residual stopped falling above the tolerance
+	// (solvers.State.Stalled): the rounding of the products, float32 ones
+	// above all, is the floor. Such a step is counted by UnconvergedSteps
+	// (its gradient is inexact) and by StalledSteps.
+	SolverStalled bool `json:"solver_stalled,omitempty"`
 	// SolverEpochs is what the solve cost in epochs, passes over the rows
 	// of H (solvers.State.Epochs: one per CG iteration, |I|/n per AP block
 	// or SGD batch): the unit of the budget, comparable across solvers.
@@ -137,6 +143,18 @@ func (h History) BudgetSteps() int {
 	t := 0
 	for _, r := range h {
 		if r.BudgetStop {
+			t++
+		}
+	}
+	return t
+}
+
+// StalledSteps counts the steps whose solve stalled above its tolerances
+// (StepRecord.SolverStalled).
+func (h History) StalledSteps() int {
+	t := 0
+	for _, r := range h {
+		if r.SolverStalled {
 			t++
 		}
 	}

@@ -56,10 +56,43 @@ type NoiseVariancer interface {
 type CGState struct {
 	P  []float64 // search directions, row-major N×M
 	RZ []float64 // rᵀM⁻¹r per column (rᵀr without a preconditioner)
+	// Failed[j] is column j's true relative residual at its last failed
+	// check (the recurrence said it met its tolerance, b − Hv said not);
+	// Stalls[j] counts the failed checks in a row that did not bring it
+	// below stallRatio times the one before (see State.Stalled). Nil in
+	// states saved before they were kept: all zero.
+	Failed []float64 `json:",omitempty"`
+	Stalls []int     `json:",omitempty"`
 }
 
 func (s *CGState) clone() *CGState {
-	return &CGState{P: append([]float64(nil), s.P...), RZ: append([]float64(nil), s.RZ...)}
+	return &CGState{P: append([]float64(nil), s.P...), RZ: append([]float64(nil), s.RZ...),
+		Failed: append([]float64(nil), s.Failed...), Stalls: append([]int(nil), s.Stalls...)}
+}
+
+// A column stalls when stallChecks failed true-residual checks in a row
+// each leave its true relative residual above stallRatio times the one
+// before: the recurrence keeps claiming progress that b − Hv does not show,
+// so the products' rounding (float32 K, say) has become the floor of what
+// the solve can reach.
+const (
+	stallRatio  = 0.9
+	stallChecks = 3
+)
+
+// checkFailed records column j's failed true-residual check at relative
+// residual rel and reports whether the column has stalled.
+func (cs *CGState) checkFailed(j int, rel float64) bool {
+	if cs.Failed == nil {
+		cs.Failed, cs.Stalls = make([]float64, len(cs.RZ)), make([]int, len(cs.RZ))
+	}
+	if prev := cs.Failed[j]; prev > 0 && rel > stallRatio*prev {
+		cs.Stalls[j]++
+	} else {
+		cs.Stalls[j] = 0
+	}
+	cs.Failed[j] = rel
+	return cs.Stalls[j] >= stallChecks
 }
 
 // Name returns "cg".
@@ -126,7 +159,7 @@ func (m CG) resume(op Operator, b *mat.Dense, st *State) (Solver, error) {
 	if err := m.check(); err != nil {
 		return nil, err
 	}
-	if st.CG == nil || len(st.CG.P) != st.N*st.M || len(st.CG.RZ) != st.M {
+	if cs := st.CG; cs == nil || len(cs.P) != st.N*st.M || len(cs.RZ) != st.M || (cs.Failed != nil && (len(cs.Failed) != st.M || len(cs.Stalls) != st.M)) {
 		return nil, fmt.Errorf("%w: state has no valid CG part: it was not saved from a CG solver", ErrShape)
 	}
 	return newCGSolver(op, b, st, m)
@@ -323,6 +356,9 @@ func (c *cgSolver) Iterate() error {
 			ok := st.RelResiduals[j] < st.Settings.tol(j)
 			if !joint {
 				st.ColumnConverged[j] = ok
+			}
+			if !ok && !done && cs.checkFailed(j, st.RelResiduals[j]) {
+				st.Stalled = true
 			}
 			// A column whose R was replaced by its true residual and that
 			// keeps iterating restarts its recurrence from it.

@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -203,7 +204,7 @@ var goldenHashes = map[string][4]string{
 	"cg-precond-diag-warm": {"0ce2d7b5f7ec022866536fe8ffd79063ecde44b082a8a02ef8bbdbb2451a8840", "84168656dd816d24822dbfa6098c382e377c36b85dcbefa6cb042414753e7393", "cb5d9babd398b05ba7e89c3f1a1ae96faef97bcb5266fa250ec58796afcce12f", "d57b5fec6a93b317e3bd822adf98153f8127fd5db71771dca93a5540055f332a"}, // 17 iterations
 	"cg-tight":             {"954514c38fb2d60670887f52264ec1f613e9f31da9025bcdc00a09d53d9a267a", "98149be770217eb8e1fd121d8bd68ebad7c72127a4062454a981000644ff9683", "ec8f5eee9c9b5810f3e30a5e5ffd028cbd31ecc997409192ef592a3df6707cbe", "ec8f5eee9c9b5810f3e30a5e5ffd028cbd31ecc997409192ef592a3df6707cbe"}, // 60 iterations
 	"cg-restart":           {"2b9a3250cd889371a65783d5be012127c9caa7c413efe888bc23a6965e89b526", "2da668136b10b267596a64b4c900acf1870dc81b0511a3c5b071a1565052e58d", "49f3e4d138944290d3af98371a649b37700b32fe171d42b0a4265747fa27fc2f", "49f3e4d138944290d3af98371a649b37700b32fe171d42b0a4265747fa27fc2f"}, // 170 iterations
-	"cg-precond-restart":   {"6c60f635ceb08d2fd8db53a491eba068b1bfebd448e530ce706833f202f24d4a", "33c2fd729d2ead7f7e62a0a11571b49051021f0722101eb52a1089f40745e9d0", "c86fcc59772bd0dc61198f7b9316ef96f58a51de88fc95f3f8ef6427e06d545b", "ddf4c574a564aa7eea5e3525df3513967b7b1cf3f39afe6b4cc725a5bc3fd22b"}, // 150 iterations
+	"cg-precond-restart":   {"6c60f635ceb08d2fd8db53a491eba068b1bfebd448e530ce706833f202f24d4a", "33c2fd729d2ead7f7e62a0a11571b49051021f0722101eb52a1089f40745e9d0", "caf0cf5ec8c5b0dfd0fd8e38fa548f8c2bddc9b593c0165ccf903d543eab6111", "545bae183cafb8cdda20c9ac6289b9a68eb1792f06af3e3feb4b32c4f9b83e53"}, // 108 iterations: stalls at the rounding floor (State.Stalled); it ran to the cap, 150, before stalls were detected
 	"ap":                   {"8a17d1b64c894365975e9b9fbf2420bec3da3e12b9f183a43781682a9d84cf4f", "657ef8d3a8b97b7dff103972a60d79452da7317e3c6d44d982da08ce2de26236", "3e3d28485a1d6aa2a506646c059fc1faca7e8477542b30d92646e61c6e35745e", "03a6abd3abe64a1d960a49aefb4813e6a6aa23c984d6cd3a5faac3ba25a75b68"}, // 120 iterations
 	"ap-warm":              {"45f4fd55355b242f5cc77a346a76ebb2306bb480d65372a58d3c907c4cfac111", "321556addeabf063d5cfee9dbd242b53cbc3bdf4b6d9c711c7d74d1f4bb29d6e", "1b58dcf0474ccecf2edb311c5c1a8b5715de715c807a5e39abd6c1f79287dd6e", "3a8787afe6465453fa852187a34ff430d96231211747bc2ee920b4e76b206321"}, // 120 iterations
 	"sgd":                  {"9ef86962581453905870d7a932b414553b7fc446a4370895c7aee4c156535da4", "ab6247505fad71572b8efdccad6f61fcd34e8894a866d65f5a667c56f87219ce", "f743f34663254482087060a277de4ce7b8ef1fcc4e6b7360de31ff9d3f1be0a1", "f743f34663254482087060a277de4ce7b8ef1fcc4e6b7360de31ff9d3f1be0a1"}, // 400 iterations
@@ -294,4 +295,40 @@ func TestGoldenStateHashes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGoldenCaseStalls: the golden case whose tolerances sit below the
+// float64 rounding floor (cg-precond-restart) ends Stalled, not converged,
+// before its cap, its true residuals above the tolerance.
+func TestGoldenCaseStalls(t *testing.T) {
+	h, b, v0 := goldenProblem()
+	op, err := NewDenseOperator(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range goldenCases() {
+		if c.name != "cg-precond-restart" {
+			continue
+		}
+		init := v0
+		if !c.warm {
+			init = nil
+		}
+		sv, err := c.method.Start(op, b, init, c.settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Run(context.Background(), sv); err != nil {
+			t.Fatal(err)
+		}
+		st := sv.State()
+		if !st.Stalled || st.Converged || st.Iteration >= c.settings.MaxIterations {
+			t.Fatalf("stalled %v, converged %v after %d of %d iterations; want a stall before the cap", st.Stalled, st.Converged, st.Iteration, c.settings.MaxIterations)
+		}
+		if !slices.ContainsFunc(st.RelResiduals, func(r float64) bool { return r >= c.settings.RelTolMean }) {
+			t.Errorf("stalled with every residual below the tolerance: %v", st.RelResiduals)
+		}
+		return
+	}
+	t.Fatal("no golden case cg-precond-restart")
 }

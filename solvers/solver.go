@@ -299,6 +299,15 @@ type State struct {
 	// b − Hv: computed with one product for CG and SGD, whose running
 	// residuals are a recurrence and an estimate; AP's is exact.
 	BudgetSpent bool `json:",omitempty"`
+	// Stalled reports that the solve stopped, not converged, because a
+	// column's true residual stopped falling (CG: three failed checks of
+	// b − Hv in a row, each above 0.9 times the one before, while the
+	// recurrence claimed the tolerance each time): the rounding of the
+	// operator's products — float32 products, or a tolerance near float64's
+	// limit for a badly conditioned H — is the floor, and iterating on to
+	// MaxIterations would not help. Use float64 products or a looser
+	// tolerance.
+	Stalled bool `json:",omitempty"`
 
 	// Method-specific state; only the one of Method is non-nil.
 	CG       *CGState       `json:",omitempty"`
@@ -755,7 +764,7 @@ func (c *core) Converged() bool { return c.st.Converged }
 // Done reports whether the solve is over: converged, out of iterations or
 // out of budget, failed or closed.
 func (c *core) Done() bool {
-	return c.err != nil || c.closed || c.st.Converged || c.st.Iteration >= c.st.Settings.MaxIterations || c.outOfBudget()
+	return c.err != nil || c.closed || c.st.Converged || c.st.Stalled || c.st.Iteration >= c.st.Settings.MaxIterations || c.outOfBudget()
 }
 
 // setIterationRows records the most rows of H one iteration of the solver

@@ -48,6 +48,10 @@ type inspection struct {
 	ThetaData        []float64 `json:"theta_data_units,omitempty"`
 	SolverIterations int       `json:"solver_iterations"`
 	UnconvergedSteps int       `json:"unconverged_steps"`
+	// StalledSteps counts the unconverged steps whose solve stalled above
+	// its tolerance (the products' rounding is the floor) rather than hit
+	// the iteration cap.
+	StalledSteps int `json:"stalled_steps,omitempty"`
 	// Budget is the solver budget per step in epochs (0: none, or not
 	// recorded); BudgetSteps counts the steps stopped by it, SolverEpochs
 	// sums what the solves cost in epochs.
@@ -83,6 +87,7 @@ type stepBrief struct {
 	SolverIterations int     `json:"solver_iterations"`
 	SolverConverged  bool    `json:"solver_converged"`
 	BudgetStop       bool    `json:"budget_stop,omitempty"`
+	SolverStalled    bool    `json:"solver_stalled,omitempty"`
 	SolverEpochs     float64 `json:"solver_epochs,omitempty"`
 	StepSeconds      float64 `json:"step_seconds"`
 	SolverSeconds    float64 `json:"solver_seconds"`
@@ -257,6 +262,7 @@ func (in *inspection) fill(h gpnb.History) {
 	in.SolverIterations = h.TotalSolverIterations()
 	in.UnconvergedSteps = h.UnconvergedSteps()
 	in.BudgetSteps = h.BudgetSteps()
+	in.StalledSteps = h.StalledSteps()
 	in.SolverEpochs = h.TotalSolverEpochs()
 	in.TotalSeconds = h.TotalSeconds()
 	in.SolverSeconds = h.TotalSolverSeconds()
@@ -271,7 +277,7 @@ func (in *inspection) fill(h gpnb.History) {
 		}
 		in.History[i] = stepBrief{
 			Step: r.Step, SolverIterations: r.SolverIterations, SolverConverged: r.SolverConverged,
-			BudgetStop: r.BudgetStop, SolverEpochs: r.SolverEpochs, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
+			BudgetStop: r.BudgetStop, SolverStalled: r.SolverStalled, SolverEpochs: r.SolverEpochs, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
 			StepSeconds: r.StepSeconds, SolverSeconds: r.SolverSeconds,
 			Noise: r.Noise, Signal: r.Signal, MeanLengthscale: mean,
 			InitDistance: r.InitDistance, ZeroInitDistance: r.ZeroInitDistance,
@@ -387,7 +393,10 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 		if in.MaxIterations > 0 {
 			cap = fmt.Sprintf(" (%d iterations a step)", in.MaxIterations)
 		}
-		fmt.Fprintf(&b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps, len(in.History), cap)
+		fmt.Fprintf(&b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps-in.StalledSteps, len(in.History), cap)
+	}
+	if in.StalledSteps > 0 {
+		fmt.Fprintf(&b, "stalled:   %d of %d steps stopped above their tolerances because the true residual stopped falling (the products' rounding is the floor: float64 products or looser tolerances reach them)\n", in.StalledSteps, len(in.History))
 	}
 	if in.Budget > 0 || in.BudgetSteps > 0 {
 		budget := ""
@@ -430,6 +439,8 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 			switch {
 			case r.BudgetStop:
 				conv = "budget"
+			case r.SolverStalled:
+				conv = "stalled"
 			case !r.SolverConverged:
 				conv = "cap"
 			}

@@ -185,8 +185,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *verbose {
 		opts = append(opts, gpnb.WithRecorder(gpnb.Hooks{Step: func(r gpnb.StepRecord) {
 			conv := fmt.Sprintf("converged %v", r.SolverConverged)
-			if r.BudgetStop {
+			switch {
+			case r.BudgetStop:
 				conv = fmt.Sprintf("stopped at the budget, residuals %s", formatResiduals(r.FinalResiduals))
+			case r.SolverStalled:
+				conv = fmt.Sprintf("stalled, residuals %s", formatResiduals(r.FinalResiduals))
 			}
 			fmt.Fprintf(stderr, "\r\033[Kstep %d: %d solver iterations (%s) %.3fs solver %.3fs step; %s\n",
 				r.Step, r.SolverIterations, conv, r.SolverSeconds, r.StepSeconds, hyperLine(r.Hyper(), ds))
@@ -246,6 +249,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
 		if b := res.History.BudgetSteps(); b > 0 {
 			fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
+		}
+		if k := res.History.StalledSteps(); k > 0 {
+			fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling: the %s products' rounding is the floor); their gradients are inexact: use --precision float64 or looser --tol-mean/--tol-probes\n", k, res.StepsDone, cfg.Operator.Precision)
 		}
 		fmt.Fprintf(stdout, "%s\n", hyperLine(opt.Hyper(), ds))
 		if ev != nil {

@@ -119,3 +119,56 @@ func TestFloat32CGPol(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat32CGStalls: asked for a tolerance below what float32 products
+// can show (1e-9; b − Hv computed with float32 K has a floor ~1e-6 here),
+// CG stops with State.Stalled well before its iteration cap instead of
+// restarting until MaxIterations, not converged, with the true residual it
+// reached above the tolerance; float64 products reach the same tolerance
+// on the same system without stalling.
+func TestFloat32CGStalls(t *testing.T) {
+	ds, err := data.Synthetic(800, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.Hyper{Lengthscales: []float64{1, 1, 1}, Signal: 1, Noise: 0.1}}
+	b := mat.NewDense(800, 3, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 800; i++ {
+		b.Set(i, 0, ds.YTrain[i])
+		b.Set(i, 1, rng.NormFloat64())
+		b.Set(i, 2, rng.NormFloat64())
+	}
+	set := solvers.Settings{RelTolMean: 1e-9, RelTolProbes: 1e-9, MaxIterations: 5000}
+	for _, prec := range []kernel.Precision{kernel.Float32, kernel.Float64} {
+		op, err := kernel.NewOperator(ds.XTrain, k, kernel.Options{Precision: prec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv, err := solvers.CG{}.Start(op, b, nil, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := solvers.Run(context.Background(), sv); err != nil {
+			t.Fatal(err)
+		}
+		st := sv.State()
+		t.Logf("%v: %d iterations, converged %v, stalled %v, residuals %.3g", prec, st.Iteration, st.Converged, st.Stalled, st.RelResiduals)
+		if prec == kernel.Float64 {
+			if !st.Converged || st.Stalled {
+				t.Errorf("float64: converged %v, stalled %v after %d iterations; want converged", st.Converged, st.Stalled, st.Iteration)
+			}
+			continue
+		}
+		if !st.Stalled || st.Converged || st.Iteration >= set.MaxIterations/2 {
+			t.Fatalf("float32: stalled %v, converged %v after %d iterations (cap %d); want a stall well before the cap", st.Stalled, st.Converged, st.Iteration, set.MaxIterations)
+		}
+		above := false
+		for _, r := range st.RelResiduals {
+			above = above || r >= 1e-9
+		}
+		if !above {
+			t.Errorf("float32 stalled with every residual below the tolerance: %v", st.RelResiduals)
+		}
+	}
+}
