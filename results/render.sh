@@ -90,7 +90,7 @@ lines += ["", "Settings (from the jobs' job.json): kernel %s, %s probes, Adam le
   "- The paper ran on an A100 GPU in double precision on the full training splits, 10 splits each. We ran on the CPU above, on the splits and training-set sizes in the table; where the subset column is not 'all', each split's training part was cut to a random subset (the test part is whole). Runtimes, and so speed-ups, depend on the machine and on n; the solver-iteration ratio does not depend on the machine.",
   "- With a subset, the AP block size and SGD batch size given above are the ones used; see the command. The paper used block 2000 and batch 1000 at n ≈ 13500–44000.",
   "- SGD's learning rate in this subset run is the solvers package's normalised default (`--sgd-lr 0`: a step scaled per mini-batch by its curvature, see solvers.SGD). The full-size runs below use the paper's per-dataset rates in the paper's units (pol 90, elevators 20, bike 100, protein 20, keggdirected 30: `--sgd-lr paper`, gpnb reproduce's default, solvers.SGD.RawLearningRate).",
-  "- Test log-likelihood and RMSE are computed on the z-scored scale by Cholesky (n ≤ gpnb.MaxExactN), as in the paper."]
+  "- Test log-likelihood and RMSE are computed on the z-scored scale by Cholesky (n ≤ Config.MaxExactN, default gpnb.DefaultMaxExactN), as in the paper."]
 lines += ["", "## Tables", "",
  "- [table1.md](table1.md): the paper's Table 1 (test LLH, total runtime, average warm-start speed-up)",
  "- [table2.md](table2.md): the paper's Table 2 (RMSE, LLH, runtimes, speed-up, iteration ratio) — [table2.csv](table2.csv) in seconds",
