@@ -378,25 +378,9 @@ func (o *Operator) ready() error {
 	return nil
 }
 
-// checkDims panics unless dst is r×c; an empty dst is resized (as gonum and
-// the CPU operator do).
-func checkDims(method string, dst *mat.Dense, r, c int) {
-	if dst.IsEmpty() && r > 0 && c > 0 {
-		dst.ReuseAs(r, c)
-		return
-	}
-	if dr, dc := dst.Dims(); dr != r || dc != c {
-		panic(fmt.Sprintf("cuda: %s: dst is %d×%d, want %d×%d", method, dr, dc, r, c))
-	}
-}
-
-func checkIdx(method string, idx []int, n int) {
-	for _, i := range idx {
-		if i < 0 || i >= n {
-			panic(fmt.Sprintf("cuda: %s: index %d out of range [0,%d)", method, i, n))
-		}
-	}
-}
+// check validates the arguments of o's GramOperator methods, with the CPU
+// operator's rules and messages.
+func (o *Operator) check() kernel.ArgCheck { return kernel.ArgCheck{Pkg: "cuda", N: o.n, D: o.d} }
 
 func roundUp(m, q int) int { return (m + q - 1) / q * q }
 
@@ -517,14 +501,7 @@ func (o *Operator) colsK(out, idx uintptr, nidx int, d uintptr, ld int, cols uin
 // n×m or empty (then it is resized) and must not be V.
 func (o *Operator) MulTo(dst, v *mat.Dense) {
 	n := o.n
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("cuda: MulTo: V has %d rows, want %d", vr, n))
-	}
-	checkDims("MulTo", dst, n, vc)
-	if dst == v {
-		panic("cuda: MulTo: dst and V are the same matrix")
-	}
+	vc := o.check().MulTo(dst, v)
 	if vc == 0 {
 		return
 	}
@@ -553,16 +530,7 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 
 // RowsMulTo sets dst = H[idx,:]·V, where V is n×m and dst is len(idx)×m.
 func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
-	n := o.n
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("cuda: RowsMulTo: V has %d rows, want %d", vr, n))
-	}
-	checkIdx("RowsMulTo", idx, n)
-	if len(idx) == 0 {
-		return
-	}
-	checkDims("RowsMulTo", dst, len(idx), vc)
+	vc := o.check().RowsMulTo(dst, idx, v)
 	if vc == 0 {
 		return
 	}
@@ -594,15 +562,7 @@ func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
 // ColsMulTo sets dst = H[:,idx]·D, where D is len(idx)×m and dst is n×m.
 func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 	n := o.n
-	dr, dc := d.Dims()
-	if dr != len(idx) {
-		panic(fmt.Sprintf("cuda: ColsMulTo: D has %d rows, want len(idx) = %d", dr, len(idx)))
-	}
-	checkIdx("ColsMulTo", idx, n)
-	checkDims("ColsMulTo", dst, n, dc)
-	if dst == d {
-		panic("cuda: ColsMulTo: dst and D are the same matrix")
-	}
+	dc := o.check().ColsMulTo(dst, idx, d)
 	if dc == 0 {
 		return
 	}
@@ -662,16 +622,9 @@ func (o *Operator) principal(out, idx uintptr, m int) error {
 
 // BlockTo sets dst = H[idx,idx]. An empty dst is resized to len(idx).
 func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
-	checkIdx("BlockTo", idx, o.n)
-	m := len(idx)
+	m := o.check().BlockTo(dst, idx)
 	if m == 0 {
 		return
-	}
-	if dst.IsEmpty() {
-		dst.ReuseAsSym(m)
-	}
-	if dm := dst.SymmetricDim(); dm != m {
-		panic(fmt.Sprintf("cuda: BlockTo: dst is %d×%d, want %d×%d", dm, dm, m, m))
 	}
 	S := dst.RawSymmetric()
 	err := func() error {
@@ -711,9 +664,7 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 
 // DiagTo sets dst[i] = H_ii = s² + σ² for i < n; len(dst) must be ≥ n.
 func (o *Operator) DiagTo(dst []float64) {
-	if len(dst) < o.n {
-		panic(fmt.Sprintf("cuda: DiagTo: len(dst) = %d, want ≥ %d", len(dst), o.n))
-	}
+	o.check().DiagTo(dst)
 	v := o.k.Hyper.Signal*o.k.Hyper.Signal + o.NoiseVariance()
 	for i := range dst[:o.n] {
 		dst[i] = v
@@ -725,15 +676,7 @@ func (o *Operator) DiagTo(dst []float64) {
 // Rows of Xs that are not finite give non-finite rows of dst.
 func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 	n, d := o.n, o.d
-	ns, xd := xs.Dims()
-	if xd != d {
-		panic(fmt.Sprintf("cuda: CrossMulTo: Xs has %d columns, want %d", xd, d))
-	}
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("cuda: CrossMulTo: V has %d rows, want %d", vr, n))
-	}
-	checkDims("CrossMulTo", dst, ns, vc)
+	ns, vc := o.check().CrossMulTo(dst, xs, v)
 	if vc == 0 || ns == 0 {
 		return
 	}
@@ -776,12 +719,7 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 // directly). len(dst) must be d+2.
 func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 	n := o.n
-	ar, ac := a.Dims()
-	br, bc := b.Dims()
-	if ar != n || br != n || ac != bc {
-		panic(fmt.Sprintf("cuda: Reduce: A is %d×%d and B is %d×%d, want both n×c with n = %d", ar, ac, br, bc, n))
-	}
-	o.checkReduceDst("Reduce", dst)
+	ac := o.check().Reduce(dst, a, b)
 	A, B := a.RawMatrix(), b.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -822,10 +760,7 @@ func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 // ReduceDense is Reduce with an explicit n×n W.
 func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 	n := o.n
-	if r, c := w.Dims(); r != n || c != n {
-		panic(fmt.Sprintf("cuda: ReduceDense: W is %d×%d, want %d×%d", r, c, n, n))
-	}
-	o.checkReduceDst("ReduceDense", dst)
+	o.check().ReduceDense(dst, w)
 	W := w.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -846,12 +781,6 @@ func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 		return
 	}
 	o.finishReduce(dst, tr)
-}
-
-func (o *Operator) checkReduceDst(method string, dst []float64) {
-	if len(dst) != o.d+2 {
-		panic(fmt.Sprintf("cuda: %s: len(dst) = %d, want d+2 = %d", method, len(dst), o.d+2))
-	}
 }
 
 // reduce runs one reduction pass (A·Bᵀ with cp columns, or the dense W
