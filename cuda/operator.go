@@ -497,6 +497,40 @@ func (o *Operator) colsK(out, idx uintptr, nidx int, d uintptr, ld int, cols uin
 		v: d, ldv: ld, vcols: cols, k: k, out: out, ldo: ld}
 }
 
+// runDense runs one product of the right-hand sides v on the device and
+// copies its result, rows×(v's columns), into dst: v goes to o.dV and, when
+// idx is not nil, the indices to o.dRows; prod then describes the product
+// from those buffers into o.dOut. A failure is kept and fills dst (see
+// fail); runDense reports whether the product was made.
+func (o *Operator) runDense(method string, dst, v *mat.Dense, idx []int, rows int, prod func() product) bool {
+	_, m := v.Dims()
+	err := func() error {
+		if err := o.ready(); err != nil {
+			return err
+		}
+		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
+			return err
+		}
+		if idx != nil {
+			if err := o.putIdx(&o.dRows, idx); err != nil {
+				return err
+			}
+		}
+		if err := o.dOut.ensure(o.drv, int64(rows)*int64(m)*8, "the product"); err != nil {
+			return err
+		}
+		if err := o.runProduct(prod()); err != nil {
+			return err
+		}
+		return o.get(dst.RawMatrix(), &o.dOut)
+	}()
+	if err != nil {
+		o.fail(method, err, fillDense(dst))
+		return false
+	}
+	return true
+}
+
 // MulTo sets dst = H·V = K·V + σ²V, where V and dst are n×m. dst must be
 // n×m or empty (then it is resized) and must not be V.
 func (o *Operator) MulTo(dst, v *mat.Dense) {
@@ -505,23 +539,7 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 	if vc == 0 {
 		return
 	}
-	err := func() error {
-		if err := o.ready(); err != nil {
-			return err
-		}
-		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
-			return err
-		}
-		if err := o.dOut.ensure(o.drv, int64(n)*int64(vc)*8, "the product"); err != nil {
-			return err
-		}
-		if err := o.runProduct(o.mulH(o.dOut.p, o.dV.p, vc, 0, vc)); err != nil {
-			return err
-		}
-		return o.get(dst.RawMatrix(), &o.dOut)
-	}()
-	if err != nil {
-		o.fail("MulTo", err, fillDense(dst))
+	if !o.runDense("MulTo", dst, v, nil, n, func() product { return o.mulH(o.dOut.p, o.dV.p, vc, 0, vc) }) {
 		return
 	}
 	o.products += int64(vc)
@@ -534,26 +552,8 @@ func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
 	if vc == 0 {
 		return
 	}
-	err := func() error {
-		if err := o.ready(); err != nil {
-			return err
-		}
-		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
-			return err
-		}
-		if err := o.putIdx(&o.dRows, idx); err != nil {
-			return err
-		}
-		if err := o.dOut.ensure(o.drv, int64(len(idx))*int64(vc)*8, "the product"); err != nil {
-			return err
-		}
-		if err := o.runProduct(o.rowsH(o.dOut.p, o.dRows.p, len(idx), o.dV.p, vc, 0, vc)); err != nil {
-			return err
-		}
-		return o.get(dst.RawMatrix(), &o.dOut)
-	}()
-	if err != nil {
-		o.fail("RowsMulTo", err, fillDense(dst))
+	rows := func() product { return o.rowsH(o.dOut.p, o.dRows.p, len(idx), o.dV.p, vc, 0, vc) }
+	if !o.runDense("RowsMulTo", dst, v, idx, len(idx), rows) {
 		return
 	}
 	o.rows += int64(len(idx))
@@ -570,26 +570,8 @@ func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 		dst.Zero()
 		return
 	}
-	err := func() error {
-		if err := o.ready(); err != nil {
-			return err
-		}
-		if err := o.put(&o.dV, d.RawMatrix(), "the right-hand sides"); err != nil {
-			return err
-		}
-		if err := o.putIdx(&o.dRows, idx); err != nil {
-			return err
-		}
-		if err := o.dOut.ensure(o.drv, int64(n)*int64(dc)*8, "the product"); err != nil {
-			return err
-		}
-		if err := o.runProduct(o.colsK(o.dOut.p, o.dRows.p, len(idx), o.dV.p, dc, 0, dc)); err != nil {
-			return err
-		}
-		return o.get(dst.RawMatrix(), &o.dOut)
-	}()
-	if err != nil {
-		o.fail("ColsMulTo", err, fillDense(dst))
+	cols := func() product { return o.colsK(o.dOut.p, o.dRows.p, len(idx), o.dV.p, dc, 0, dc) }
+	if !o.runDense("ColsMulTo", dst, d, idx, n, cols) {
 		return
 	}
 	// σ²·D scattered to rows idx, in order (repeated indices add up), as
