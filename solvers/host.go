@@ -156,12 +156,18 @@ func checkRows(what string, b *hostBlock, want int) {
 	}
 }
 
+// shapes checks that dst has dstRows rows, src srcRows rows and both the
+// same columns, and returns the selection of cols in them (see sel).
+func shapes(what string, dst *hostBlock, dstRows int, src *hostBlock, srcRows int, cols []int) (k int, all bool) {
+	checkRows(what, dst, dstRows)
+	checkRows(what, src, srcRows)
+	checkCols(what, dst.c, src)
+	return sel(cols, dst.c)
+}
+
 func (s *hostSpace) Mul(dst, src Block, cols []int) {
 	d, x := hb(dst), hb(src)
-	checkRows("Mul", d, s.n)
-	checkRows("Mul", x, s.n)
-	checkCols("Mul", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("Mul", d, s.n, x, s.n, cols)
 	if k == 0 {
 		return
 	}
@@ -172,10 +178,7 @@ func (s *hostSpace) Mul(dst, src Block, cols []int) {
 
 func (s *hostSpace) MulRows(dst Block, rows Index, src Block, cols []int) {
 	d, x, idx := hb(dst), hb(src), rows.(*hostIndex).idx
-	checkRows("MulRows", d, len(idx))
-	checkRows("MulRows", x, s.n)
-	checkCols("MulRows", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("MulRows", d, len(idx), x, s.n, cols)
 	if k == 0 {
 		return
 	}
@@ -186,10 +189,7 @@ func (s *hostSpace) MulRows(dst Block, rows Index, src Block, cols []int) {
 
 func (s *hostSpace) MulCols(dst Block, rows Index, src Block, cols []int) {
 	d, x, idx := hb(dst), hb(src), rows.(*hostIndex).idx
-	checkRows("MulCols", d, s.n)
-	checkRows("MulCols", x, len(idx))
-	checkCols("MulCols", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("MulCols", d, s.n, x, len(idx), cols)
 	if k == 0 {
 		return
 	}
@@ -237,10 +237,7 @@ func (s *hostSpace) Solve(dst, a, src Block, cols []int) {
 	if !f.factored {
 		panic("solvers: Solve: the block is not factorised")
 	}
-	checkRows("Solve", d, f.r)
-	checkRows("Solve", x, f.r)
-	checkCols("Solve", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("Solve", d, f.r, x, f.r, cols)
 	if k == 0 {
 		return
 	}
@@ -260,10 +257,7 @@ func (s *hostSpace) Solve(dst, a, src Block, cols []int) {
 
 func (s *hostSpace) MulT(dst, x, y Block, cols []int) {
 	d, xb, yb := hb(dst), hb(x), hb(y)
-	checkRows("MulT", d, xb.c)
-	checkRows("MulT", yb, xb.r)
-	checkCols("MulT", d.c, yb)
-	k, all := sel(cols, d.c)
+	k, all := shapes("MulT", d, xb.c, yb, xb.r, cols)
 	if k == 0 {
 		return
 	}
@@ -277,10 +271,7 @@ func (s *hostSpace) MulT(dst, x, y Block, cols []int) {
 
 func (s *hostSpace) MulAdd(y Block, alpha float64, x, u Block, cols []int) {
 	yb, xb, ub := hb(y), hb(x), hb(u)
-	checkRows("MulAdd", yb, xb.r)
-	checkRows("MulAdd", ub, xb.c)
-	checkCols("MulAdd", yb.c, ub)
-	k, all := sel(cols, yb.c)
+	k, all := shapes("MulAdd", yb, xb.r, ub, xb.c, cols)
 	if k == 0 {
 		return
 	}
