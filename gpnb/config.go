@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/enum"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -42,20 +43,20 @@ const (
 	Pathwise
 )
 
-var estimatorNames = enumNames{"hutchinson", "exact", "pathwise"}
+var estimatorNames = enum.Names{"hutchinson", "exact", "pathwise"}
 
 // String returns "hutchinson", "exact" or "pathwise".
-func (g EstimatorKind) String() string { return estimatorNames.name(int(g), "EstimatorKind") }
+func (g EstimatorKind) String() string { return estimatorNames.Name(int(g), "EstimatorKind") }
 
 // MarshalText returns String().
 func (g EstimatorKind) MarshalText() ([]byte, error) {
-	return estimatorNames.marshal(int(g), "estimator")
+	return estimatorNames.Marshal(int(g), "estimator", errEnum)
 }
 
 // UnmarshalText parses hutchinson, exact or pathwise (case-insensitive;
 // "cholesky" is an alias of exact).
 func (g *EstimatorKind) UnmarshalText(b []byte) error {
-	return estimatorNames.unmarshal((*int)(g), b, "estimator", map[string]int{"cholesky": int(ExactGradient)})
+	return estimatorNames.Unmarshal((*int)(g), b, "estimator", errEnum, map[string]int{"cholesky": int(ExactGradient)})
 }
 
 // ProbeDist is the distribution of the Hutchinson probe vectors z_j, which
@@ -69,19 +70,19 @@ const (
 	Rademacher
 )
 
-var probeDistNames = enumNames{"gaussian", "rademacher"}
+var probeDistNames = enum.Names{"gaussian", "rademacher"}
 
 // String returns "gaussian" or "rademacher".
-func (p ProbeDist) String() string { return probeDistNames.name(int(p), "ProbeDist") }
+func (p ProbeDist) String() string { return probeDistNames.Name(int(p), "ProbeDist") }
 
 // MarshalText returns String().
 func (p ProbeDist) MarshalText() ([]byte, error) {
-	return probeDistNames.marshal(int(p), "probe distribution")
+	return probeDistNames.Marshal(int(p), "probe distribution", errEnum)
 }
 
 // UnmarshalText parses gaussian or rademacher ("normal" is an alias).
 func (p *ProbeDist) UnmarshalText(b []byte) error {
-	return probeDistNames.unmarshal((*int)(p), b, "probe distribution", map[string]int{"normal": int(Gaussian)})
+	return probeDistNames.Unmarshal((*int)(p), b, "probe distribution", errEnum, map[string]int{"normal": int(Gaussian)})
 }
 
 // ProbeMode says whether probes are drawn once or every step.
@@ -97,50 +98,23 @@ const (
 	ProbesResampled
 )
 
-var probeModeNames = enumNames{"auto", "fixed", "resampled"}
+var probeModeNames = enum.Names{"auto", "fixed", "resampled"}
+
+// errEnum is the error a bad name or value of the enumerations wraps.
+var errEnum = fmt.Errorf("gpnb: %w", ErrConfig)
 
 // String returns "auto", "fixed" or "resampled".
-func (p ProbeMode) String() string { return probeModeNames.name(int(p), "ProbeMode") }
+func (p ProbeMode) String() string { return probeModeNames.Name(int(p), "ProbeMode") }
 
 // MarshalText returns String().
-func (p ProbeMode) MarshalText() ([]byte, error) { return probeModeNames.marshal(int(p), "probe mode") }
+func (p ProbeMode) MarshalText() ([]byte, error) {
+	return probeModeNames.Marshal(int(p), "probe mode", errEnum)
+}
 
 // UnmarshalText parses auto, fixed or resampled ("true" and "false" are
 // aliases of fixed and resampled).
 func (p *ProbeMode) UnmarshalText(b []byte) error {
-	return probeModeNames.unmarshal((*int)(p), b, "probe mode", map[string]int{"true": int(ProbesFixed), "false": int(ProbesResampled)})
-}
-
-// enumNames spells the values 0, 1, ... of an enumeration.
-type enumNames []string
-
-func (e enumNames) name(v int, typ string) string {
-	if v >= 0 && v < len(e) {
-		return e[v]
-	}
-	return fmt.Sprintf("%s(%d)", typ, v)
-}
-
-func (e enumNames) marshal(v int, what string) ([]byte, error) {
-	if v < 0 || v >= len(e) {
-		return nil, fmt.Errorf("gpnb: %w: unknown %s %d: use one of %s", ErrConfig, what, v, strings.Join(e, ", "))
-	}
-	return []byte(e[v]), nil
-}
-
-func (e enumNames) unmarshal(dst *int, b []byte, what string, aliases map[string]int) error {
-	s := strings.ToLower(strings.TrimSpace(string(b)))
-	for i, n := range e {
-		if s == n {
-			*dst = i
-			return nil
-		}
-	}
-	if v, ok := aliases[s]; ok {
-		*dst = v
-		return nil
-	}
-	return fmt.Errorf("gpnb: %w: unknown %s %q: use one of %s", ErrConfig, what, b, strings.Join(e, ", "))
+	return probeModeNames.Unmarshal((*int)(p), b, "probe mode", errEnum, map[string]int{"true": int(ProbesFixed), "false": int(ProbesResampled)})
 }
 
 // Defaults of the zero fields of Config (the paper's values, appendix B),

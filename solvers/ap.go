@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpnb/gpnb/internal/enum"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -49,17 +50,19 @@ const (
 	PickAll
 )
 
-var apPickNames = enumNames{"unconverged", "all"}
+var apPickNames = enum.Names{"unconverged", "all"}
 
 // String returns "unconverged" or "all".
-func (p APPick) String() string { return apPickNames.name(int(p), "APPick") }
+func (p APPick) String() string { return apPickNames.Name(int(p), "APPick") }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (p APPick) MarshalText() ([]byte, error) { return apPickNames.marshal(int(p), "AP pick rule") }
+func (p APPick) MarshalText() ([]byte, error) {
+	return apPickNames.Marshal(int(p), "AP pick rule", ErrSettings)
+}
 
 // UnmarshalText parses unconverged or all (case-insensitive).
 func (p *APPick) UnmarshalText(b []byte) error {
-	return apPickNames.unmarshal((*int)(p), b, "AP pick rule")
+	return apPickNames.Unmarshal((*int)(p), b, "AP pick rule", ErrSettings, nil)
 }
 
 // APState is AP's method-specific state. The block factors are not part of

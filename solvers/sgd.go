@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gpnb/gpnb/internal/enum"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -130,21 +131,21 @@ const (
 	ResidualB
 )
 
-var residualStartNames = enumNames{"true", "b"}
+var residualStartNames = enum.Names{"true", "b"}
 
 // String returns "true" or "b".
 func (r SGDResidualStart) String() string {
-	return residualStartNames.name(int(r), "SGDResidualStart")
+	return residualStartNames.Name(int(r), "SGDResidualStart")
 }
 
 // MarshalText returns String(), or an error for an unknown value.
 func (r SGDResidualStart) MarshalText() ([]byte, error) {
-	return residualStartNames.marshal(int(r), "SGD residual start")
+	return residualStartNames.Marshal(int(r), "SGD residual start", ErrSettings)
 }
 
 // UnmarshalText parses true or b (case-insensitive).
 func (r *SGDResidualStart) UnmarshalText(b []byte) error {
-	return residualStartNames.unmarshal((*int)(r), b, "SGD residual start")
+	return residualStartNames.Unmarshal((*int)(r), b, "SGD residual start", ErrSettings, nil)
 }
 
 // SGDState is SGD's method-specific state.
