@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/floatbits"
 	"github.com/gpnb/gpnb/solvers"
 	"gonum.org/v1/gonum/mat"
 )
@@ -533,27 +534,15 @@ func TestSolversOnDeviceResumeBits(t *testing.T) {
 			for name, pair := range map[string][2][]float64{
 				"V": {got.V, full.V}, "R": {got.R, full.R}, "again V": {again.V, full.V}, "again R": {again.R, full.R},
 			} {
-				if !sameBits(pair[0], pair[1]) {
+				if !floatbits.Equal(pair[0], pair[1]) {
 					t.Errorf("%s differs in its bits", name)
 				}
 			}
-			if got.Iteration != full.Iteration || !sameBits(got.RelResiduals, full.RelResiduals) {
+			if got.Iteration != full.Iteration || !floatbits.Equal(got.RelResiduals, full.RelResiduals) {
 				t.Errorf("resumed: iteration %d residuals %v; uninterrupted: %d %v", got.Iteration, got.RelResiduals, full.Iteration, full.RelResiduals)
 			}
 		})
 	}
-}
-
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // A Space after Close: the methods with an error result return one, the

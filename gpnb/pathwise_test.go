@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/floatbits"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -315,7 +316,7 @@ func comparePathwise(t *testing.T, want, got *Optimiser) {
 	if ws.Pathwise == nil {
 		return
 	}
-	if !bitsEqual(ws.Pathwise.Noise, gs.Pathwise.Noise) || !bitsEqual(ws.Pathwise.Prior.Weights, gs.Pathwise.Prior.Weights) || !bitsEqual(ws.SolvedTheta, gs.SolvedTheta) {
+	if !floatbits.Equal(ws.Pathwise.Noise, gs.Pathwise.Noise) || !floatbits.Equal(ws.Pathwise.Prior.Weights, gs.Pathwise.Prior.Weights) || !floatbits.Equal(ws.SolvedTheta, gs.SolvedTheta) {
 		t.Fatal("draws or solved θ differ")
 	}
 	xs := want.Dataset().XTest
@@ -327,7 +328,7 @@ func comparePathwise(t *testing.T, want, got *Optimiser) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bitsEqual(pw.Samples.RawMatrix().Data, pg.Samples.RawMatrix().Data) || !bitsEqual(pw.Variance, pg.Variance) {
+	if !floatbits.Equal(pw.Samples.RawMatrix().Data, pg.Samples.RawMatrix().Data) || !floatbits.Equal(pw.Variance, pg.Variance) {
 		t.Fatal("posterior samples differ")
 	}
 }

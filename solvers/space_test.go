@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gpnb/gpnb/internal/floatbits"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
@@ -421,7 +422,7 @@ func TestSpaceTransfersScalarOnly(t *testing.T) {
 			if got := sp.downloaded - before; got != tc.vectors*n*m {
 				t.Fatalf("State downloaded %d values, want %d", got, tc.vectors*n*m)
 			}
-			if p.Iteration != st.Iteration || p.Converged != st.Converged || p.Work != st.Work || !sameBits(p.RelResiduals, st.RelResiduals) || fmt.Sprint(p.ColumnConverged) != fmt.Sprint(st.ColumnConverged) {
+			if p.Iteration != st.Iteration || p.Converged != st.Converged || p.Work != st.Work || !floatbits.Equal(p.RelResiduals, st.RelResiduals) || fmt.Sprint(p.ColumnConverged) != fmt.Sprint(st.ColumnConverged) {
 				t.Fatalf("Progress %+v disagrees with State", p)
 			}
 			// The downloaded State is the true one: R = B − HV up to
@@ -444,7 +445,7 @@ func TestSpaceTransfersScalarOnly(t *testing.T) {
 			if !sv.Done() || !errors.Is(sv.Iterate(), ErrClosed) {
 				t.Fatal("Iterate after Close must return ErrClosed")
 			}
-			if after := sv.State(); !sameBits(after.V, snap.V) || !sameBits(after.R, snap.R) {
+			if after := sv.State(); !floatbits.Equal(after.V, snap.V) || !floatbits.Equal(after.R, snap.R) {
 				t.Fatal("State after Close lost the vectors")
 			}
 		})
@@ -472,7 +473,7 @@ func TestSpaceStateFollowsIterations(t *testing.T) {
 			if err := dev.Iterate(); err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(host.State().V, dev.State().V) || !sameBits(host.State().R, dev.State().R) {
+			if !floatbits.Equal(host.State().V, dev.State().V) || !floatbits.Equal(host.State().R, dev.State().R) {
 				t.Fatalf("%s: iteration %d: the device-like space's State differs from the host's", m.Name(), i+1)
 			}
 		}
