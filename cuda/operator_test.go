@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/gptest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -60,20 +61,7 @@ func relErrVec(got, want []float64) float64 {
 
 // explicitH is H = K + σ²I from kernel.Kernel.At, the independent
 // reference.
-func explicitH(x *mat.Dense, k kernel.Kernel) *mat.Dense {
-	n, _ := x.Dims()
-	h := mat.NewDense(n, n, nil)
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			v := k.At(x.RawRowView(a), x.RawRowView(b))
-			if a == b {
-				v += k.Hyper.Noise * k.Hyper.Noise
-			}
-			h.Set(a, b, v)
-		}
-	}
-	return h
-}
+func explicitH(x *mat.Dense, k kernel.Kernel) *mat.Dense { return gptest.H(x, k, k.Hyper.Noise) }
 
 type opCase struct {
 	name string

@@ -14,30 +14,14 @@ import (
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/internal/floatbits"
+	"github.com/gpnb/gpnb/internal/gptest"
 	"github.com/gpnb/gpnb/solvers"
 )
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }
 
 // explicitDH returns ∂H/∂θ_k for every k as explicit n×n matrices.
-func explicitDH(X *mat.Dense, k kernel.Kernel) []*mat.Dense {
-	n, d := X.Dims()
-	out := make([]*mat.Dense, d+2)
-	for i := range out {
-		out[i] = mat.NewDense(n, n, nil)
-	}
-	g := make([]float64, d+1)
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			k.GradAt(g, X.RawRowView(a), X.RawRowView(b))
-			for i, v := range g {
-				out[i].Set(a, b, v)
-			}
-		}
-		out[d+1].Set(a, a, 2*k.Hyper.Noise)
-	}
-	return out
-}
+func explicitDH(X *mat.Dense, k kernel.Kernel) []*mat.Dense { return gptest.DH(X, k, k.Hyper.Noise) }
 
 // TestHutchinsonExplicit checks the estimator (eq. 4 with eq. 5) against
 // explicit matrices: ½αᵀ∂Hα − (1/2s)Σ z_jᵀH⁻¹∂H z_j, with the probes the

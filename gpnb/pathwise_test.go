@@ -14,31 +14,15 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-// denseH returns H = K(X,X) + σ²I entry by entry from kernel.Kernel.At.
-func denseH(x *mat.Dense, k kernel.Kernel) *mat.SymDense {
-	n, _ := x.Dims()
-	h := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := k.At(x.RawRowView(i), x.RawRowView(j))
-			if i == j {
-				v += k.Hyper.Noise * k.Hyper.Noise
-			}
-			h.SetSym(i, j, v)
-		}
-	}
-	return h
-}
-
 // quadDH returns Σ_j u_jᵀ(∂H/∂θ_c)u_j for the columns u_j of u, with ∂H/∂θ_c
-// by central differences of denseH in θ_c = (ℓ_1..ℓ_d, s, σ)_c.
+// by central differences of explicitH in θ_c = (ℓ_1..ℓ_d, s, σ)_c.
 func quadDH(x *mat.Dense, k kernel.Kernel, c int, u *mat.Dense) float64 {
 	th := k.Hyper.Vector()
 	step := 1e-5 * th[c]
 	at := func(v float64) *mat.SymDense {
 		t := append([]float64(nil), th...)
 		t[c] = v
-		return denseH(x, kernel.Kernel{Family: k.Family, Hyper: kernel.HyperFromVector(t)})
+		return explicitH(x, kernel.Kernel{Family: k.Family, Hyper: kernel.HyperFromVector(t)})
 	}
 	hp, hm := at(th[c]+step), at(th[c]-step)
 	var d mat.Dense
@@ -91,7 +75,7 @@ func TestPathwiseGradientFormula(t *testing.T) {
 		}
 	}
 	var ch mat.Cholesky
-	if !ch.Factorize(denseH(ds.XTrain, k)) {
+	if !ch.Factorize(explicitH(ds.XTrain, k)) {
 		t.Fatal("H not positive definite")
 	}
 	var v mat.Dense

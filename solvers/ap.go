@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gpnb/gpnb/internal/enum"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/enum"
 )
 
 // DefaultBlockSize is AP's block size in the paper (appendix B).

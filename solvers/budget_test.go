@@ -7,8 +7,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gpnb/gpnb/internal/floatbits"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/floatbits"
 )
 
 // TestBudget: under Settings.Budget no solve spends more epochs than the

@@ -5,8 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gpnb/gpnb/internal/enum"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/enum"
 )
 
 // Defaults of SGD.

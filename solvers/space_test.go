@@ -9,10 +9,11 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/gpnb/gpnb/internal/floatbits"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/floatbits"
 )
 
 // colSpace is a device-like Space for tests: it keeps its blocks
