@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 )
@@ -33,6 +34,21 @@ type mllResult struct {
 	Grad    mllGrad `json:"grad"`
 }
 
+// loadRun loads the dataset the data flags name, and the configuration the
+// run flags give for it with its initial kernel: the inputs of the commands
+// that work at one θ (mll, solve).
+func loadRun(df *dataFlags, rf *runFlags) (*data.Dataset, gpnb.Config, kernel.Kernel, error) {
+	ds, err := df.load()
+	if err != nil {
+		return nil, gpnb.Config{}, kernel.Kernel{}, err
+	}
+	cfg, err := rf.config(ds.Name, ds.D())
+	if err != nil {
+		return nil, gpnb.Config{}, kernel.Kernel{}, err
+	}
+	return ds, cfg, kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}, nil
+}
+
 func runMLL(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mll", "--data D [--split K] [--subset N] [--kernel matern32] [--noise S] [--signal S] [--lengthscales l1,l2,...] [--json -|FILE]", stderr)
 	var df dataFlags
@@ -43,15 +59,10 @@ func runMLL(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ds, err := df.load()
+	ds, _, k, err := loadRun(&df, &rf)
 	if err != nil {
 		return err
 	}
-	cfg, err := rf.config(ds.Name, ds.D())
-	if err != nil {
-		return err
-	}
-	k := kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	e, err := gpnb.NewExact(ds.XTrain, ds.YTrain, k)
 	if err != nil {
 		return err
