@@ -43,21 +43,18 @@ const (
 	Pathwise
 )
 
-var estimatorNames = enum.Names{"hutchinson", "exact", "pathwise"}
+var estimatorNames = enum.Enum[EstimatorKind]{Type: "EstimatorKind", What: "estimator", Err: errEnum, Names: []string{"hutchinson", "exact", "pathwise"},
+	Aliases: map[string]EstimatorKind{"cholesky": ExactGradient}}
 
 // String returns "hutchinson", "exact" or "pathwise".
-func (g EstimatorKind) String() string { return estimatorNames.Name(int(g), "EstimatorKind") }
+func (g EstimatorKind) String() string { return estimatorNames.Name(g) }
 
 // MarshalText returns String().
-func (g EstimatorKind) MarshalText() ([]byte, error) {
-	return estimatorNames.Marshal(int(g), "estimator", errEnum)
-}
+func (g EstimatorKind) MarshalText() ([]byte, error) { return estimatorNames.Marshal(g) }
 
 // UnmarshalText parses hutchinson, exact or pathwise (case-insensitive;
 // "cholesky" is an alias of exact).
-func (g *EstimatorKind) UnmarshalText(b []byte) error {
-	return estimatorNames.Unmarshal((*int)(g), b, "estimator", errEnum, map[string]int{"cholesky": int(ExactGradient)})
-}
+func (g *EstimatorKind) UnmarshalText(b []byte) error { return estimatorNames.Unmarshal(g, b) }
 
 // ProbeDist is the distribution of the Hutchinson probe vectors z_j, which
 // must satisfy E[z zᵀ] = I.
@@ -70,20 +67,17 @@ const (
 	Rademacher
 )
 
-var probeDistNames = enum.Names{"gaussian", "rademacher"}
+var probeDistNames = enum.Enum[ProbeDist]{Type: "ProbeDist", What: "probe distribution", Err: errEnum, Names: []string{"gaussian", "rademacher"},
+	Aliases: map[string]ProbeDist{"normal": Gaussian}}
 
 // String returns "gaussian" or "rademacher".
-func (p ProbeDist) String() string { return probeDistNames.Name(int(p), "ProbeDist") }
+func (p ProbeDist) String() string { return probeDistNames.Name(p) }
 
 // MarshalText returns String().
-func (p ProbeDist) MarshalText() ([]byte, error) {
-	return probeDistNames.Marshal(int(p), "probe distribution", errEnum)
-}
+func (p ProbeDist) MarshalText() ([]byte, error) { return probeDistNames.Marshal(p) }
 
 // UnmarshalText parses gaussian or rademacher ("normal" is an alias).
-func (p *ProbeDist) UnmarshalText(b []byte) error {
-	return probeDistNames.Unmarshal((*int)(p), b, "probe distribution", errEnum, map[string]int{"normal": int(Gaussian)})
-}
+func (p *ProbeDist) UnmarshalText(b []byte) error { return probeDistNames.Unmarshal(p, b) }
 
 // ProbeMode says whether probes are drawn once or every step.
 type ProbeMode int
@@ -98,24 +92,21 @@ const (
 	ProbesResampled
 )
 
-var probeModeNames = enum.Names{"auto", "fixed", "resampled"}
+var probeModeNames = enum.Enum[ProbeMode]{Type: "ProbeMode", What: "probe mode", Err: errEnum, Names: []string{"auto", "fixed", "resampled"},
+	Aliases: map[string]ProbeMode{"true": ProbesFixed, "false": ProbesResampled}}
 
 // errEnum is the error a bad name or value of the enumerations wraps.
 var errEnum = fmt.Errorf("gpnb: %w", ErrConfig)
 
 // String returns "auto", "fixed" or "resampled".
-func (p ProbeMode) String() string { return probeModeNames.Name(int(p), "ProbeMode") }
+func (p ProbeMode) String() string { return probeModeNames.Name(p) }
 
 // MarshalText returns String().
-func (p ProbeMode) MarshalText() ([]byte, error) {
-	return probeModeNames.Marshal(int(p), "probe mode", errEnum)
-}
+func (p ProbeMode) MarshalText() ([]byte, error) { return probeModeNames.Marshal(p) }
 
 // UnmarshalText parses auto, fixed or resampled ("true" and "false" are
 // aliases of fixed and resampled).
-func (p *ProbeMode) UnmarshalText(b []byte) error {
-	return probeModeNames.Unmarshal((*int)(p), b, "probe mode", errEnum, map[string]int{"true": int(ProbesFixed), "false": int(ProbesResampled)})
-}
+func (p *ProbeMode) UnmarshalText(b []byte) error { return probeModeNames.Unmarshal(p, b) }
 
 // Defaults of the zero fields of Config (the paper's values, appendix B),
 // and the evaluation's.

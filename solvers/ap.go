@@ -51,20 +51,16 @@ const (
 	PickAll
 )
 
-var apPickNames = enum.Names{"unconverged", "all"}
+var apPickNames = enum.Enum[APPick]{Type: "APPick", What: "AP pick rule", Err: ErrSettings, Names: []string{"unconverged", "all"}}
 
 // String returns "unconverged" or "all".
-func (p APPick) String() string { return apPickNames.Name(int(p), "APPick") }
+func (p APPick) String() string { return apPickNames.Name(p) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (p APPick) MarshalText() ([]byte, error) {
-	return apPickNames.Marshal(int(p), "AP pick rule", ErrSettings)
-}
+func (p APPick) MarshalText() ([]byte, error) { return apPickNames.Marshal(p) }
 
 // UnmarshalText parses unconverged or all (case-insensitive).
-func (p *APPick) UnmarshalText(b []byte) error {
-	return apPickNames.Unmarshal((*int)(p), b, "AP pick rule", ErrSettings, nil)
-}
+func (p *APPick) UnmarshalText(b []byte) error { return apPickNames.Unmarshal(p, b) }
 
 // APState is AP's method-specific state. The block factors are not part of
 // it: block b's factor is computed the first time b is picked (so it has

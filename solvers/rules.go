@@ -29,20 +29,16 @@ const (
 	ProbeMean
 )
 
-var probeRuleNames = enum.Names{"each", "mean"}
+var probeRuleNames = enum.Enum[ProbeRule]{Type: "ProbeRule", What: "probe rule", Err: ErrSettings, Names: []string{"each", "mean"}}
 
 // String returns "each" or "mean".
-func (p ProbeRule) String() string { return probeRuleNames.Name(int(p), "ProbeRule") }
+func (p ProbeRule) String() string { return probeRuleNames.Name(p) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (p ProbeRule) MarshalText() ([]byte, error) {
-	return probeRuleNames.Marshal(int(p), "probe rule", ErrSettings)
-}
+func (p ProbeRule) MarshalText() ([]byte, error) { return probeRuleNames.Marshal(p) }
 
 // UnmarshalText parses each or mean (case-insensitive).
-func (p *ProbeRule) UnmarshalText(b []byte) error {
-	return probeRuleNames.Unmarshal((*int)(p), b, "probe rule", ErrSettings, nil)
-}
+func (p *ProbeRule) UnmarshalText(b []byte) error { return probeRuleNames.Unmarshal(p, b) }
 
 // Freeze says whether CG and SGD stop working on a column once it meets its
 // own tolerance. AP updates every column at every block update, so it has
@@ -60,20 +56,16 @@ const (
 	FreezeJoint
 )
 
-var freezeNames = enum.Names{"column", "joint"}
+var freezeNames = enum.Enum[Freeze]{Type: "Freeze", What: "freeze rule", Err: ErrSettings, Names: []string{"column", "joint"}}
 
 // String returns "column" or "joint".
-func (f Freeze) String() string { return freezeNames.Name(int(f), "Freeze") }
+func (f Freeze) String() string { return freezeNames.Name(f) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (f Freeze) MarshalText() ([]byte, error) {
-	return freezeNames.Marshal(int(f), "freeze rule", ErrSettings)
-}
+func (f Freeze) MarshalText() ([]byte, error) { return freezeNames.Marshal(f) }
 
 // UnmarshalText parses column or joint (case-insensitive).
-func (f *Freeze) UnmarshalText(b []byte) error {
-	return freezeNames.Unmarshal((*int)(f), b, "freeze rule", ErrSettings, nil)
-}
+func (f *Freeze) UnmarshalText(b []byte) error { return freezeNames.Unmarshal(f, b) }
 
 // met reports whether the relative residuals rel (column 0 the mean system,
 // the others probes) meet the stopping rule: column 0 below RelTolMean, and

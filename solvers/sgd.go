@@ -132,22 +132,16 @@ const (
 	ResidualB
 )
 
-var residualStartNames = enum.Names{"true", "b"}
+var residualStartNames = enum.Enum[SGDResidualStart]{Type: "SGDResidualStart", What: "SGD residual start", Err: ErrSettings, Names: []string{"true", "b"}}
 
 // String returns "true" or "b".
-func (r SGDResidualStart) String() string {
-	return residualStartNames.Name(int(r), "SGDResidualStart")
-}
+func (r SGDResidualStart) String() string { return residualStartNames.Name(r) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (r SGDResidualStart) MarshalText() ([]byte, error) {
-	return residualStartNames.Marshal(int(r), "SGD residual start", ErrSettings)
-}
+func (r SGDResidualStart) MarshalText() ([]byte, error) { return residualStartNames.Marshal(r) }
 
 // UnmarshalText parses true or b (case-insensitive).
-func (r *SGDResidualStart) UnmarshalText(b []byte) error {
-	return residualStartNames.Unmarshal((*int)(r), b, "SGD residual start", ErrSettings, nil)
-}
+func (r *SGDResidualStart) UnmarshalText(b []byte) error { return residualStartNames.Unmarshal(r, b) }
 
 // SGDState is SGD's method-specific state.
 type SGDState struct {

@@ -6,42 +6,45 @@ import (
 	"testing"
 )
 
+type colour int
+
 var errKind = errors.New("invalid thing")
 
-func TestNamesRoundTrip(t *testing.T) {
-	e := Names{"red", "green"}
-	for v := range e {
-		b, err := e.Marshal(v, "colour", errKind)
+var colours = Enum[colour]{Type: "colour", What: "colour", Err: errKind, Names: []string{"red", "green"}, Aliases: map[string]colour{"verde": 1}}
+
+func TestEnumRoundTrip(t *testing.T) {
+	for v := range colour(len(colours.Names)) {
+		b, err := colours.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := -1
-		if err := e.Unmarshal(&got, b, "colour", errKind, nil); err != nil || got != v {
+		got := colour(-1)
+		if err := colours.Unmarshal(&got, b); err != nil || got != v {
 			t.Errorf("Unmarshal(%q) = %d, %v; want %d", b, got, err, v)
 		}
 	}
-	got := -1
-	if err := e.Unmarshal(&got, []byte(" GREEN "), "colour", errKind, nil); err != nil || got != 1 {
+	var got colour
+	if err := colours.Unmarshal(&got, []byte(" GREEN ")); err != nil || got != 1 {
 		t.Errorf("Unmarshal(\" GREEN \") = %d, %v; want 1 (case and spaces ignored)", got, err)
 	}
-	if err := e.Unmarshal(&got, []byte("verde"), "colour", errKind, map[string]int{"verde": 1}); err != nil || got != 1 {
+	got = 0
+	if err := colours.Unmarshal(&got, []byte("verde")); err != nil || got != 1 {
 		t.Errorf("Unmarshal of an alias = %d, %v; want 1", got, err)
 	}
-	if s := e.Name(1, "Colour"); s != "green" {
+	if s := colours.Name(1); s != "green" {
 		t.Errorf("Name(1) = %q", s)
 	}
-	if s := e.Name(5, "Colour"); s != "Colour(5)" {
-		t.Errorf("Name(5) = %q, want Colour(5)", s)
+	if s := colours.Name(5); s != "colour(5)" {
+		t.Errorf("Name(5) = %q, want colour(5)", s)
 	}
 }
 
-func TestNamesErrors(t *testing.T) {
-	e := Names{"red", "green"}
-	if _, err := e.Marshal(2, "colour", errKind); !errors.Is(err, errKind) || err.Error() != "invalid thing: unknown colour 2: use one of red, green" {
+func TestEnumErrors(t *testing.T) {
+	if _, err := colours.Marshal(2); !errors.Is(err, errKind) || err.Error() != "invalid thing: unknown colour 2: use one of red, green" {
 		t.Errorf("Marshal(2) error = %v", err)
 	}
-	got := 7
-	err := e.Unmarshal(&got, []byte("blue"), "colour", errKind, nil)
+	got := colour(7)
+	err := colours.Unmarshal(&got, []byte("blue"))
 	if !errors.Is(err, errKind) || !strings.Contains(err.Error(), `unknown colour "blue": use one of red, green`) || got != 7 {
 		t.Errorf("Unmarshal(blue) = %d, %v; want an error and dst unchanged", got, err)
 	}
