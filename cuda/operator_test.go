@@ -108,25 +108,38 @@ func cases() []opCase {
 func pair(t *testing.T, c opCase, seed uint64) (*Operator, *kernel.Operator, *mat.Dense, *rand.Rand) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	x := randDense(rng, c.n, c.d, 1)
-	// Duplicate rows: r = 0 off the diagonal must behave.
-	for j := 0; j < c.d; j++ {
-		x.Set(c.n-1, j, x.At(0, j))
+	x := inputs(rng, c.n, c.d)
+	g, cpu := operators(t, x, testKernel(c.fam, c.d, rng), Options{Mode: c.mode, Precision: c.prec})
+	if g.Mode() != c.mode {
+		t.Fatalf("Mode = %v, want %v", g.Mode(), c.mode)
 	}
-	k := testKernel(c.fam, c.d, rng)
-	g, err := NewOperator(x, k, Options{Mode: c.mode, Precision: c.prec})
+	return g, cpu, x, rng
+}
+
+// inputs returns random n×d inputs whose last row repeats the first: r = 0
+// off the diagonal must behave.
+func inputs(rng *rand.Rand, n, d int) *mat.Dense {
+	x := randDense(rng, n, d, 1)
+	for j := 0; j < d; j++ {
+		x.Set(n-1, j, x.At(0, j))
+	}
+	return x
+}
+
+// operators makes the GPU operator with opt (closed when the test ends)
+// and the dense CPU operator, its reference, for the same X and kernel.
+func operators(t *testing.T, x *mat.Dense, k kernel.Kernel, opt Options) (*Operator, *kernel.Operator) {
+	t.Helper()
+	g, err := NewOperator(x, k, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	if g.Mode() != c.mode {
-		t.Fatalf("Mode = %v, want %v", g.Mode(), c.mode)
-	}
 	cpu, err := kernel.NewOperator(x, k, kernel.Options{Mode: kernel.ModeDense})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, cpu, x, rng
+	return g, cpu
 }
 
 // Every product of the GPU operator against the CPU operator, and MulTo
