@@ -34,19 +34,14 @@ type mllResult struct {
 	Grad    mllGrad `json:"grad"`
 }
 
-// loadRun loads the dataset the data flags name, and the configuration the
-// run flags give for it with its initial kernel: the inputs of the commands
-// that work at one θ (mll, solve).
-func loadRun(df *dataFlags, rf *runFlags) (*data.Dataset, gpnb.Config, kernel.Kernel, error) {
-	ds, err := df.load()
-	if err != nil {
-		return nil, gpnb.Config{}, kernel.Kernel{}, err
+// loadRun loads the dataset the data flags name, the configuration the run
+// flags give for it and its initial kernel: what mll and solve work on.
+func loadRun(df *dataFlags, rf *runFlags) (ds *data.Dataset, cfg gpnb.Config, k kernel.Kernel, err error) {
+	if ds, err = df.load(); err == nil {
+		cfg, err = rf.config(ds.Name, ds.D())
+		k = kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	}
-	cfg, err := rf.config(ds.Name, ds.D())
-	if err != nil {
-		return nil, gpnb.Config{}, kernel.Kernel{}, err
-	}
-	return ds, cfg, kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}, nil
+	return ds, cfg, k, err
 }
 
 func runMLL(args []string, stdout, stderr io.Writer) error {

@@ -136,16 +136,15 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// required prints that the flag (its name and, for the message, what it
-// takes: "in DIR") is required and the usage, and returns errUsage, when
-// its value is empty; otherwise nil.
+// required prints that --name (with what it takes: "in DIR") is required,
+// and the usage, and returns errUsage when value is empty.
 func required(fs *flag.FlagSet, name, value string) error {
-	if value != "" {
-		return nil
+	if value == "" {
+		fmt.Fprintf(fs.Output(), "%s: --%s is required\n", fs.Name(), name)
+		fs.Usage()
+		return errUsage
 	}
-	fmt.Fprintf(fs.Output(), "%s: --%s is required\n", fs.Name(), name)
-	fs.Usage()
-	return errUsage
+	return nil
 }
 
 // parseFlags parses args. A bad value of a known flag is an error naming
