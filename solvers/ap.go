@@ -134,12 +134,9 @@ func (m AP) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.initialResidual(V0 == nil); err != nil {
-		_ = a.sp.Close()
+	if err := a.finishStart(V0 == nil, nil); err != nil {
 		return nil, err
 	}
-	st.Converged = a.met()
-	a.record()
 	return a, nil
 }
 

@@ -252,12 +252,9 @@ func (m SGD) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.initialResidual(V0 == nil || m.ResidualStart == ResidualB); err != nil {
-		_ = g.sp.Close()
+	if err := g.finishStart(V0 == nil || m.ResidualStart == ResidualB, nil); err != nil {
 		return nil, err
 	}
-	st.Converged = g.met()
-	g.record()
 	return g, nil
 }
 
