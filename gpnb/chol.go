@@ -1,10 +1,11 @@
 package gpnb
 
 import (
-	"github.com/gpnb/gpnb/gpnb/kernel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
 // cholBlock is the block size of choleskyUpper: its trailing updates are
