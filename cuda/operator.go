@@ -378,25 +378,9 @@ func (o *Operator) ready() error {
 	return nil
 }
 
-// checkDims panics unless dst is r×c; an empty dst is resized (as gonum and
-// the CPU operator do).
-func checkDims(method string, dst *mat.Dense, r, c int) {
-	if dst.IsEmpty() && r > 0 && c > 0 {
-		dst.ReuseAs(r, c)
-		return
-	}
-	if dr, dc := dst.Dims(); dr != r || dc != c {
-		panic(fmt.Sprintf("cuda: %s: dst is %d×%d, want %d×%d", method, dr, dc, r, c))
-	}
-}
-
-func checkIdx(method string, idx []int, n int) {
-	for _, i := range idx {
-		if i < 0 || i >= n {
-			panic(fmt.Sprintf("cuda: %s: index %d out of range [0,%d)", method, i, n))
-		}
-	}
-}
+// check validates the arguments of o's GramOperator methods, with the CPU
+// operator's rules and messages.
+func (o *Operator) check() kernel.ArgCheck { return kernel.ArgCheck{Pkg: "cuda", N: o.n, D: o.d} }
 
 func roundUp(m, q int) int { return (m + q - 1) / q * q }
 
@@ -513,21 +497,13 @@ func (o *Operator) colsK(out, idx uintptr, nidx int, d uintptr, ld int, cols uin
 		v: d, ldv: ld, vcols: cols, k: k, out: out, ldo: ld}
 }
 
-// MulTo sets dst = H·V = K·V + σ²V, where V and dst are n×m. dst must be
-// n×m or empty (then it is resized) and must not be V.
-func (o *Operator) MulTo(dst, v *mat.Dense) {
-	n := o.n
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("cuda: MulTo: V has %d rows, want %d", vr, n))
-	}
-	checkDims("MulTo", dst, n, vc)
-	if dst == v {
-		panic("cuda: MulTo: dst and V are the same matrix")
-	}
-	if vc == 0 {
-		return
-	}
+// runDense runs one product of the right-hand sides v on the device and
+// copies its result, rows×(v's columns), into dst: v goes to o.dV and, when
+// idx is not nil, the indices to o.dRows; prod then describes the product
+// from those buffers into o.dOut. A failure is kept and fills dst (see
+// fail); runDense reports whether the product was made.
+func (o *Operator) runDense(method string, dst, v *mat.Dense, idx []int, rows int, prod func() product) bool {
+	_, m := v.Dims()
 	err := func() error {
 		if err := o.ready(); err != nil {
 			return err
@@ -535,16 +511,35 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
 			return err
 		}
-		if err := o.dOut.ensure(o.drv, int64(n)*int64(vc)*8, "the product"); err != nil {
+		if idx != nil {
+			if err := o.putIdx(&o.dRows, idx); err != nil {
+				return err
+			}
+		}
+		if err := o.dOut.ensure(o.drv, int64(rows)*int64(m)*8, "the product"); err != nil {
 			return err
 		}
-		if err := o.runProduct(o.mulH(o.dOut.p, o.dV.p, vc, 0, vc)); err != nil {
+		if err := o.runProduct(prod()); err != nil {
 			return err
 		}
 		return o.get(dst.RawMatrix(), &o.dOut)
 	}()
 	if err != nil {
-		o.fail("MulTo", err, fillDense(dst))
+		o.fail(method, err, fillDense(dst))
+		return false
+	}
+	return true
+}
+
+// MulTo sets dst = H·V = K·V + σ²V, where V and dst are n×m. dst must be
+// n×m or empty (then it is resized) and must not be V.
+func (o *Operator) MulTo(dst, v *mat.Dense) {
+	n := o.n
+	vc := o.check().MulTo(dst, v)
+	if vc == 0 {
+		return
+	}
+	if !o.runDense("MulTo", dst, v, nil, n, func() product { return o.mulH(o.dOut.p, o.dV.p, vc, 0, vc) }) {
 		return
 	}
 	o.products += int64(vc)
@@ -553,39 +548,12 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 
 // RowsMulTo sets dst = H[idx,:]·V, where V is n×m and dst is len(idx)×m.
 func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
-	n := o.n
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("cuda: RowsMulTo: V has %d rows, want %d", vr, n))
-	}
-	checkIdx("RowsMulTo", idx, n)
-	if len(idx) == 0 {
-		return
-	}
-	checkDims("RowsMulTo", dst, len(idx), vc)
+	vc := o.check().RowsMulTo(dst, idx, v)
 	if vc == 0 {
 		return
 	}
-	err := func() error {
-		if err := o.ready(); err != nil {
-			return err
-		}
-		if err := o.put(&o.dV, v.RawMatrix(), "the right-hand sides"); err != nil {
-			return err
-		}
-		if err := o.putIdx(&o.dRows, idx); err != nil {
-			return err
-		}
-		if err := o.dOut.ensure(o.drv, int64(len(idx))*int64(vc)*8, "the product"); err != nil {
-			return err
-		}
-		if err := o.runProduct(o.rowsH(o.dOut.p, o.dRows.p, len(idx), o.dV.p, vc, 0, vc)); err != nil {
-			return err
-		}
-		return o.get(dst.RawMatrix(), &o.dOut)
-	}()
-	if err != nil {
-		o.fail("RowsMulTo", err, fillDense(dst))
+	rows := func() product { return o.rowsH(o.dOut.p, o.dRows.p, len(idx), o.dV.p, vc, 0, vc) }
+	if !o.runDense("RowsMulTo", dst, v, idx, len(idx), rows) {
 		return
 	}
 	o.rows += int64(len(idx))
@@ -594,15 +562,7 @@ func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
 // ColsMulTo sets dst = H[:,idx]·D, where D is len(idx)×m and dst is n×m.
 func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 	n := o.n
-	dr, dc := d.Dims()
-	if dr != len(idx) {
-		panic(fmt.Sprintf("cuda: ColsMulTo: D has %d rows, want len(idx) = %d", dr, len(idx)))
-	}
-	checkIdx("ColsMulTo", idx, n)
-	checkDims("ColsMulTo", dst, n, dc)
-	if dst == d {
-		panic("cuda: ColsMulTo: dst and D are the same matrix")
-	}
+	dc := o.check().ColsMulTo(dst, idx, d)
 	if dc == 0 {
 		return
 	}
@@ -610,26 +570,8 @@ func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
 		dst.Zero()
 		return
 	}
-	err := func() error {
-		if err := o.ready(); err != nil {
-			return err
-		}
-		if err := o.put(&o.dV, d.RawMatrix(), "the right-hand sides"); err != nil {
-			return err
-		}
-		if err := o.putIdx(&o.dRows, idx); err != nil {
-			return err
-		}
-		if err := o.dOut.ensure(o.drv, int64(n)*int64(dc)*8, "the product"); err != nil {
-			return err
-		}
-		if err := o.runProduct(o.colsK(o.dOut.p, o.dRows.p, len(idx), o.dV.p, dc, 0, dc)); err != nil {
-			return err
-		}
-		return o.get(dst.RawMatrix(), &o.dOut)
-	}()
-	if err != nil {
-		o.fail("ColsMulTo", err, fillDense(dst))
+	cols := func() product { return o.colsK(o.dOut.p, o.dRows.p, len(idx), o.dV.p, dc, 0, dc) }
+	if !o.runDense("ColsMulTo", dst, d, idx, n, cols) {
 		return
 	}
 	// σ²·D scattered to rows idx, in order (repeated indices add up), as
@@ -662,16 +604,9 @@ func (o *Operator) principal(out, idx uintptr, m int) error {
 
 // BlockTo sets dst = H[idx,idx]. An empty dst is resized to len(idx).
 func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
-	checkIdx("BlockTo", idx, o.n)
-	m := len(idx)
+	m := o.check().BlockTo(dst, idx)
 	if m == 0 {
 		return
-	}
-	if dst.IsEmpty() {
-		dst.ReuseAsSym(m)
-	}
-	if dm := dst.SymmetricDim(); dm != m {
-		panic(fmt.Sprintf("cuda: BlockTo: dst is %d×%d, want %d×%d", dm, dm, m, m))
 	}
 	S := dst.RawSymmetric()
 	err := func() error {
@@ -711,9 +646,7 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 
 // DiagTo sets dst[i] = H_ii = s² + σ² for i < n; len(dst) must be ≥ n.
 func (o *Operator) DiagTo(dst []float64) {
-	if len(dst) < o.n {
-		panic(fmt.Sprintf("cuda: DiagTo: len(dst) = %d, want ≥ %d", len(dst), o.n))
-	}
+	o.check().DiagTo(dst)
 	v := o.k.Hyper.Signal*o.k.Hyper.Signal + o.NoiseVariance()
 	for i := range dst[:o.n] {
 		dst[i] = v
@@ -725,15 +658,7 @@ func (o *Operator) DiagTo(dst []float64) {
 // Rows of Xs that are not finite give non-finite rows of dst.
 func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 	n, d := o.n, o.d
-	ns, xd := xs.Dims()
-	if xd != d {
-		panic(fmt.Sprintf("cuda: CrossMulTo: Xs has %d columns, want %d", xd, d))
-	}
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("cuda: CrossMulTo: V has %d rows, want %d", vr, n))
-	}
-	checkDims("CrossMulTo", dst, ns, vc)
+	ns, vc := o.check().CrossMulTo(dst, xs, v)
 	if vc == 0 || ns == 0 {
 		return
 	}
@@ -776,12 +701,7 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 // directly). len(dst) must be d+2.
 func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 	n := o.n
-	ar, ac := a.Dims()
-	br, bc := b.Dims()
-	if ar != n || br != n || ac != bc {
-		panic(fmt.Sprintf("cuda: Reduce: A is %d×%d and B is %d×%d, want both n×c with n = %d", ar, ac, br, bc, n))
-	}
-	o.checkReduceDst("Reduce", dst)
+	ac := o.check().Reduce(dst, a, b)
 	A, B := a.RawMatrix(), b.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -822,10 +742,7 @@ func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 // ReduceDense is Reduce with an explicit n×n W.
 func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 	n := o.n
-	if r, c := w.Dims(); r != n || c != n {
-		panic(fmt.Sprintf("cuda: ReduceDense: W is %d×%d, want %d×%d", r, c, n, n))
-	}
-	o.checkReduceDst("ReduceDense", dst)
+	o.check().ReduceDense(dst, w)
 	W := w.RawMatrix()
 	var tr float64
 	for i := 0; i < n; i++ {
@@ -846,12 +763,6 @@ func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 		return
 	}
 	o.finishReduce(dst, tr)
-}
-
-func (o *Operator) checkReduceDst(method string, dst []float64) {
-	if len(dst) != o.d+2 {
-		panic(fmt.Sprintf("cuda: %s: len(dst) = %d, want d+2 = %d", method, len(dst), o.d+2))
-	}
 }
 
 // reduce runs one reduction pass (A·Bᵀ with cp columns, or the dense W

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/gptest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -60,20 +61,7 @@ func relErrVec(got, want []float64) float64 {
 
 // explicitH is H = K + σ²I from kernel.Kernel.At, the independent
 // reference.
-func explicitH(x *mat.Dense, k kernel.Kernel) *mat.Dense {
-	n, _ := x.Dims()
-	h := mat.NewDense(n, n, nil)
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			v := k.At(x.RawRowView(a), x.RawRowView(b))
-			if a == b {
-				v += k.Hyper.Noise * k.Hyper.Noise
-			}
-			h.Set(a, b, v)
-		}
-	}
-	return h
-}
+func explicitH(x *mat.Dense, k kernel.Kernel) *mat.Dense { return gptest.H(x, k, k.Hyper.Noise) }
 
 type opCase struct {
 	name string
@@ -120,25 +108,38 @@ func cases() []opCase {
 func pair(t *testing.T, c opCase, seed uint64) (*Operator, *kernel.Operator, *mat.Dense, *rand.Rand) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	x := randDense(rng, c.n, c.d, 1)
-	// Duplicate rows: r = 0 off the diagonal must behave.
-	for j := 0; j < c.d; j++ {
-		x.Set(c.n-1, j, x.At(0, j))
+	x := inputs(rng, c.n, c.d)
+	g, cpu := operators(t, x, testKernel(c.fam, c.d, rng), Options{Mode: c.mode, Precision: c.prec})
+	if g.Mode() != c.mode {
+		t.Fatalf("Mode = %v, want %v", g.Mode(), c.mode)
 	}
-	k := testKernel(c.fam, c.d, rng)
-	g, err := NewOperator(x, k, Options{Mode: c.mode, Precision: c.prec})
+	return g, cpu, x, rng
+}
+
+// inputs returns random n×d inputs whose last row repeats the first: r = 0
+// off the diagonal must behave.
+func inputs(rng *rand.Rand, n, d int) *mat.Dense {
+	x := randDense(rng, n, d, 1)
+	for j := 0; j < d; j++ {
+		x.Set(n-1, j, x.At(0, j))
+	}
+	return x
+}
+
+// operators makes the GPU operator with opt (closed when the test ends)
+// and the dense CPU operator, its reference, for the same X and kernel.
+func operators(t *testing.T, x *mat.Dense, k kernel.Kernel, opt Options) (*Operator, *kernel.Operator) {
+	t.Helper()
+	g, err := NewOperator(x, k, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	if g.Mode() != c.mode {
-		t.Fatalf("Mode = %v, want %v", g.Mode(), c.mode)
-	}
 	cpu, err := kernel.NewOperator(x, k, kernel.Options{Mode: kernel.ModeDense})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, cpu, x, rng
+	return g, cpu
 }
 
 // Every product of the GPU operator against the CPU operator, and MulTo

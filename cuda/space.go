@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/gpnb/gpnb/solvers"
@@ -303,7 +304,7 @@ func (s *Space) cols(cols []int, c, extra int) (k int, p uintptr, ok bool) {
 	if all || k == 0 {
 		return k, 0, true
 	}
-	if s.lastEpoch == s.epoch && s.lastPtr != 0 && equalInts(s.lastCols, cols) {
+	if s.lastEpoch == s.epoch && s.lastPtr != 0 && slices.Equal(s.lastCols, cols) {
 		return k, s.lastPtr, true
 	}
 	p = s.putInts(cols)
@@ -312,16 +313,16 @@ func (s *Space) cols(cols []int, c, extra int) (k int, p uintptr, ok bool) {
 	return k, p, s.err == nil
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
+// begin starts a method that works on the columns cols of a block with c
+// columns: it panics after Close, selects the columns as cols does, and
+// returns ok = false when there is nothing to queue (a failure, or no
+// columns selected).
+func (s *Space) begin(method string, cols []int, c, extra int) (k int, cp uintptr, ok bool) {
+	if !s.live(method) {
+		return 0, 0, false
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	k, cp, ok = s.cols(cols, c, extra)
+	return k, cp, ok && k > 0
 }
 
 // launch queues a kernel, keeping a launch failure.
@@ -545,11 +546,8 @@ func (s *Space) Mul(dst, src solvers.Block, cols []int) {
 	n := s.o.n
 	checkShape("Mul", d, n, d.c)
 	checkShape("Mul", x, n, d.c)
-	if !s.live("Mul") {
-		return
-	}
-	k, cp, ok := s.cols(cols, d.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("Mul", cols, d.c, 0)
+	if !ok {
 		return
 	}
 	s.run(s.o.mulH(d.p, x.p, d.c, cp, k))
@@ -562,11 +560,8 @@ func (s *Space) MulRows(dst solvers.Block, rows solvers.Index, src solvers.Block
 	d, ix, x := s.blk(dst), s.idx(rows), s.blk(src)
 	checkShape("MulRows", d, ix.n, d.c)
 	checkShape("MulRows", x, s.o.n, d.c)
-	if !s.live("MulRows") {
-		return
-	}
-	k, cp, ok := s.cols(cols, d.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("MulRows", cols, d.c, 0)
+	if !ok {
 		return
 	}
 	s.run(s.o.rowsH(d.p, ix.p, ix.n, x.p, d.c, cp, k))
@@ -579,11 +574,8 @@ func (s *Space) MulCols(dst solvers.Block, rows solvers.Index, src solvers.Block
 	d, ix, x := s.blk(dst), s.idx(rows), s.blk(src)
 	checkShape("MulCols", d, s.o.n, d.c)
 	checkShape("MulCols", x, ix.n, d.c)
-	if !s.live("MulCols") {
-		return
-	}
-	k, cp, ok := s.cols(cols, d.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("MulCols", cols, d.c, 0)
+	if !ok {
 		return
 	}
 	s.run(s.o.colsK(d.p, ix.p, ix.n, x.p, d.c, cp, k))
@@ -683,11 +675,8 @@ func (s *Space) Solve(dst, a, src solvers.Block, cols []int) {
 	}
 	checkShape("Solve", d, f.r, d.c)
 	checkShape("Solve", x, f.r, d.c)
-	if !s.live("Solve") {
-		return
-	}
-	k, cp, ok := s.cols(cols, d.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("Solve", cols, d.c, 0)
+	if !ok {
 		return
 	}
 	if err := s.ys.ensure(s.drv, int64(f.r)*int64(d.c)*8, "Solve's intermediate"); err != nil {
@@ -704,11 +693,8 @@ func (s *Space) MulT(dst, x, y solvers.Block, cols []int) {
 	d, xb, yb := s.blk(dst), s.blk(x), s.blk(y)
 	checkShape("MulT", d, xb.c, d.c)
 	checkShape("MulT", yb, xb.r, d.c)
-	if !s.live("MulT") {
-		return
-	}
-	k, cp, ok := s.cols(cols, d.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("MulT", cols, d.c, 0)
+	if !ok {
 		return
 	}
 	n, rx := xb.r, xb.c
@@ -727,11 +713,8 @@ func (s *Space) MulAdd(y solvers.Block, alpha float64, x, u solvers.Block, cols 
 	yb, xb, ub := s.blk(y), s.blk(x), s.blk(u)
 	checkShape("MulAdd", yb, xb.r, yb.c)
 	checkShape("MulAdd", ub, xb.c, yb.c)
-	if !s.live("MulAdd") {
-		return
-	}
-	k, cp, ok := s.cols(cols, yb.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("MulAdd", cols, yb.c, 0)
+	if !ok {
 		return
 	}
 	s.launch(kMuladd, blocks(yb.r*k, vecThreads), 1, vecThreads, 1, 0, s.o.args[:0].p(yb.p).i(yb.c).i(yb.r).f(alpha).p(xb.p).i(xb.c).p(ub.p).p(cp).i(k))
@@ -836,11 +819,8 @@ func (s *Space) coefOp(method string, op int, y, x *devBlock, coef []float64, co
 	if x != nil {
 		checkShape(method, x, y.r, y.c)
 	}
-	if !s.live(method) {
-		return
-	}
-	k, cp, ok := s.cols(cols, y.c, len(coef))
-	if !ok || k == 0 {
+	k, cp, ok := s.begin(method, cols, y.c, len(coef))
+	if !ok {
 		return
 	}
 	if len(coef) < k {
@@ -872,11 +852,8 @@ func (s *Space) Scale(y solvers.Block, alpha []float64, cols []int) {
 func (s *Space) Copy(y, x solvers.Block, cols []int) {
 	yb, xb := s.blk(y), s.blk(x)
 	checkShape("Copy", xb, yb.r, yb.c)
-	if !s.live("Copy") {
-		return
-	}
-	k, cp, ok := s.cols(cols, yb.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("Copy", cols, yb.c, 0)
+	if !ok {
 		return
 	}
 	s.vec(vCopy, yb, xb, 0, yb.r, cp, k, 0, 0)
@@ -893,11 +870,8 @@ func (s *Space) rowsOp(method string, op int, y, x *devBlock, ix *devIndex, coef
 	if x.c != y.c {
 		panic(fmt.Sprintf("cuda: Space.%s: blocks have %d and %d columns", method, y.c, x.c))
 	}
-	if !s.live(method) {
-		return
-	}
-	k, cp, ok := s.cols(cols, y.c, len(coef))
-	if !ok || k == 0 {
+	k, cp, ok := s.begin(method, cols, y.c, len(coef))
+	if !ok {
 		return
 	}
 	var cf uintptr
@@ -931,11 +905,8 @@ func (s *Space) AxpyRows(y solvers.Block, rows solvers.Index, alpha []float64, x
 func (s *Space) ScaleRows(y, d solvers.Block, cols []int) {
 	yb, db := s.blk(y), s.blk(d)
 	checkShape("ScaleRows", db, yb.r, 1)
-	if !s.live("ScaleRows") {
-		return
-	}
-	k, cp, ok := s.cols(cols, yb.c, 0)
-	if !ok || k == 0 {
+	k, cp, ok := s.begin("ScaleRows", cols, yb.c, 0)
+	if !ok {
 		return
 	}
 	s.vec(vScaleRows, yb, db, 0, yb.r, cp, k, 0, 0)

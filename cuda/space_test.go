@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/floatbits"
 	"github.com/gpnb/gpnb/solvers"
 	"gonum.org/v1/gonum/mat"
 )
@@ -30,20 +31,8 @@ type spacePair struct {
 func newSpacePair(t *testing.T, n, d int, mode kernel.Mode, prec Precision, seed uint64) *spacePair {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 11))
-	x := randDense(rng, n, d, 1)
-	for j := 0; j < d; j++ { // a duplicate row: r = 0 off the diagonal
-		x.Set(n-1, j, x.At(0, j))
-	}
-	k := testKernel(kernel.Matern32, d, rng)
-	g, err := NewOperator(x, k, Options{Mode: mode, Precision: prec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	cpu, err := kernel.NewOperator(x, k, kernel.Options{Mode: kernel.ModeDense})
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := inputs(rng, n, d)
+	g, cpu := operators(t, x, testKernel(kernel.Matern32, d, rng), Options{Mode: mode, Precision: prec})
 	dev, err := g.NewSpace()
 	if err != nil {
 		t.Fatal(err)
@@ -395,26 +384,8 @@ func solveProblem(t *testing.T, n, m int, mode kernel.Mode) (*Operator, *kernel.
 	// rounding (two runs that differ by the order of a sum drift apart by
 	// about cond^iterations·ε) leaves the device and CPU runs within 1e-10
 	// of each other at a tight tolerance.
-	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(3)}
-	g, err := NewOperator(x, k, Options{Mode: mode})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	cpu, err := kernel.NewOperator(x, k, kernel.Options{Mode: kernel.ModeDense})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, cpu := operators(t, x, kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(3)}, Options{Mode: mode})
 	return g, cpu, randDense(rng, n, m, 1)
-}
-
-func relDiff(a, b []float64) float64 {
-	var num, den float64
-	for i := range a {
-		num += (a[i] - b[i]) * (a[i] - b[i])
-		den += b[i] * b[i]
-	}
-	return math.Sqrt(num / den)
 }
 
 // solverMethods are the methods the device tests run: the paper's three and
@@ -462,7 +433,7 @@ func TestSolversOnDeviceMatchCPU(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if e := relDiff(dev.State().V, host.State().V); !(e < 1e-10) {
+				if e := relErrVec(dev.State().V, host.State().V); !(e < 1e-10) {
 					t.Fatalf("after 6 iterations V differs from the CPU's by %.3g relative", e)
 				}
 				if err := solvers.Run(context.Background(), dev); err != nil {
@@ -478,10 +449,10 @@ func TestSolversOnDeviceMatchCPU(t *testing.T) {
 				if !ds.Converged && !sgd {
 					t.Fatalf("no convergence in %d iterations", ds.Iteration)
 				}
-				if e := relDiff(ds.V, hs.V); !(e < 1e-10) {
+				if e := relErrVec(ds.V, hs.V); !(e < 1e-10) {
 					t.Fatalf("at convergence V differs from the CPU's by %.3g relative", e)
 				}
-				t.Logf("%d iterations; V within %.2g of the CPU's", ds.Iteration, relDiff(ds.V, hs.V))
+				t.Logf("%d iterations; V within %.2g of the CPU's", ds.Iteration, relErrVec(ds.V, hs.V))
 			})
 		}
 	}
@@ -533,27 +504,15 @@ func TestSolversOnDeviceResumeBits(t *testing.T) {
 			for name, pair := range map[string][2][]float64{
 				"V": {got.V, full.V}, "R": {got.R, full.R}, "again V": {again.V, full.V}, "again R": {again.R, full.R},
 			} {
-				if !sameBits(pair[0], pair[1]) {
+				if !floatbits.Equal(pair[0], pair[1]) {
 					t.Errorf("%s differs in its bits", name)
 				}
 			}
-			if got.Iteration != full.Iteration || !sameBits(got.RelResiduals, full.RelResiduals) {
+			if got.Iteration != full.Iteration || !floatbits.Equal(got.RelResiduals, full.RelResiduals) {
 				t.Errorf("resumed: iteration %d residuals %v; uninterrupted: %d %v", got.Iteration, got.RelResiduals, full.Iteration, full.RelResiduals)
 			}
 		})
 	}
-}
-
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // A Space after Close: the methods with an error result return one, the

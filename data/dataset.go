@@ -146,26 +146,7 @@ func (s Stats) OriginalVarTo(dst, v []float64) error {
 // one (one point a row): it inverts NormaliseXTo. dst must have x's shape
 // and may be x itself.
 func (s Stats) OriginalXTo(dst, x *mat.Dense) error {
-	if dst == nil || x == nil {
-		return fmt.Errorf("%w: OriginalXTo: nil matrix", ErrDims)
-	}
-	r, c := x.Dims()
-	if dr, dc := dst.Dims(); dr != r || dc != c {
-		return fmt.Errorf("%w: OriginalXTo: dst is %d×%d, x is %d×%d; make them equal", ErrDims, dr, dc, r, c)
-	}
-	if s.Normalised && len(s.XMean) != c {
-		return fmt.Errorf("%w: OriginalXTo: x has %d columns, the dataset has %d inputs", ErrDims, c, len(s.XMean))
-	}
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			v := x.At(i, j)
-			if s.Normalised {
-				v = s.XMean[j] + s.XStd[j]*v
-			}
-			dst.Set(i, j, v)
-		}
-	}
-	return nil
+	return s.mapX("OriginalXTo", dst, x, func(j int, v float64) float64 { return s.XMean[j] + s.XStd[j]*v })
 }
 
 // NormaliseYTo maps targets from the original scale to the normalised one:
@@ -185,21 +166,28 @@ func (s Stats) NormaliseYTo(dst, y []float64) error {
 // row) with the training statistics into dst, so they can be fed to a model
 // trained on the dataset. dst must have x's shape and may be x itself.
 func (s Stats) NormaliseXTo(dst, x *mat.Dense) error {
+	return s.mapX("NormaliseXTo", dst, x, func(j int, v float64) float64 { return (v - s.XMean[j]) / s.XStd[j] })
+}
+
+// mapX sets dst = x with f(j, v) applied to every value v of column j when
+// the data are normalised (a copy otherwise), after checking that dst has
+// x's shape and x the dataset's inputs; dst may be x itself.
+func (s Stats) mapX(method string, dst, x *mat.Dense, f func(j int, v float64) float64) error {
 	if dst == nil || x == nil {
-		return fmt.Errorf("%w: NormaliseXTo: nil matrix", ErrDims)
+		return fmt.Errorf("%w: %s: nil matrix", ErrDims, method)
 	}
 	r, c := x.Dims()
 	if dr, dc := dst.Dims(); dr != r || dc != c {
-		return fmt.Errorf("%w: NormaliseXTo: dst is %d×%d, x is %d×%d; make them equal", ErrDims, dr, dc, r, c)
+		return fmt.Errorf("%w: %s: dst is %d×%d, x is %d×%d; make them equal", ErrDims, method, dr, dc, r, c)
 	}
 	if s.Normalised && len(s.XMean) != c {
-		return fmt.Errorf("%w: NormaliseXTo: x has %d columns, the dataset has %d inputs", ErrDims, c, len(s.XMean))
+		return fmt.Errorf("%w: %s: x has %d columns, the dataset has %d inputs", ErrDims, method, c, len(s.XMean))
 	}
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			v := x.At(i, j)
 			if s.Normalised {
-				v = (v - s.XMean[j]) / s.XStd[j]
+				v = f(j, v)
 			}
 			dst.Set(i, j, v)
 		}

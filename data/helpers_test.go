@@ -47,15 +47,7 @@ func checkZScored(t *testing.T, ds *Dataset) {
 
 func checkMoments(t *testing.T, v []float64, what string) {
 	t.Helper()
-	var m, s float64
-	for _, x := range v {
-		m += x
-	}
-	m /= float64(len(v))
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	s = math.Sqrt(s / float64(len(v)))
+	m, s := refMeanStd(v)
 	if math.Abs(m) > 1e-12 {
 		t.Errorf("%s: mean %g, want 0", what, m)
 	}

@@ -21,20 +21,27 @@ func dataDir(t testing.TB) string {
 	return d
 }
 
-// maskCounts counts, independently of the package's parser, the rows of a
-// mask file and the test rows (a "1" in column split) of each split.
-func maskCounts(t *testing.T, path string) (rows int, tests [NumSplits]int) {
+// gzLines returns a scanner over the lines of the gzipped file at path,
+// closed when the test ends.
+func gzLines(t *testing.T, path string) *bufio.Scanner {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(zr)
+	return bufio.NewScanner(zr)
+}
+
+// maskCounts counts, independently of the package's parser, the rows of a
+// mask file and the test rows (a "1" in column split) of each split.
+func maskCounts(t *testing.T, path string) (rows int, tests [NumSplits]int) {
+	t.Helper()
+	sc := gzLines(t, path)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
@@ -203,17 +210,8 @@ func TestLoadUCIErrors(t *testing.T) {
 
 func readGzLines(t *testing.T, path string) [][]float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out [][]float64
-	sc := bufio.NewScanner(zr)
+	sc := gzLines(t, path)
 	for sc.Scan() {
 		if sc.Text() == "" {
 			continue

@@ -1,13 +1,11 @@
 package gpnb
 
 import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
 // cholBlock is the block size of choleskyUpper: its trailing updates are
@@ -46,14 +44,14 @@ func choleskyUpper(a blas64.Symmetric) (blas64.Triangular, bool) {
 		}
 		// Block row k to the right of the diagonal: X = Uₖₖ⁻ᵀ A[k, j].
 		rest := blocks - k - 1
-		parallelEach(rest, func(t int) {
+		kernel.ForTiles(rest, 0, func(_, t int) {
 			j0, j1 := span(blocks - 1 - t)
 			x := blas64.General{Rows: k1 - k0, Cols: j1 - j0, Stride: lda, Data: a.Data[k0*lda+j0:]}
 			blas64.Trsm(blas.Left, blas.Trans, 1, ukk, x)
 		})
 		// Trailing update A[i, j] -= Xᵢᵀ Xⱼ for k < i ≤ j, one task per
 		// block column j (the largest first).
-		parallelEach(rest, func(t int) {
+		kernel.ForTiles(rest, 0, func(_, t int) {
 			j0, j1 := span(blocks - 1 - t)
 			xj := blas64.General{Rows: k1 - k0, Cols: j1 - j0, Stride: lda, Data: a.Data[k0*lda+j0:]}
 			blas64.Syrk(blas.Trans, -1, xj, 1, blas64.Symmetric{N: j1 - j0, Stride: lda, Uplo: blas.Upper, Data: a.Data[j0*lda+j0:]})
@@ -65,26 +63,4 @@ func choleskyUpper(a blas64.Symmetric) (blas64.Triangular, bool) {
 		})
 	}
 	return u, true
-}
-
-// parallelEach calls fn(0), …, fn(count-1) on up to GOMAXPROCS goroutines
-// and returns when all have returned.
-func parallelEach(count int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), count)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= count {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

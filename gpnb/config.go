@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/enum"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -42,21 +43,18 @@ const (
 	Pathwise
 )
 
-var estimatorNames = enumNames{"hutchinson", "exact", "pathwise"}
+var estimatorNames = enum.Enum[EstimatorKind]{Type: "EstimatorKind", What: "estimator", Err: errEnum, Names: []string{"hutchinson", "exact", "pathwise"},
+	Aliases: map[string]EstimatorKind{"cholesky": ExactGradient}}
 
 // String returns "hutchinson", "exact" or "pathwise".
-func (g EstimatorKind) String() string { return estimatorNames.name(int(g), "EstimatorKind") }
+func (g EstimatorKind) String() string { return estimatorNames.Name(g) }
 
 // MarshalText returns String().
-func (g EstimatorKind) MarshalText() ([]byte, error) {
-	return estimatorNames.marshal(int(g), "estimator")
-}
+func (g EstimatorKind) MarshalText() ([]byte, error) { return estimatorNames.Marshal(g) }
 
 // UnmarshalText parses hutchinson, exact or pathwise (case-insensitive;
 // "cholesky" is an alias of exact).
-func (g *EstimatorKind) UnmarshalText(b []byte) error {
-	return estimatorNames.unmarshal((*int)(g), b, "estimator", map[string]int{"cholesky": int(ExactGradient)})
-}
+func (g *EstimatorKind) UnmarshalText(b []byte) error { return estimatorNames.Unmarshal(g, b) }
 
 // ProbeDist is the distribution of the Hutchinson probe vectors z_j, which
 // must satisfy E[z zᵀ] = I.
@@ -69,20 +67,17 @@ const (
 	Rademacher
 )
 
-var probeDistNames = enumNames{"gaussian", "rademacher"}
+var probeDistNames = enum.Enum[ProbeDist]{Type: "ProbeDist", What: "probe distribution", Err: errEnum, Names: []string{"gaussian", "rademacher"},
+	Aliases: map[string]ProbeDist{"normal": Gaussian}}
 
 // String returns "gaussian" or "rademacher".
-func (p ProbeDist) String() string { return probeDistNames.name(int(p), "ProbeDist") }
+func (p ProbeDist) String() string { return probeDistNames.Name(p) }
 
 // MarshalText returns String().
-func (p ProbeDist) MarshalText() ([]byte, error) {
-	return probeDistNames.marshal(int(p), "probe distribution")
-}
+func (p ProbeDist) MarshalText() ([]byte, error) { return probeDistNames.Marshal(p) }
 
 // UnmarshalText parses gaussian or rademacher ("normal" is an alias).
-func (p *ProbeDist) UnmarshalText(b []byte) error {
-	return probeDistNames.unmarshal((*int)(p), b, "probe distribution", map[string]int{"normal": int(Gaussian)})
-}
+func (p *ProbeDist) UnmarshalText(b []byte) error { return probeDistNames.Unmarshal(p, b) }
 
 // ProbeMode says whether probes are drawn once or every step.
 type ProbeMode int
@@ -97,51 +92,21 @@ const (
 	ProbesResampled
 )
 
-var probeModeNames = enumNames{"auto", "fixed", "resampled"}
+var probeModeNames = enum.Enum[ProbeMode]{Type: "ProbeMode", What: "probe mode", Err: errEnum, Names: []string{"auto", "fixed", "resampled"},
+	Aliases: map[string]ProbeMode{"true": ProbesFixed, "false": ProbesResampled}}
+
+// errEnum is the error a bad name or value of the enumerations wraps.
+var errEnum = fmt.Errorf("gpnb: %w", ErrConfig)
 
 // String returns "auto", "fixed" or "resampled".
-func (p ProbeMode) String() string { return probeModeNames.name(int(p), "ProbeMode") }
+func (p ProbeMode) String() string { return probeModeNames.Name(p) }
 
 // MarshalText returns String().
-func (p ProbeMode) MarshalText() ([]byte, error) { return probeModeNames.marshal(int(p), "probe mode") }
+func (p ProbeMode) MarshalText() ([]byte, error) { return probeModeNames.Marshal(p) }
 
 // UnmarshalText parses auto, fixed or resampled ("true" and "false" are
 // aliases of fixed and resampled).
-func (p *ProbeMode) UnmarshalText(b []byte) error {
-	return probeModeNames.unmarshal((*int)(p), b, "probe mode", map[string]int{"true": int(ProbesFixed), "false": int(ProbesResampled)})
-}
-
-// enumNames spells the values 0, 1, ... of an enumeration.
-type enumNames []string
-
-func (e enumNames) name(v int, typ string) string {
-	if v >= 0 && v < len(e) {
-		return e[v]
-	}
-	return fmt.Sprintf("%s(%d)", typ, v)
-}
-
-func (e enumNames) marshal(v int, what string) ([]byte, error) {
-	if v < 0 || v >= len(e) {
-		return nil, fmt.Errorf("gpnb: %w: unknown %s %d: use one of %s", ErrConfig, what, v, strings.Join(e, ", "))
-	}
-	return []byte(e[v]), nil
-}
-
-func (e enumNames) unmarshal(dst *int, b []byte, what string, aliases map[string]int) error {
-	s := strings.ToLower(strings.TrimSpace(string(b)))
-	for i, n := range e {
-		if s == n {
-			*dst = i
-			return nil
-		}
-	}
-	if v, ok := aliases[s]; ok {
-		*dst = v
-		return nil
-	}
-	return fmt.Errorf("gpnb: %w: unknown %s %q: use one of %s", ErrConfig, what, b, strings.Join(e, ", "))
-}
+func (p *ProbeMode) UnmarshalText(b []byte) error { return probeModeNames.Unmarshal(p, b) }
 
 // Defaults of the zero fields of Config (the paper's values, appendix B),
 // and the evaluation's.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/floatbits"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -330,7 +331,7 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	}
 	rec.BuildSeconds = time.Since(tBuild).Seconds()
 	resumed := e.st.Pending != nil
-	if resumed && !sameBits(e.st.PendingTheta, k.Hyper.Vector()) {
+	if resumed && !floatbits.Equal(e.st.PendingTheta, k.Hyper.Vector()) {
 		return fmt.Errorf("an interrupted solve at θ = %v is pending, but the gradient was asked at θ = %v: continue it at the same hyperparameters", e.st.PendingTheta, k.Hyper.Vector())
 	}
 	if !resumed && (!e.cfg.fixedProbes() || !e.strat.drawn()) {
@@ -531,19 +532,6 @@ func checkGrad(g []float64) error {
 		}
 	}
 	return nil
-}
-
-// sameBits reports whether a and b hold the same float64 bits.
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // initialResidual returns r0 = b − H v0 (row-major): the solver's R at

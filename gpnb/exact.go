@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -104,27 +101,13 @@ func checkFinite(X *mat.Dense, y []float64) error {
 // here gives the same bits on any number of cores.
 const tileRows = 64
 
-// parallelTiles calls fn(lo, hi) for the row tiles [lo, hi) of 0..n−1 on up
-// to GOMAXPROCS goroutines. fn must write only to its own tile's outputs.
+// parallelTiles calls fn(t, lo, hi) for the row tiles [lo, hi) of 0..n−1
+// on up to GOMAXPROCS goroutines. fn must write only to its own tile's
+// outputs.
 func parallelTiles(n int, fn func(t, lo, hi int)) {
-	tiles := (n + tileRows - 1) / tileRows
-	workers := min(runtime.GOMAXPROCS(0), tiles)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= tiles {
-					return
-				}
-				fn(t, t*tileRows, min((t+1)*tileRows, n))
-			}
-		}()
-	}
-	wg.Wait()
+	kernel.ForTiles((n+tileRows-1)/tileRows, 0, func(_, t int) {
+		fn(t, t*tileRows, min((t+1)*tileRows, n))
+	})
 }
 
 // denseGram sets dst = K(X,X) (no noise). Each entry is computed on its

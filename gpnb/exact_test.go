@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/gptest"
 )
 
 // randProblem returns n random inputs in [-1,1]^d and smooth noisy targets.
@@ -37,20 +38,7 @@ func testKernel(f kernel.Family, d int) kernel.Kernel {
 }
 
 // explicitH builds H = K + σ²I entry by entry.
-func explicitH(X *mat.Dense, k kernel.Kernel) *mat.SymDense {
-	n, _ := X.Dims()
-	h := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			v := k.At(X.RawRowView(i), X.RawRowView(j))
-			if i == j {
-				v += k.Hyper.Noise * k.Hyper.Noise
-			}
-			h.SetSym(i, j, v)
-		}
-	}
-	return h
-}
+func explicitH(X *mat.Dense, k kernel.Kernel) *mat.SymDense { return gptest.SymH(X, k, k.Hyper.Noise) }
 
 // TestExactMLLIndependent checks eq. 3 against an eigendecomposition for the
 // log-determinant and an LU solve for the quadratic form.

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
 // synth returns a small synthetic dataset built here (independently of
@@ -34,6 +35,21 @@ func synth(t testing.TB, n, d int, seed uint64) *data.Dataset {
 		YTest:  append([]float64(nil), y[n:]...),
 		Stats:  data.Stats{Normalised: true, YStd: 1},
 	}
+}
+
+// exactGradient returns ∇L at k on ds's training data by Cholesky
+// (Exact.Gradient): the reference the estimators are checked against.
+func exactGradient(t testing.TB, ds *data.Dataset, k kernel.Kernel) []float64 {
+	t.Helper()
+	ex, err := NewExact(ds.XTrain, ds.YTrain, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, k.Hyper.Len())
+	if err := ex.Gradient(want); err != nil {
+		t.Fatal(err)
+	}
+	return want
 }
 
 // polSubset loads n training points of pol split 0, or skips.

@@ -13,30 +13,15 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/floatbits"
+	"github.com/gpnb/gpnb/internal/gptest"
 	"github.com/gpnb/gpnb/solvers"
 )
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }
 
 // explicitDH returns ∂H/∂θ_k for every k as explicit n×n matrices.
-func explicitDH(X *mat.Dense, k kernel.Kernel) []*mat.Dense {
-	n, d := X.Dims()
-	out := make([]*mat.Dense, d+2)
-	for i := range out {
-		out[i] = mat.NewDense(n, n, nil)
-	}
-	g := make([]float64, d+1)
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			k.GradAt(g, X.RawRowView(a), X.RawRowView(b))
-			for i, v := range g {
-				out[i].Set(a, b, v)
-			}
-		}
-		out[d+1].Set(a, a, 2*k.Hyper.Noise)
-	}
-	return out
-}
+func explicitDH(X *mat.Dense, k kernel.Kernel) []*mat.Dense { return gptest.DH(X, k, k.Hyper.Noise) }
 
 // TestHutchinsonExplicit checks the estimator (eq. 4 with eq. 5) against
 // explicit matrices: ½αᵀ∂Hα − (1/2s)Σ z_jᵀH⁻¹∂H z_j, with the probes the
@@ -244,17 +229,7 @@ func historyEqual(t *testing.T, a, b History) {
 }
 
 func recordsEqual(x, y StepRecord) bool {
-	eq := func(a, b []float64) bool {
-		if len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-				return false
-			}
-		}
-		return true
-	}
+	eq := floatbits.Equal
 	if x.Step != y.Step || x.SolverIterations != y.SolverIterations || x.SolverConverged != y.SolverConverged ||
 		math.Float64bits(x.Noise) != math.Float64bits(y.Noise) || math.Float64bits(x.Signal) != math.Float64bits(y.Signal) ||
 		math.Float64bits(x.InitDistance) != math.Float64bits(y.InitDistance) || math.Float64bits(x.ZeroInitDistance) != math.Float64bits(y.ZeroInitDistance) ||
@@ -267,18 +242,6 @@ func recordsEqual(x, y StepRecord) bool {
 	}
 	for t := range x.Residuals {
 		if !eq(x.Residuals[t], y.Residuals[t]) {
-			return false
-		}
-	}
-	return true
-}
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
 			return false
 		}
 	}
@@ -392,7 +355,7 @@ func checkSaved(t *testing.T, path string, cfg Config, pending bool) {
 
 func compareStates(t *testing.T, want, got State) {
 	t.Helper()
-	if got.Step != want.Step || !bitsEqual(got.Raw, want.Raw) || !bitsEqual(got.AdamM, want.AdamM) || !bitsEqual(got.AdamV, want.AdamV) || !bitsEqual(got.PrevV.Data, want.PrevV.Data) {
+	if got.Step != want.Step || !floatbits.Equal(got.Raw, want.Raw) || !floatbits.Equal(got.AdamM, want.AdamM) || !floatbits.Equal(got.AdamV, want.AdamV) || !floatbits.Equal(got.PrevV.Data, want.PrevV.Data) {
 		t.Fatalf("state differs: step %d/%d raw %v vs %v", got.Step, want.Step, got.Raw, want.Raw)
 	}
 	historyEqual(t, want.History, got.History)
@@ -751,7 +714,7 @@ func TestProbeSwitches(t *testing.T) {
 			r := o.History()[i]
 			inits = append(inits, r.InitDistance/r.ZeroInitDistance)
 		}
-		fixed := bitsEqual(probes[0], probes[1]) && bitsEqual(probes[1], probes[2])
+		fixed := floatbits.Equal(probes[0], probes[1]) && floatbits.Equal(probes[1], probes[2])
 		if fixed != c.wantFixed {
 			t.Errorf("warm %v, %v: probes fixed = %v, want %v", c.warm, c.mode, fixed, c.wantFixed)
 		}
@@ -809,7 +772,7 @@ func TestHooksAndTracking(t *testing.T) {
 		t.Fatalf("hook saw %d iterations, record has %d (trace %d)", len(seen), r.SolverIterations, len(r.Residuals))
 	}
 	for i := range seen {
-		if !bitsEqual(seen[i], r.Residuals[i+1]) {
+		if !floatbits.Equal(seen[i], r.Residuals[i+1]) {
 			t.Errorf("iteration %d: hook %v, record %v", i+1, seen[i], r.Residuals[i+1])
 		}
 	}
@@ -844,7 +807,7 @@ func TestResult(t *testing.T) {
 		t.Errorf("result %+v", r)
 	}
 	h := o.Hyper()
-	if r.Final.Noise != h.Noise || r.Final.Signal != h.Signal || !bitsEqual(r.Final.Lengthscales, h.Lengthscales) {
+	if r.Final.Noise != h.Noise || r.Final.Signal != h.Signal || !floatbits.Equal(r.Final.Lengthscales, h.Lengthscales) {
 		t.Errorf("final %+v, hyper %+v", r.Final, h)
 	}
 	if r.SolverSeconds != o.History().TotalSolverSeconds() || r.TotalSeconds < r.SolverSeconds {

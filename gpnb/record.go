@@ -115,11 +115,7 @@ type History []StepRecord
 
 // TotalSolverIterations sums SolverIterations over the history.
 func (h History) TotalSolverIterations() int {
-	t := 0
-	for _, r := range h {
-		t += r.SolverIterations
-	}
-	return t
+	return sum(h, func(r StepRecord) int { return r.SolverIterations })
 }
 
 // UnconvergedSteps counts the steps whose solver stopped before reaching its
@@ -128,64 +124,53 @@ func (h History) TotalSolverIterations() int {
 // the cap allowed, not what convergence would have taken. Steps stopped by
 // a budget are counted by BudgetSteps instead.
 func (h History) UnconvergedSteps() int {
-	t := 0
-	for _, r := range h {
-		if !r.SolverConverged && !r.BudgetStop {
-			t++
-		}
-	}
-	return t
+	return count(h, func(r StepRecord) bool { return !r.SolverConverged && !r.BudgetStop })
 }
 
 // BudgetSteps counts the steps whose solve stopped at its budget
 // (StepRecord.BudgetStop) before its tolerances.
 func (h History) BudgetSteps() int {
-	t := 0
-	for _, r := range h {
-		if r.BudgetStop {
-			t++
-		}
-	}
-	return t
+	return count(h, func(r StepRecord) bool { return r.BudgetStop })
 }
 
 // StalledSteps counts the steps whose solve stalled above its tolerances
 // (StepRecord.SolverStalled).
 func (h History) StalledSteps() int {
-	t := 0
-	for _, r := range h {
-		if r.SolverStalled {
-			t++
-		}
-	}
-	return t
+	return count(h, func(r StepRecord) bool { return r.SolverStalled })
 }
 
 // TotalSolverEpochs sums SolverEpochs over the history.
 func (h History) TotalSolverEpochs() float64 {
-	t := 0.0
-	for _, r := range h {
-		t += r.SolverEpochs
-	}
-	return t
+	return sum(h, func(r StepRecord) float64 { return r.SolverEpochs })
 }
 
 // TotalSolverSeconds sums SolverSeconds over the history.
 func (h History) TotalSolverSeconds() float64 {
-	t := 0.0
-	for _, r := range h {
-		t += r.SolverSeconds
-	}
-	return t
+	return sum(h, func(r StepRecord) float64 { return r.SolverSeconds })
 }
 
 // TotalSeconds sums StepSeconds over the history.
 func (h History) TotalSeconds() float64 {
-	t := 0.0
+	return sum(h, func(r StepRecord) float64 { return r.StepSeconds })
+}
+
+// sum returns Σ f(r) over h, in order.
+func sum[T int | float64](h History, f func(StepRecord) T) T {
+	var t T
 	for _, r := range h {
-		t += r.StepSeconds
+		t += f(r)
 	}
 	return t
+}
+
+// count returns how many records of h satisfy f.
+func count(h History, f func(StepRecord) bool) int {
+	return sum(h, func(r StepRecord) int {
+		if f(r) {
+			return 1
+		}
+		return 0
+	})
 }
 
 // Final holds the constrained hyperparameters at the end of a run.

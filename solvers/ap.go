@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/enum"
 )
 
 // DefaultBlockSize is AP's block size in the paper (appendix B).
@@ -49,18 +51,16 @@ const (
 	PickAll
 )
 
-var apPickNames = enumNames{"unconverged", "all"}
+var apPickNames = enum.Enum[APPick]{Type: "APPick", What: "AP pick rule", Err: ErrSettings, Names: []string{"unconverged", "all"}}
 
 // String returns "unconverged" or "all".
-func (p APPick) String() string { return apPickNames.name(int(p), "APPick") }
+func (p APPick) String() string { return apPickNames.Name(p) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (p APPick) MarshalText() ([]byte, error) { return apPickNames.marshal(int(p), "AP pick rule") }
+func (p APPick) MarshalText() ([]byte, error) { return apPickNames.Marshal(p) }
 
 // UnmarshalText parses unconverged or all (case-insensitive).
-func (p *APPick) UnmarshalText(b []byte) error {
-	return apPickNames.unmarshal((*int)(p), b, "AP pick rule")
-}
+func (p *APPick) UnmarshalText(b []byte) error { return apPickNames.Unmarshal(p, b) }
 
 // APState is AP's method-specific state. The block factors are not part of
 // it: block b's factor is computed the first time b is picked (so it has
@@ -134,12 +134,9 @@ func (m AP) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.initialResidual(V0 == nil); err != nil {
-		_ = a.sp.Close()
+	if err := a.finishStart(V0 == nil, nil); err != nil {
 		return nil, err
 	}
-	st.Converged = a.met()
-	a.record()
 	return a, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/floatbits"
 )
 
 // TestBudget: under Settings.Budget no solve spends more epochs than the
@@ -112,7 +114,7 @@ func TestBudgetAccumulates(t *testing.T) {
 				t.Fatal(err)
 			}
 			a, b := free.State(), roomy.State()
-			if a.Iteration != b.Iteration || !sameBits(a.V, b.V) || b.BudgetSpent || !b.Converged {
+			if a.Iteration != b.Iteration || !floatbits.Equal(a.V, b.V) || b.BudgetSpent || !b.Converged {
 				t.Errorf("an unused budget changed the solve: %d vs %d iterations, spent %v", a.Iteration, b.Iteration, b.BudgetSpent)
 			}
 		})
@@ -152,7 +154,7 @@ func TestBudgetResume(t *testing.T) {
 				if a.Iteration != b.Iteration || a.Rows != b.Rows || a.BudgetSpent != b.BudgetSpent || !b.BudgetSpent {
 					t.Fatalf("iterations %d/%d rows %d/%d budget spent %v/%v", a.Iteration, b.Iteration, a.Rows, b.Rows, a.BudgetSpent, b.BudgetSpent)
 				}
-				if !sameBits(a.V, b.V) || !sameBits(a.RelResiduals, b.RelResiduals) {
+				if !floatbits.Equal(a.V, b.V) || !floatbits.Equal(a.RelResiduals, b.RelResiduals) {
 					t.Fatal("V or residuals differ after resume")
 				}
 			})

@@ -141,17 +141,10 @@ func (m CG) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.initialResidual(V0 == nil); err != nil {
-		_ = c.sp.Close()
-		return nil, err
-	}
 	// p = z = M⁻¹r for every column.
-	if err := c.restart(c.all); err != nil {
-		_ = c.sp.Close()
+	if err := c.finishStart(V0 == nil, func() error { return c.restart(c.all) }); err != nil {
 		return nil, err
 	}
-	st.Converged = c.met()
-	c.record()
 	return c, nil
 }
 

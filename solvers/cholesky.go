@@ -46,12 +46,9 @@ func (m Cholesky) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, erro
 	if err := c.init(op, b, st); err != nil {
 		return nil, err
 	}
-	if err := c.initialResidual(V0 == nil); err != nil {
-		_ = c.sp.Close()
+	if err := c.finishStart(V0 == nil, nil); err != nil {
 		return nil, err
 	}
-	st.Converged = c.met()
-	c.record()
 	return c, nil
 }
 

@@ -259,13 +259,21 @@ func goldenRun(t *testing.T, c goldenCase, op Operator, b, v0 *mat.Dense) (got [
 	return got, hashState(straight) == hashState(&st), iters
 }
 
-func TestGoldenStateHashes(t *testing.T) {
+// goldenBLAS skips the test off amd64 and runs the rest of it on gonum's
+// pure-Go BLAS: the platform and implementation the golden hashes' bits
+// were recorded with.
+func goldenBLAS(t *testing.T) {
+	t.Helper()
 	if runtime.GOARCH != "amd64" {
 		t.Skipf("the golden hashes are recorded on amd64; %s may fuse multiply-adds and give other bits", runtime.GOARCH)
 	}
 	prev := blas64.Implementation()
 	blas64.Use(gonum.Implementation{})
-	defer blas64.Use(prev)
+	t.Cleanup(func() { blas64.Use(prev) })
+}
+
+func TestGoldenStateHashes(t *testing.T) {
+	goldenBLAS(t)
 	procs := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(procs)
 

@@ -156,61 +156,46 @@ func checkRows(what string, b *hostBlock, want int) {
 	}
 }
 
+// shapes checks that dst has dstRows rows, src srcRows rows and both the
+// same columns, and returns the selection of cols in them (see sel).
+func shapes(what string, dst *hostBlock, dstRows int, src *hostBlock, srcRows int, cols []int) (k int, all bool) {
+	checkRows(what, dst, dstRows)
+	checkRows(what, src, srcRows)
+	checkCols(what, dst.c, src)
+	return sel(cols, dst.c)
+}
+
 func (s *hostSpace) Mul(dst, src Block, cols []int) {
 	d, x := hb(dst), hb(src)
-	checkRows("Mul", d, s.n)
-	checkRows("Mul", x, s.n)
-	checkCols("Mul", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("Mul", d, s.n, x, s.n, cols)
 	if k == 0 {
 		return
 	}
-	if all {
-		s.op.MulTo(mat.NewDense(s.n, k, d.data), mat.NewDense(s.n, k, x.data))
-		return
-	}
-	in, out := s.scratch(s.n*k, s.n*k)
-	gatherCols(in, x.data, s.n, x.c, cols)
-	s.op.MulTo(mat.NewDense(s.n, k, out), mat.NewDense(s.n, k, in))
-	scatterCols(d.data, out, s.n, d.c, cols)
+	s.onCols(d, x, cols, all, func(out, in []float64) {
+		s.op.MulTo(mat.NewDense(s.n, k, out), mat.NewDense(s.n, k, in))
+	})
 }
 
 func (s *hostSpace) MulRows(dst Block, rows Index, src Block, cols []int) {
 	d, x, idx := hb(dst), hb(src), rows.(*hostIndex).idx
-	checkRows("MulRows", d, len(idx))
-	checkRows("MulRows", x, s.n)
-	checkCols("MulRows", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("MulRows", d, len(idx), x, s.n, cols)
 	if k == 0 {
 		return
 	}
-	if all {
-		s.op.RowsMulTo(mat.NewDense(d.r, k, d.data), idx, mat.NewDense(s.n, k, x.data))
-		return
-	}
-	in, out := s.scratch(s.n*k, d.r*k)
-	gatherCols(in, x.data, s.n, x.c, cols)
-	s.op.RowsMulTo(mat.NewDense(d.r, k, out), idx, mat.NewDense(s.n, k, in))
-	scatterCols(d.data, out, d.r, d.c, cols)
+	s.onCols(d, x, cols, all, func(out, in []float64) {
+		s.op.RowsMulTo(mat.NewDense(d.r, k, out), idx, mat.NewDense(s.n, k, in))
+	})
 }
 
 func (s *hostSpace) MulCols(dst Block, rows Index, src Block, cols []int) {
 	d, x, idx := hb(dst), hb(src), rows.(*hostIndex).idx
-	checkRows("MulCols", d, s.n)
-	checkRows("MulCols", x, len(idx))
-	checkCols("MulCols", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("MulCols", d, s.n, x, len(idx), cols)
 	if k == 0 {
 		return
 	}
-	if all {
-		s.op.ColsMulTo(mat.NewDense(s.n, k, d.data), idx, mat.NewDense(x.r, k, x.data))
-		return
-	}
-	in, out := s.scratch(x.r*k, s.n*k)
-	gatherCols(in, x.data, x.r, x.c, cols)
-	s.op.ColsMulTo(mat.NewDense(s.n, k, out), idx, mat.NewDense(x.r, k, in))
-	scatterCols(d.data, out, s.n, d.c, cols)
+	s.onCols(d, x, cols, all, func(out, in []float64) {
+		s.op.ColsMulTo(mat.NewDense(s.n, k, out), idx, mat.NewDense(x.r, k, in))
+	})
 }
 
 func (s *hostSpace) Principal(dst Block, rows Index) {
@@ -252,10 +237,7 @@ func (s *hostSpace) Solve(dst, a, src Block, cols []int) {
 	if !f.factored {
 		panic("solvers: Solve: the block is not factorised")
 	}
-	checkRows("Solve", d, f.r)
-	checkRows("Solve", x, f.r)
-	checkCols("Solve", d.c, x)
-	k, all := sel(cols, d.c)
+	k, all := shapes("Solve", d, f.r, x, f.r, cols)
 	if k == 0 {
 		return
 	}
@@ -275,34 +257,21 @@ func (s *hostSpace) Solve(dst, a, src Block, cols []int) {
 
 func (s *hostSpace) MulT(dst, x, y Block, cols []int) {
 	d, xb, yb := hb(dst), hb(x), hb(y)
-	checkRows("MulT", d, xb.c)
-	checkRows("MulT", yb, xb.r)
-	checkCols("MulT", d.c, yb)
-	k, all := sel(cols, d.c)
+	k, all := shapes("MulT", d, xb.c, yb, xb.r, cols)
 	if k == 0 {
 		return
 	}
 	xg := blas64.General{Rows: xb.r, Cols: xb.c, Stride: xb.c, Data: xb.data}
-	if all {
+	s.onCols(d, yb, cols, all, func(out, in []float64) {
 		blas64.Gemm(blas.Trans, blas.NoTrans, 1, xg,
-			blas64.General{Rows: yb.r, Cols: k, Stride: k, Data: yb.data}, 0,
-			blas64.General{Rows: d.r, Cols: k, Stride: k, Data: d.data})
-		return
-	}
-	in, out := s.scratch(yb.r*k, d.r*k)
-	gatherCols(in, yb.data, yb.r, yb.c, cols)
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, xg,
-		blas64.General{Rows: yb.r, Cols: k, Stride: k, Data: in}, 0,
-		blas64.General{Rows: d.r, Cols: k, Stride: k, Data: out})
-	scatterCols(d.data, out, d.r, d.c, cols)
+			blas64.General{Rows: yb.r, Cols: k, Stride: k, Data: in}, 0,
+			blas64.General{Rows: d.r, Cols: k, Stride: k, Data: out})
+	})
 }
 
 func (s *hostSpace) MulAdd(y Block, alpha float64, x, u Block, cols []int) {
 	yb, xb, ub := hb(y), hb(x), hb(u)
-	checkRows("MulAdd", yb, xb.r)
-	checkRows("MulAdd", ub, xb.c)
-	checkCols("MulAdd", yb.c, ub)
-	k, all := sel(cols, yb.c)
+	k, all := shapes("MulAdd", yb, xb.r, ub, xb.c, cols)
 	if k == 0 {
 		return
 	}
@@ -365,27 +334,23 @@ func (s *hostSpace) Dots(dst []float64, x, y Block, cols, segs []int) error {
 func (s *hostSpace) Axpy(y Block, alpha []float64, x Block, cols []int) {
 	yb, xb := hb(y), hb(x)
 	checkSame("Axpy", yb, xb)
-	m := yb.c
-	cols = s.cols(cols, m)
-	for i := 0; i < yb.r; i++ {
-		yr, xr := yb.data[i*m:(i+1)*m], xb.data[i*m:(i+1)*m]
+	cols = s.cols(cols, yb.c)
+	pairRows(yb.r, yb, nil, xb, nil, func(yr, xr []float64) {
 		for a, j := range cols {
 			yr[j] += alpha[a] * xr[j]
 		}
-	}
+	})
 }
 
 func (s *hostSpace) Xpby(y Block, x Block, beta []float64, cols []int) {
 	yb, xb := hb(y), hb(x)
 	checkSame("Xpby", yb, xb)
-	m := yb.c
-	cols = s.cols(cols, m)
-	for i := 0; i < yb.r; i++ {
-		yr, xr := yb.data[i*m:(i+1)*m], xb.data[i*m:(i+1)*m]
+	cols = s.cols(cols, yb.c)
+	pairRows(yb.r, yb, nil, xb, nil, func(yr, xr []float64) {
 		for a, j := range cols {
 			yr[j] = xr[j] + beta[a]*yr[j]
 		}
-	}
+	})
 }
 
 func (s *hostSpace) Scale(y Block, alpha []float64, cols []int) {
@@ -411,55 +376,33 @@ func (s *hostSpace) Copy(y, x Block, cols []int) {
 		copy(yb.data, xb.data)
 		return
 	}
-	m := yb.c
-	for i := 0; i < yb.r; i++ {
-		yr, xr := yb.data[i*m:(i+1)*m], xb.data[i*m:(i+1)*m]
-		for _, j := range cols {
-			yr[j] = xr[j]
-		}
-	}
+	pairRows(yb.r, yb, nil, xb, nil, copyCols(cols))
 }
 
 func (s *hostSpace) GatherRows(dst Block, rows Index, src Block, cols []int) {
 	d, x, idx := hb(dst), hb(src), rows.(*hostIndex).idx
 	checkRows("GatherRows", d, len(idx))
 	checkCols("GatherRows", d.c, x)
-	m := d.c
-	cols = s.cols(cols, m)
-	for a, i := range idx {
-		dr, xr := d.data[a*m:(a+1)*m], x.data[i*m:(i+1)*m]
-		for _, j := range cols {
-			dr[j] = xr[j]
-		}
-	}
+	pairRows(len(idx), d, nil, x, idx, copyCols(s.cols(cols, d.c)))
 }
 
 func (s *hostSpace) ScatterRows(y Block, rows Index, x Block, cols []int) {
 	yb, xb, idx := hb(y), hb(x), rows.(*hostIndex).idx
 	checkRows("ScatterRows", xb, len(idx))
 	checkCols("ScatterRows", yb.c, xb)
-	m := yb.c
-	cols = s.cols(cols, m)
-	for a, i := range idx {
-		yr, xr := yb.data[i*m:(i+1)*m], xb.data[a*m:(a+1)*m]
-		for _, j := range cols {
-			yr[j] = xr[j]
-		}
-	}
+	pairRows(len(idx), yb, idx, xb, nil, copyCols(s.cols(cols, yb.c)))
 }
 
 func (s *hostSpace) AxpyRows(y Block, rows Index, alpha []float64, x Block, cols []int) {
 	yb, xb, idx := hb(y), hb(x), rows.(*hostIndex).idx
 	checkRows("AxpyRows", xb, len(idx))
 	checkCols("AxpyRows", yb.c, xb)
-	m := yb.c
-	cols = s.cols(cols, m)
-	for a, i := range idx {
-		yr, xr := yb.data[i*m:(i+1)*m], xb.data[a*m:(a+1)*m]
+	cols = s.cols(cols, yb.c)
+	pairRows(len(idx), yb, idx, xb, nil, func(yr, xr []float64) {
 		for b, j := range cols {
 			yr[j] += alpha[b] * xr[j]
 		}
-	}
+	})
 }
 
 func (s *hostSpace) ScaleRows(y, d Block, cols []int) {
@@ -468,12 +411,54 @@ func (s *hostSpace) ScaleRows(y, d Block, cols []int) {
 	if db.c != 1 {
 		panic(fmt.Sprintf("solvers: ScaleRows: d is %d×%d, want a column", db.r, db.c))
 	}
-	m := yb.c
-	cols = s.cols(cols, m)
-	for i := 0; i < yb.r; i++ {
-		yr, di := yb.data[i*m:(i+1)*m], db.data[i]
+	cols = s.cols(cols, yb.c)
+	pairRows(yb.r, yb, nil, db, nil, func(yr, dr []float64) {
 		for _, j := range cols {
-			yr[j] *= di
+			yr[j] *= dr[0]
+		}
+	})
+}
+
+// onCols runs f(out, in) on the selected columns of dst and src: on the
+// blocks' own data when the selection is all columns in order, otherwise on
+// scratch copies, src's selected columns gathered into in and out's
+// scattered into dst's. f must fill all of out.
+func (s *hostSpace) onCols(dst, src *hostBlock, cols []int, all bool, f func(out, in []float64)) {
+	if all {
+		f(dst.data, src.data)
+		return
+	}
+	k := len(cols)
+	in, out := s.scratch(src.r*k, dst.r*k)
+	gatherCols(in, src.data, src.r, src.c, cols)
+	f(out, in)
+	scatterCols(dst.data, out, dst.r, dst.c, cols)
+}
+
+// row returns row i of b.
+func (b *hostBlock) row(i int) []float64 { return b.data[i*b.c : (i+1)*b.c] }
+
+// pairRows calls fn(yr, xr) for n pairs of rows, in order: row a of y with
+// row a of x, or row yRows[a] of y (a scatter) or row xRows[a] of x (a
+// gather) where those are not nil.
+func pairRows(n int, y *hostBlock, yRows []int, x *hostBlock, xRows []int, fn func(yr, xr []float64)) {
+	for a := 0; a < n; a++ {
+		i, j := a, a
+		if yRows != nil {
+			i = yRows[a]
+		}
+		if xRows != nil {
+			j = xRows[a]
+		}
+		fn(y.row(i), x.row(j))
+	}
+}
+
+// copyCols returns the row operation yr[j] = xr[j] for j in cols.
+func copyCols(cols []int) func(yr, xr []float64) {
+	return func(yr, xr []float64) {
+		for _, j := range cols {
+			yr[j] = xr[j]
 		}
 	}
 }

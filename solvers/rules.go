@@ -3,7 +3,8 @@ package solvers
 import (
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/gpnb/gpnb/internal/enum"
 )
 
 // The stopping rules. The paper's text (appendix B) says the solvers run
@@ -28,18 +29,16 @@ const (
 	ProbeMean
 )
 
-var probeRuleNames = enumNames{"each", "mean"}
+var probeRuleNames = enum.Enum[ProbeRule]{Type: "ProbeRule", What: "probe rule", Err: ErrSettings, Names: []string{"each", "mean"}}
 
 // String returns "each" or "mean".
-func (p ProbeRule) String() string { return probeRuleNames.name(int(p), "ProbeRule") }
+func (p ProbeRule) String() string { return probeRuleNames.Name(p) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (p ProbeRule) MarshalText() ([]byte, error) { return probeRuleNames.marshal(int(p), "probe rule") }
+func (p ProbeRule) MarshalText() ([]byte, error) { return probeRuleNames.Marshal(p) }
 
 // UnmarshalText parses each or mean (case-insensitive).
-func (p *ProbeRule) UnmarshalText(b []byte) error {
-	return probeRuleNames.unmarshal((*int)(p), b, "probe rule")
-}
+func (p *ProbeRule) UnmarshalText(b []byte) error { return probeRuleNames.Unmarshal(p, b) }
 
 // Freeze says whether CG and SGD stop working on a column once it meets its
 // own tolerance. AP updates every column at every block update, so it has
@@ -57,18 +56,16 @@ const (
 	FreezeJoint
 )
 
-var freezeNames = enumNames{"column", "joint"}
+var freezeNames = enum.Enum[Freeze]{Type: "Freeze", What: "freeze rule", Err: ErrSettings, Names: []string{"column", "joint"}}
 
 // String returns "column" or "joint".
-func (f Freeze) String() string { return freezeNames.name(int(f), "Freeze") }
+func (f Freeze) String() string { return freezeNames.Name(f) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (f Freeze) MarshalText() ([]byte, error) { return freezeNames.marshal(int(f), "freeze rule") }
+func (f Freeze) MarshalText() ([]byte, error) { return freezeNames.Marshal(f) }
 
 // UnmarshalText parses column or joint (case-insensitive).
-func (f *Freeze) UnmarshalText(b []byte) error {
-	return freezeNames.unmarshal((*int)(f), b, "freeze rule")
-}
+func (f *Freeze) UnmarshalText(b []byte) error { return freezeNames.Unmarshal(f, b) }
 
 // met reports whether the relative residuals rel (column 0 the mean system,
 // the others probes) meet the stopping rule: column 0 below RelTolMean, and
@@ -139,32 +136,4 @@ func EpochIterations(e float64, n, rows int) int {
 		return math.MaxInt32
 	}
 	return int(it)
-}
-
-// enumNames spells the values 0, 1, ... of an enumeration of this package.
-type enumNames []string
-
-func (e enumNames) name(v int, typ string) string {
-	if v >= 0 && v < len(e) {
-		return e[v]
-	}
-	return fmt.Sprintf("%s(%d)", typ, v)
-}
-
-func (e enumNames) marshal(v int, what string) ([]byte, error) {
-	if v < 0 || v >= len(e) {
-		return nil, fmt.Errorf("%w: unknown %s %d: use one of %s", ErrSettings, what, v, strings.Join(e, ", "))
-	}
-	return []byte(e[v]), nil
-}
-
-func (e enumNames) unmarshal(dst *int, b []byte, what string) error {
-	s := strings.ToLower(strings.TrimSpace(string(b)))
-	for i, n := range e {
-		if s == n {
-			*dst = i
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: unknown %s %q: use one of %s", ErrSettings, what, b, strings.Join(e, ", "))
 }

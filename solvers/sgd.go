@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/enum"
 )
 
 // Defaults of SGD.
@@ -130,22 +132,16 @@ const (
 	ResidualB
 )
 
-var residualStartNames = enumNames{"true", "b"}
+var residualStartNames = enum.Enum[SGDResidualStart]{Type: "SGDResidualStart", What: "SGD residual start", Err: ErrSettings, Names: []string{"true", "b"}}
 
 // String returns "true" or "b".
-func (r SGDResidualStart) String() string {
-	return residualStartNames.name(int(r), "SGDResidualStart")
-}
+func (r SGDResidualStart) String() string { return residualStartNames.Name(r) }
 
 // MarshalText returns String(), or an error for an unknown value.
-func (r SGDResidualStart) MarshalText() ([]byte, error) {
-	return residualStartNames.marshal(int(r), "SGD residual start")
-}
+func (r SGDResidualStart) MarshalText() ([]byte, error) { return residualStartNames.Marshal(r) }
 
 // UnmarshalText parses true or b (case-insensitive).
-func (r *SGDResidualStart) UnmarshalText(b []byte) error {
-	return residualStartNames.unmarshal((*int)(r), b, "SGD residual start")
-}
+func (r *SGDResidualStart) UnmarshalText(b []byte) error { return residualStartNames.Unmarshal(r, b) }
 
 // SGDState is SGD's method-specific state.
 type SGDState struct {
@@ -256,12 +252,9 @@ func (m SGD) Start(op Operator, B, V0 *mat.Dense, s Settings) (Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.initialResidual(V0 == nil || m.ResidualStart == ResidualB); err != nil {
-		_ = g.sp.Close()
+	if err := g.finishStart(V0 == nil || m.ResidualStart == ResidualB, nil); err != nil {
 		return nil, err
 	}
-	st.Converged = g.met()
-	g.record()
 	return g, nil
 }
 

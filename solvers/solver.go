@@ -880,6 +880,24 @@ func (c *core) initialResidual(zeroStart bool) error {
 	return nil
 }
 
+// finishStart ends a method's Start: the initial residual (zeroStart as
+// for initialResidual), then the method's own set-up when setup is not
+// nil, the convergence flag and the first trace entry. On an error the
+// space is closed.
+func (c *core) finishStart(zeroStart bool, setup func() error) error {
+	err := c.initialResidual(zeroStart)
+	if err == nil && setup != nil {
+		err = setup()
+	}
+	if err != nil {
+		_ = c.sp.Close()
+		return err
+	}
+	c.st.Converged = c.met()
+	c.record()
+	return nil
+}
+
 // setResiduals sets RelResiduals[j] = √sq[a]/‖b_j‖ for the a-th column j
 // of cols (nil: all), and ColumnConverged from the tolerances when
 // setFlags is true.

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/floatbits"
 )
 
 func TestConvergesToCholesky(t *testing.T) {
@@ -220,18 +221,6 @@ func roundTrip(t *testing.T, st *State, codec string) *State {
 	return &out
 }
 
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // Pausing, serialising and resuming gives the same iterate, bit for bit, as
 // running straight through.
 func TestPauseResumeBitIdentical(t *testing.T) {
@@ -274,18 +263,18 @@ func TestPauseResumeBitIdentical(t *testing.T) {
 				if a.Iteration != b.Iteration || a.Converged != b.Converged {
 					t.Fatalf("iteration %d/%d converged %v/%v", a.Iteration, b.Iteration, a.Converged, b.Converged)
 				}
-				if !sameBits(a.V, b.V) || !sameBits(a.R, b.R) || !sameBits(a.RelResiduals, b.RelResiduals) {
+				if !floatbits.Equal(a.V, b.V) || !floatbits.Equal(a.R, b.R) || !floatbits.Equal(a.RelResiduals, b.RelResiduals) {
 					t.Fatal("V, R or residuals differ after resume")
 				}
 				for i := range a.Trace {
-					if !sameBits(a.Trace[i], b.Trace[i]) {
+					if !floatbits.Equal(a.Trace[i], b.Trace[i]) {
 						t.Fatalf("trace row %d differs", i)
 					}
 				}
-				if a.SGD != nil && (!sameBits(a.SGD.Velocity, b.SGD.Velocity) || !bytes.Equal(a.SGD.RNG, b.SGD.RNG)) {
+				if a.SGD != nil && (!floatbits.Equal(a.SGD.Velocity, b.SGD.Velocity) || !bytes.Equal(a.SGD.RNG, b.SGD.RNG)) {
 					t.Fatal("SGD velocity or RNG differ")
 				}
-				if a.CG != nil && (!sameBits(a.CG.P, b.CG.P) || !sameBits(a.CG.RZ, b.CG.RZ)) {
+				if a.CG != nil && (!floatbits.Equal(a.CG.P, b.CG.P) || !floatbits.Equal(a.CG.RZ, b.CG.RZ)) {
 					t.Fatal("CG directions differ")
 				}
 			})
@@ -408,7 +397,7 @@ func TestPreconditionerFewerIterations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameBits(auto.State().V, pre.State().V) {
+	if !floatbits.Equal(auto.State().V, pre.State().V) {
 		t.Fatal("NoiseVariancer path differs from explicit PrecondNoise")
 	}
 	if !pre.Converged() || pre.State().Iteration >= plain.State().Iteration {
@@ -700,7 +689,7 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 				}
 				got = append(got, sv.State().V)
 			}
-			if !sameBits(got[0], got[1]) {
+			if !floatbits.Equal(got[0], got[1]) {
 				t.Errorf("%T %s: GOMAXPROCS 1 and 2 give different bits", op, m.Name())
 			}
 		}
@@ -826,7 +815,7 @@ func TestKernelOperatorNoiseVariance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !auto.Converged() || !sameBits(auto.State().V, explicit.State().V) {
+	if !auto.Converged() || !floatbits.Equal(auto.State().V, explicit.State().V) {
 		t.Fatal("preconditioner with the operator's σ² differs from the explicit one")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/gptest"
 )
 
 // kernelSystem is a test problem H V = B with H = K + σ²I built entry by
@@ -33,20 +34,7 @@ func synthX(n, d int, seed uint64) *mat.Dense {
 }
 
 // gramH returns K(X,X) + σ²I for k.
-func gramH(x *mat.Dense, k kernel.Kernel) *mat.SymDense {
-	n, _ := x.Dims()
-	h := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := k.At(x.RawRowView(i), x.RawRowView(j))
-			if i == j {
-				v += k.Hyper.Noise * k.Hyper.Noise
-			}
-			h.SetSym(i, j, v)
-		}
-	}
-	return h
-}
+func gramH(x *mat.Dense, k kernel.Kernel) *mat.SymDense { return gptest.SymH(x, k, k.Hyper.Noise) }
 
 // rhs returns B = [y, z_1..z_{m−1}] with y a smooth function of x plus
 // noise and z Gaussian probes.

@@ -233,36 +233,34 @@ func histories(rs []gpnb.Result, keep func(gpnb.Result) bool) (hs []gpnb.History
 	return hs
 }
 
-// Iterations is figure 3: for each dataset and iterative solver, the number
-// of solver iterations at each marginal-likelihood step, cold vs warm start
-// (mean over runs that share dataset, solver and setting).
-func Iterations(results []gpnb.Result) (*Chart, error) {
-	if err := checkResults(results); err != nil {
-		return nil, err
-	}
-	c := &Chart{Title: "Solver iterations per marginal likelihood step"}
+// stepPanels adds to c one panel per dataset and iterative solver, made by
+// newPanel, holding the series that add makes from the histories of the
+// cold and of the warm-started runs (those keep accepts; nil keeps all),
+// with a note of how many runs each mean is over and of the values left
+// out. Panels without series are left out.
+func stepPanels(c *Chart, results []gpnb.Result, keep func(gpnb.Result) bool, newPanel func(ds, solver string) *Panel,
+	add func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter)) {
 	for _, ds := range sortedKeys(results, datasetOf, datasetOrder) {
 		for _, s := range sortedKeys(results, solverOf, solverOrder) {
 			if isExact(s) {
 				continue
 			}
-			p := &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "solver iterations"}
+			p := newPanel(ds, s)
 			var bad badCounter
 			maxN := 0
 			for _, warm := range []bool{false, true} {
 				hs := histories(results, func(r gpnb.Result) bool {
-					return r.Dataset == ds && solverOf(r) == s && r.WarmStart == warm
+					return r.Dataset == ds && solverOf(r) == s && r.WarmStart == warm && (keep == nil || keep(r))
 				})
 				if len(hs) == 0 {
 					continue
 				}
 				maxN = max(maxN, len(hs))
-				x, y := meanTrace(hs, func(r gpnb.StepRecord) float64 { return float64(r.SolverIterations) }, &bad)
 				color := ColorCold
 				if warm {
 					color = ColorWarm
 				}
-				p.Series = append(p.Series, Series{Name: MethodLabel(s, warm), Kind: Line, X: x, Y: y, Color: color})
+				add(p, hs, MethodLabel(s, warm), color, &bad)
 			}
 			if len(p.Series) == 0 {
 				continue
@@ -272,6 +270,23 @@ func Iterations(results []gpnb.Result) (*Chart, error) {
 			c.Panels = append(c.Panels, p)
 		}
 	}
+}
+
+// Iterations is figure 3: for each dataset and iterative solver, the number
+// of solver iterations at each marginal-likelihood step, cold vs warm start
+// (mean over runs that share dataset, solver and setting).
+func Iterations(results []gpnb.Result) (*Chart, error) {
+	if err := checkResults(results); err != nil {
+		return nil, err
+	}
+	c := &Chart{Title: "Solver iterations per marginal likelihood step"}
+	iters := func(r gpnb.StepRecord) float64 { return float64(r.SolverIterations) }
+	stepPanels(c, results, nil, func(ds, s string) *Panel {
+		return &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "solver iterations"}
+	}, func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter) {
+		x, y := meanTrace(hs, iters, bad)
+		p.Series = append(p.Series, Series{Name: label, Kind: Line, X: x, Y: y, Color: color})
+	})
 	if len(c.Panels) == 0 {
 		return nil, fmt.Errorf("%w: no iterative-solver result has a history to chart iterations from: train with a cg, ap or sgd solver and keep Result.History", ErrChart)
 	}
@@ -620,39 +635,14 @@ func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
 		return r.FinalResiduals[0]
 	}
 	c := &Chart{Title: "Relative residual at the end of each step's solve"}
-	for _, ds := range sortedKeys(results, datasetOf, datasetOrder) {
-		for _, s := range sortedKeys(results, solverOf, solverOrder) {
-			if isExact(s) {
-				continue
-			}
-			p := &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "‖Hv − b‖/‖b‖", LogY: true}
-			var bad badCounter
-			maxN := 0
-			for _, warm := range []bool{false, true} {
-				hs := histories(results, func(r gpnb.Result) bool {
-					return r.Dataset == ds && solverOf(r) == s && r.WarmStart == warm && has(r)
-				})
-				if len(hs) == 0 {
-					continue
-				}
-				maxN = max(maxN, len(hs))
-				color := ColorCold
-				if warm {
-					color = ColorWarm
-				}
-				x, y := meanTrace(hs, probes, &bad)
-				p.Series = append(p.Series, Series{Name: MethodLabel(s, warm) + " probes", Kind: Line, X: x, Y: y, Color: color})
-				x, y = meanTrace(hs, mean, &bad)
-				p.Series = append(p.Series, Series{Name: MethodLabel(s, warm) + " mean", Kind: Line, X: x, Y: y, Color: color, Dashed: true})
-			}
-			if len(p.Series) == 0 {
-				continue
-			}
-			p.Notes = splitsNote(maxN)
-			bad.note(p, "values")
-			c.Panels = append(c.Panels, p)
-		}
-	}
+	stepPanels(c, results, has, func(ds, s string) *Panel {
+		return &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "‖Hv − b‖/‖b‖", LogY: true}
+	}, func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter) {
+		x, y := meanTrace(hs, probes, bad)
+		p.Series = append(p.Series, Series{Name: label + " probes", Kind: Line, X: x, Y: y, Color: color})
+		x, y = meanTrace(hs, mean, bad)
+		p.Series = append(p.Series, Series{Name: label + " mean", Kind: Line, X: x, Y: y, Color: color, Dashed: true})
+	})
 	if len(c.Panels) == 0 {
 		return nil, fmt.Errorf("%w: no iterative-solver result recorded the residuals at its solves' stops (StepRecord.FinalResiduals): train with this version of gpnb", ErrChart)
 	}

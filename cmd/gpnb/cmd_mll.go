@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 )
@@ -33,6 +34,16 @@ type mllResult struct {
 	Grad    mllGrad `json:"grad"`
 }
 
+// loadRun loads the dataset the data flags name, the configuration the run
+// flags give for it and its initial kernel: what mll and solve work on.
+func loadRun(df *dataFlags, rf *runFlags) (ds *data.Dataset, cfg gpnb.Config, k kernel.Kernel, err error) {
+	if ds, err = df.load(); err == nil {
+		cfg, err = rf.config(ds.Name, ds.D())
+		k = kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
+	}
+	return ds, cfg, k, err
+}
+
 func runMLL(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mll", "--data D [--split K] [--subset N] [--kernel matern32] [--noise S] [--signal S] [--lengthscales l1,l2,...] [--json -|FILE]", stderr)
 	var df dataFlags
@@ -43,15 +54,10 @@ func runMLL(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ds, err := df.load()
+	ds, _, k, err := loadRun(&df, &rf)
 	if err != nil {
 		return err
 	}
-	cfg, err := rf.config(ds.Name, ds.D())
-	if err != nil {
-		return err
-	}
-	k := kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	e, err := gpnb.NewExact(ds.XTrain, ds.YTrain, k)
 	if err != nil {
 		return err

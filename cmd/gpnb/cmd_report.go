@@ -35,10 +35,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *in == "" {
-		fmt.Fprintln(stderr, "gpnb report: --in is required")
-		fs.Usage()
-		return errUsage
+	if err := required(fs, "in", *in); err != nil {
+		return err
 	}
 	if *last < 1 {
 		return fmt.Errorf("gpnb report: --last is %d: use 1 or more", *last)

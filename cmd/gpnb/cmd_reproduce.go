@@ -52,10 +52,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *out == "" {
-		fmt.Fprintln(stderr, "gpnb reproduce: --out DIR is required")
-		fs.Usage()
-		return errUsage
+	if err := required(fs, "out DIR", *out); err != nil {
+		return err
 	}
 	if *status {
 		return reproduceStatus(*out, stdout)

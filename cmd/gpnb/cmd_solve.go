@@ -75,16 +75,11 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if *nprobes < 0 {
 		return fmt.Errorf("--probes %d: use 0 or more", *nprobes)
 	}
-	ds, err := df.load()
-	if err != nil {
-		return err
-	}
-	cfg, err := rf.config(ds.Name, ds.D())
+	ds, cfg, k, err := loadRun(&df, &rf)
 	if err != nil {
 		return err
 	}
 	method, probes, seed := cfg.Solver, *nprobes, cfg.Seed
-	k := kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	op, err := kernel.NewOperator(ds.XTrain, k, kernel.Options{})
 	if err != nil {
 		return err

@@ -26,10 +26,8 @@ func runTable(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *in == "" {
-		fmt.Fprintln(stderr, "gpnb table: --in DIR is required")
-		fs.Usage()
-		return errUsage
+	if err := required(fs, "in DIR", *in); err != nil {
+		return err
 	}
 	unit, err := repro.ParseTimeUnit(*unitStr)
 	if err != nil {

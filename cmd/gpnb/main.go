@@ -136,6 +136,17 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// required prints that --name (with what it takes: "in DIR") is required,
+// and the usage, and returns errUsage when value is empty.
+func required(fs *flag.FlagSet, name, value string) error {
+	if value == "" {
+		fmt.Fprintf(fs.Output(), "%s: --%s is required\n", fs.Name(), name)
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
 // parseFlags parses args. A bad value of a known flag is an error naming
 // the flag and what to give (exit 1); an unknown flag or a malformed command
 // line prints the usage (errUsage, exit 2).

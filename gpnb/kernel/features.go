@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -304,7 +302,7 @@ func (p *PriorSamples) FeaturesTo(dst, x *mat.Dense, k Kernel) error {
 	ot := p.freqsT(k)
 	X, D := x.RawMatrix(), dst.RawMatrix()
 	alpha := p.scale(k)
-	forTiles(tiles(n, rowTile), gomaxprocs(), func(_, t int) {
+	ForTiles(tiles(n, rowTile), gomaxprocs(), func(_, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		for a := i0; a < i1; a++ {
 			row := D.Data[a*D.Stride : a*D.Stride+p.Features]
@@ -347,7 +345,7 @@ func (p *PriorSamples) evalTo(dst, x blas64.General, k Kernel) {
 	nt := tiles(n, rowTile)
 	workers := min(gomaxprocs(), nt)
 	bufs := make([][]float64, workers) // one rowTile×F block of features per goroutine
-	forTiles(nt, workers, func(wk, t int) {
+	ForTiles(nt, workers, func(wk, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		bufs[wk] = grow(bufs[wk], (i1-i0)*f)
 		trigTile(bufs[wk], sub(x, i0, i1), ot)
@@ -355,35 +353,4 @@ func (p *PriorSamples) evalTo(dst, x blas64.General, k Kernel) {
 			blas64.General{Rows: i1 - i0, Cols: f, Stride: f, Data: bufs[wk]}, w,
 			0, sub(dst, i0, i1))
 	})
-}
-
-// forTiles calls fn(w, t) for every tile t < ntiles on up to workers
-// goroutines (at least one), w being the index of the goroutine (for its
-// own buffers). fn must determine tile t's output from its inputs alone, so
-// the result does not depend on the schedule. It is the same loop as
-// Operator.run, which could be built on it.
-func forTiles(ntiles, workers int, fn func(w, t int)) {
-	workers = max(1, min(workers, ntiles))
-	if workers == 1 {
-		for t := 0; t < ntiles; t++ {
-			fn(0, t)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= ntiles {
-					return
-				}
-				fn(w, t)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -11,6 +11,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/gpnb/gpnb/internal/gptest"
 )
 
 // gridX returns the g×g grid over [−1.5, 1.5]² as rows.
@@ -39,16 +41,7 @@ func featureGram(t *testing.T, p *PriorSamples, x *mat.Dense, k Kernel) *mat.Den
 }
 
 // explicitK returns K(X,X) entry by entry from Kernel.At.
-func explicitK(x *mat.Dense, k Kernel) *mat.Dense {
-	n, _ := x.Dims()
-	out := mat.NewDense(n, n, nil)
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			out.Set(a, b, k.At(x.RawRowView(a), x.RawRowView(b)))
-		}
-	}
-	return out
-}
+func explicitK(x *mat.Dense, k Kernel) *mat.Dense { return gptest.H(x, k, 0) }
 
 // rffVariance is the variance of one frequency's estimate cos(ωᵀτ) of
 // m(r): E[cos²] − m² = (1 + m(2r))/2 − m(r)².

@@ -563,25 +563,8 @@ func mulRows[T float](o *Operator, s *scratch, dst blas64.General, rows, cols []
 	storeInto(dst, out, m, false)
 }
 
-// checkDims panics unless dst is r×c; an empty dst (the zero value, or
-// after Reset) is resized, as gonum's methods do.
-func checkDims(method string, dst *mat.Dense, r, c int) {
-	if dst.IsEmpty() && r > 0 && c > 0 {
-		dst.ReuseAs(r, c)
-		return
-	}
-	if dr, dc := dst.Dims(); dr != r || dc != c {
-		panic(fmt.Sprintf("kernel: %s: dst is %d×%d, want %d×%d", method, dr, dc, r, c))
-	}
-}
-
-func checkIdx(method string, idx []int, n int) {
-	for _, i := range idx {
-		if i < 0 || i >= n {
-			panic(fmt.Sprintf("kernel: %s: index %d out of range [0,%d)", method, i, n))
-		}
-	}
-}
+// check validates the arguments of o's GramOperator methods.
+func (o *Operator) check() ArgCheck { return ArgCheck{Pkg: "kernel", N: o.n, D: o.d} }
 
 func sub(g blas64.General, r0, r1 int) blas64.General {
 	if r0 == r1 {
@@ -596,14 +579,7 @@ func sub(g blas64.General, r0, r1 int) blas64.General {
 // added in float64.
 func (o *Operator) MulTo(dst, v *mat.Dense) {
 	n := o.n
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("kernel: MulTo: V has %d rows, want %d", vr, n))
-	}
-	checkDims("MulTo", dst, n, vc)
-	if dst == v {
-		panic("kernel: MulTo: dst and V are the same matrix")
-	}
+	vc := o.check().MulTo(dst, v)
 	if vc == 0 {
 		return
 	}
@@ -689,16 +665,7 @@ func mulFreeSym[T float](o *Operator, D blas64.General, vt general[T], pbuf *[]T
 
 // RowsMulTo sets dst = H[idx,:]·V, where V is n×m and dst is len(idx)×m.
 func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
-	n := o.n
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("kernel: RowsMulTo: V has %d rows, want %d", vr, n))
-	}
-	checkIdx("RowsMulTo", idx, n)
-	if len(idx) == 0 {
-		return
-	}
-	checkDims("RowsMulTo", dst, len(idx), vc)
+	vc := o.check().RowsMulTo(dst, idx, v)
 	if vc == 0 {
 		return
 	}
@@ -727,16 +694,7 @@ func rowsMulTo[T float](o *Operator, D blas64.General, idx []int, V blas64.Gener
 
 // ColsMulTo sets dst = H[:,idx]·D, where D is len(idx)×m and dst is n×m.
 func (o *Operator) ColsMulTo(dst *mat.Dense, idx []int, d *mat.Dense) {
-	n := o.n
-	dr, dc := d.Dims()
-	if dr != len(idx) {
-		panic(fmt.Sprintf("kernel: ColsMulTo: D has %d rows, want len(idx) = %d", dr, len(idx)))
-	}
-	checkIdx("ColsMulTo", idx, n)
-	checkDims("ColsMulTo", dst, n, dc)
-	if dst == d {
-		panic("kernel: ColsMulTo: dst and D are the same matrix")
-	}
+	dc := o.check().ColsMulTo(dst, idx, d)
 	if dc == 0 {
 		return
 	}
@@ -823,22 +781,12 @@ func colsMulDense[T float](o *Operator, s *scratch, out blas64.General, i0, i1 i
 // BlockTo sets dst = H[idx,idx]. An empty dst is resized to len(idx).
 // With Float32 its entries are K's float32 values (converted exactly).
 func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
-	checkIdx("BlockTo", idx, o.n)
-	if len(idx) == 0 && dst.IsEmpty() {
-		return // gonum cannot represent a 0×0 SymDense; nothing to do
-	}
-	if dst.IsEmpty() {
-		dst.ReuseAsSym(len(idx))
-	}
-	if m := dst.SymmetricDim(); m != len(idx) {
-		panic(fmt.Sprintf("kernel: BlockTo: dst is %d×%d, want %d×%d", m, m, len(idx), len(idx)))
-	}
-	if len(idx) == 0 {
+	m := o.check().BlockTo(dst, idx)
+	if m == 0 {
 		return
 	}
 	defer o.timed(&o.productNs)()
 	S := dst.RawSymmetric()
-	m := len(idx)
 	s2 := o.noise2()
 	if o.mode == ModeDense {
 		// Straight from the cache into the upper triangle, row by row: a
@@ -891,9 +839,7 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 
 // DiagTo sets dst[i] = H_ii = s² + σ² for i < n; len(dst) must be ≥ n.
 func (o *Operator) DiagTo(dst []float64) {
-	if len(dst) < o.n {
-		panic(fmt.Sprintf("kernel: DiagTo: len(dst) = %d, want ≥ %d", len(dst), o.n))
-	}
+	o.check().DiagTo(dst)
 	v := o.k.Hyper.Signal*o.k.Hyper.Signal + o.noise2()
 	for i := range dst[:o.n] {
 		dst[i] = v
@@ -907,15 +853,7 @@ func (o *Operator) DiagTo(dst []float64) {
 // validate test inputs first (a wrong number of columns panics).
 func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 	n, d := o.n, o.d
-	ns, xd := xs.Dims()
-	if xd != d {
-		panic(fmt.Sprintf("kernel: CrossMulTo: Xs has %d columns, want %d", xd, d))
-	}
-	vr, vc := v.Dims()
-	if vr != n {
-		panic(fmt.Sprintf("kernel: CrossMulTo: V has %d rows, want %d", vr, n))
-	}
-	checkDims("CrossMulTo", dst, ns, vc)
+	ns, vc := o.check().CrossMulTo(dst, xs, v)
 	if vc == 0 || ns == 0 {
 		return
 	}

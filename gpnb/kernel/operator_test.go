@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/gptest"
 )
 
 // testX returns n×d inputs offset far from the origin (to exercise the
@@ -51,23 +53,8 @@ func randDense(r, c int, seed uint64) *mat.Dense {
 	return m
 }
 
-// explicitH builds H = K + σ²I entry by entry with Kernel.At, and |H| for
-// error scales.
-func explicitH(x *mat.Dense, k Kernel) *mat.Dense {
-	n, _ := x.Dims()
-	h := mat.NewDense(n, n, nil)
-	s2 := k.Hyper.Noise * k.Hyper.Noise
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			v := k.At(x.RawRowView(a), x.RawRowView(b))
-			if a == b {
-				v += s2
-			}
-			h.Set(a, b, v)
-		}
-	}
-	return h
-}
+// explicitH is H = K + σ²I entry by entry, the independent reference.
+func explicitH(x *mat.Dense, k Kernel) *mat.Dense { return gptest.H(x, k, k.Hyper.Noise) }
 
 // checkProduct compares got with A·B entry by entry, within rel·(|A|·|B|)_ij:
 // the standard bound for a sum of products with elements perturbed by rel.

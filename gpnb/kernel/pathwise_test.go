@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/gptest"
 )
 
 // The references here are dense: H, ∂H/∂θ_k and K entry by entry from
@@ -40,24 +42,7 @@ func solve(t *testing.T, c *mat.Cholesky, b mat.Matrix) *mat.Dense {
 }
 
 // explicitDH returns ∂H/∂θ_k for θ = (ℓ_1..ℓ_d, s, σ).
-func explicitDH(x *mat.Dense, k Kernel) []*mat.Dense {
-	n, d := x.Dims()
-	out := make([]*mat.Dense, d+2)
-	for i := range out {
-		out[i] = mat.NewDense(n, n, nil)
-	}
-	g := make([]float64, d+1)
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			k.GradAt(g, x.RawRowView(a), x.RawRowView(b))
-			for i, v := range g {
-				out[i].Set(a, b, v)
-			}
-		}
-		out[d+1].Set(a, a, 2*k.Hyper.Noise)
-	}
-	return out
-}
+func explicitDH(x *mat.Dense, k Kernel) []*mat.Dense { return gptest.DH(x, k, k.Hyper.Noise) }
 
 // trMul returns tr(A·B) = Σ_ab A_ab B_ba.
 func trMul(a, b mat.Matrix) float64 {

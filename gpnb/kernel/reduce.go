@@ -1,8 +1,6 @@
 package kernel
 
 import (
-	"fmt"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -31,12 +29,7 @@ import (
 // W = A·Bᵀ that symmetrised tile is one gemm, [A_I B_I]·[B_J A_J]ᵀ.
 func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 	n := o.n
-	ar, ac := a.Dims()
-	br, bc := b.Dims()
-	if ar != n || br != n || ac != bc {
-		panic(fmt.Sprintf("kernel: Reduce: A is %d×%d and B is %d×%d, want both n×c with n = %d", ar, ac, br, bc, n))
-	}
-	o.checkReduceDst("Reduce", dst)
+	ac := o.check().Reduce(dst, a, b)
 	defer o.timed(&o.reduceNs)()
 	A, B := a.RawMatrix(), b.RawMatrix()
 	var tr float64
@@ -86,10 +79,7 @@ func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 // The exact (Cholesky) gradient uses it with W = αα − H⁻¹.
 func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 	n := o.n
-	if r, c := w.Dims(); r != n || c != n {
-		panic(fmt.Sprintf("kernel: ReduceDense: W is %d×%d, want %d×%d", r, c, n, n))
-	}
-	o.checkReduceDst("ReduceDense", dst)
+	o.check().ReduceDense(dst, w)
 	defer o.timed(&o.reduceNs)()
 	W := w.RawMatrix()
 	var tr float64
@@ -111,12 +101,6 @@ func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
 		}
 		return s.w, nc
 	})
-}
-
-func (o *Operator) checkReduceDst(method string, dst []float64) {
-	if len(dst) != o.d+2 {
-		panic(fmt.Sprintf("kernel: %s: len(dst) = %d, want d+2 = %d", method, len(dst), o.d+2))
-	}
 }
 
 // pairRow does the per-pair work of one row a of a reduce tile, by the

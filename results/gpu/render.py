@@ -41,6 +41,27 @@ def bench_lines(path):
     return out
 
 
+def ms_of(m, *units):
+    """The milliseconds of a benchmark line's metrics m: the first of units it reports (None if none)."""
+    for u in units or ("ms/product", "ms/reduce"):
+        if m.get(u):
+            return m[u]
+    return None
+
+
+def test_summary(call, heading):
+    """The heading and run-on-gpu.sh's test counts from logs/CALL-summary.log; [] without the log."""
+    path = os.path.join(HERE, "logs", f"{call}-summary.log")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        m = re.search(r"tests: exit (\d+), (\d+) passed, (\d+) skipped, (\d+) failed", f.read())
+    out = [heading, ""]
+    if m:
+        out += [f"`cuda/run-on-gpu.sh` (logs/{call}-test.log): exit {m[1]}, {m[2]} tests passed, {m[3]} skipped, {m[4]} failed.", ""]
+    return out
+
+
 def fmt(v, p=3):
     return "—" if v is None else f"{v:.{p}f}"
 
@@ -48,14 +69,7 @@ def fmt(v, p=3):
 def main():
     lines = ["# GPU results (rendered by results/gpu/render.py from the files beside it)", ""]
     # Tests and benchmark.
-    summ = os.path.join(HERE, "logs", "call2-summary.log")
-    if os.path.exists(summ):
-        with open(summ) as f:
-            s = f.read()
-        m = re.search(r"tests: exit (\d+), (\d+) passed, (\d+) skipped, (\d+) failed", s)
-        lines += ["## GPU kernels against the CPU operator", ""]
-        if m:
-            lines += [f"`cuda/run-on-gpu.sh` (logs/call2-test.log): exit {m[1]}, {m[2]} tests passed, {m[3]} skipped, {m[4]} failed.", ""]
+    lines += test_summary("call2", "## GPU kernels against the CPU operator")
     env = os.path.join(HERE, "logs", "call2-env.log")
     if os.path.exists(env):
         with open(env) as f:
@@ -69,28 +83,22 @@ def main():
                   "| n | benchmark | ms per product | GFLOP/s | % of fp64 peak | GB/s | % of bandwidth |",
                   "|--:|---|--:|--:|--:|--:|--:|"]
         for n, name, m in rows:
-            ms = m.get("ms/product") or m.get("ms/reduce")
+            ms = ms_of(m)
             lines.append(f"| {n} | {name} | {ms} | {m.get('GFLOP/s', '—')} | {m.get('%fp64peak', '—')} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} |")
         lines += ["", "Matrix-free GFLOP/s count the kernel-value flops and the products' multiply-adds, as the benchmark defines them (cuda/bench_test.go); dense mode is memory-bound and is measured against the memory bandwidth.", ""]
     # The kernels of a2fe6b9 (muldense issues four loads of K before their
     # multiply-adds), tested and measured again in call 6.
-    summ6 = os.path.join(HERE, "logs", "call6-summary.log")
-    if os.path.exists(summ6):
-        with open(summ6) as f:
-            s = f.read()
-        m = re.search(r"tests: exit (\d+), (\d+) passed, (\d+) skipped, (\d+) failed", s)
-        lines += ["## The current kernels (call 6, built from 9587bcb)", ""]
-        if m:
-            lines += [f"`cuda/run-on-gpu.sh` (logs/call6-test.log): exit {m[1]}, {m[2]} tests passed, {m[3]} skipped, {m[4]} failed.", ""]
+    if os.path.exists(os.path.join(HERE, "logs", "call6-summary.log")):
+        lines += test_summary("call6", "## The current kernels (call 6, built from 9587bcb)")
         old = {name: mm for n, name, mm in rows if n == "50000"}
         new = bench_lines(os.path.join(HERE, "logs", "call6-bench-n50000.log"))
         if new:
             lines += ["H·V at n = 50000 (logs/call6-bench-n50000.log, 5 products each), next to call 2's kernels:", "",
                       "| benchmark | ms per product | call 2 ms | call 2 / call 6 | GB/s | % of bandwidth |", "|---|--:|--:|--:|--:|--:|"]
             for name, mm in new:
-                ms = mm.get("ms/product") or mm.get("ms/reduce")
+                ms = ms_of(mm)
                 o = old.get(name, {})
-                oms = o.get("ms/product") or o.get("ms/reduce")
+                oms = ms_of(o)
                 r = f"{float(oms) / float(ms):.2f}×" if oms else "—"
                 lines.append(f"| {name} | {ms} | {oms or '—'} | {r} | {mm.get('GB/s', '—')} | {mm.get('%bandwidth', '—')} |")
             lines.append("")
@@ -244,7 +252,7 @@ def quick():
         lines += ["### The product alone (go test -bench, 20 products; SpaceMul timed by CUDA events around the launches)", "",
                   "| benchmark | ms | GB/s of K | % of memory bandwidth | Gpairs/s |", "|---|--:|--:|--:|--:|"]
         for name, m in rows:
-            ms = m.get("ms/product") or m.get("ms/iteration") or m.get("ms/reduce")
+            ms = ms_of(m, "ms/product", "ms/iteration", "ms/reduce")
             lines.append(f"| {name} | {ms or '—'} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} | {m.get('Gpairs/s', '—')} |")
         lines += ["", "SpaceMul: H·V for 17 right-hand sides on device-resident blocks (the product of a CG iteration); GB/s count the bytes of K read once (n·ldk·elem). "
                   "CGIteration: one CG iteration at n = 13500 (dense, float64), wall clock, launches and synchronisations included. MulTo: the host-level product, copies included.", ""]
