@@ -21,6 +21,7 @@
 #   FLAGS     more flags for every gpnb reproduce
 #   DRYRUN=1  run nothing: list each job as done, started or not started
 #   RENDER=0  do not render OUT.md
+#   RENDER_ONLY=1  run nothing, only render OUT.md from what is there
 # The full-size pair of the issue's "done when" (pol, all points):
 #   DATASETS=pol SUBSET=0 STAGES="hutchinson:warm:0 pathwise:warm:0" sh results/run-ablation.sh
 set -eu
@@ -39,11 +40,11 @@ DRY=""
 [ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
 # Runtimes are part of the results: one gpnb reproduce at a time (see
 # run-full.sh); CONCURRENT=1 overrides (runs.json records the load).
-if [ -z "$DRY" ] && [ "${CONCURRENT:-0}" != 1 ] && others=$(pgrep -f 'gpnb reproduce' | xargs) && [ -n "$others" ]; then
+if [ -z "$DRY" ] && [ "${RENDER_ONLY:-0}" != 1 ] && [ "${CONCURRENT:-0}" != 1 ] && others=$(pgrep -f 'gpnb reproduce' | xargs) && [ -n "$others" ]; then
 	echo "run-ablation.sh: another gpnb reproduce is running (pid $others): wait for it, or set CONCURRENT=1." >&2
 	exit 1
 fi
-for stage in ${STAGES:-$DEFAULT_STAGES}; do
+[ "${RENDER_ONLY:-0}" = 1 ] || for stage in ${STAGES:-$DEFAULT_STAGES}; do
 	est=${stage%%:*}
 	rest=${stage#*:}
 	"$GPNB" reproduce --datasets "$DATASETS" --splits 0 --subset "$SUBSET" --solvers cg --estimators "$est" \
@@ -71,6 +72,34 @@ MD=$OUT.md
 	echo
 	"$GPNB" table --in "$OUT" --table ablation
 	"$GPNB" table --in "$OUT" --table 2 --unit s
+	# Under a budget, warm against cold, step by step: the worst relative
+	# residual of the stop over its tolerance (the solve met every tolerance
+	# when it is < 1), from the jobs' result.json.
+	python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+rows = []
+for w in sorted(glob.glob(os.path.join(out, "jobs", "*-cg-warm-pathwise-b*", "result.json"))):
+    c = w.replace("-warm-", "-cold-")
+    if not os.path.exists(c):
+        continue
+    job = json.load(open(os.path.join(os.path.dirname(w), "job.json")))
+    tol = job["config"].get("settings", {})
+    tm, tp = tol.get("rel_tol_mean", 0.01), tol.get("rel_tol_probes", 0.1)
+    worst = lambda f: max(f[0] / tm, max(f[1:]) / tp)
+    hw, hc = json.load(open(w))["history"], json.load(open(c))["history"]
+    stops = [(a, b) for a, b in zip(hw, hc) if a.get("budget_stop") or b.get("budget_stop")]
+    first = next((a["step"] for a, b in stops), None)
+    bad = [a["step"] for a, b in stops if worst(a["final_residuals"]) >= worst(b["final_residuals"])]
+    name = os.path.basename(os.path.dirname(w)).replace("-warm", "")
+    rows.append("| %s | %d | %s | %d | %s |" % (name, len(stops), first, len(bad), ", ".join(map(str, bad)) or "—"))
+if rows:
+    print("### Under a budget: warm against cold at each step\n")
+    print("For each step where the warm or the cold solve stopped at its budget, the worst relative residual at the stop divided by its tolerance (mean system 0.01, probes 0.1): the warm run should be below the cold one.\n")
+    print("| job (warm vs cold) | steps with a budget stop | first such step | steps where warm ≥ cold | which |")
+    print("|---|--:|--:|--:|---|")
+    print("\n".join(rows))
+PY
 } > "$MD.tmp"
 mv "$MD.tmp" "$MD"
 echo "wrote $MD"
