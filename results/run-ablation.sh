@@ -71,6 +71,9 @@ MD=$OUT.md
 	echo '```'
 	echo
 	"$GPNB" table --in "$OUT" --table ablation
+	echo
+	echo "**Read the times below with the loads above.** The jobs ran in stages over two sessions on a 2-core machine shared with other work (each job's mean load is in its line above, from runs.json): wall-clock times, and so the speed-up column, compare only jobs of similar load. Solver iterations, epochs, residuals and test metrics do not depend on the machine."
+	echo
 	"$GPNB" table --in "$OUT" --table 2 --unit s
 	# Under a budget, warm against cold, step by step: the worst relative
 	# residual of the stop over its tolerance (the solve met every tolerance
