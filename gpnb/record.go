@@ -119,10 +119,11 @@ func (h History) TotalSolverIterations() int {
 }
 
 // UnconvergedSteps counts the steps whose solver stopped before reaching its
-// tolerances at Settings.MaxIterations (the iteration cap): their gradients
-// came from inexact solves, and their iteration counts and times are what
-// the cap allowed, not what convergence would have taken. Steps stopped by
-// a budget are counted by BudgetSteps instead.
+// tolerances at Settings.MaxIterations (the iteration cap), or stalled
+// above them (StalledSteps counts those apart): their gradients came from
+// inexact solves, and their iteration counts and times are what the cap or
+// the stall allowed, not what convergence would have taken. Steps stopped
+// by a budget are counted by BudgetSteps instead.
 func (h History) UnconvergedSteps() int {
 	return count(h, func(r StepRecord) bool { return !r.SolverConverged && !r.BudgetStop })
 }

@@ -251,7 +251,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
 		}
 		if k := res.History.StalledSteps(); k > 0 {
-			fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling: the %s products' rounding is the floor); their gradients are inexact: use --precision float64 or looser --tol-mean/--tol-probes\n", k, res.StepsDone, cfg.Operator.Precision)
+			fix := "looser --tol-mean/--tol-probes"
+			if cfg.Operator.Precision == kernel.Float32 {
+				fix = "--precision float64 or " + fix
+			}
+			fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling: the %s products' rounding is the floor); their gradients are inexact: use %s\n", k, res.StepsDone, cfg.Operator.Precision, fix)
 		}
 		fmt.Fprintf(stdout, "%s\n", hyperLine(opt.Hyper(), ds))
 		if ev != nil {

@@ -134,8 +134,12 @@ func (p PlannedJob) String() string {
 }
 
 // capped is " (N steps stopped at the iteration cap, unconverged)" for a
-// history with such steps, and empty otherwise.
+// history with such steps, and empty otherwise; stalled steps are named
+// apart.
 func capped(h gpnb.History) string {
+	if s := h.StalledSteps(); s > 0 {
+		return fmt.Sprintf(" (%d steps unconverged: %d at the iteration cap, %d stalled)", h.UnconvergedSteps(), h.UnconvergedSteps()-s, s)
+	}
 	switch u := h.UnconvergedSteps(); u {
 	case 0:
 		return ""

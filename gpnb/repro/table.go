@@ -55,8 +55,10 @@ type Entry struct {
 	// Steps and UnconvergedSteps are totals over the splits: the steps
 	// done, and those whose solve stopped at the iteration cap before its
 	// tolerances (gpnb.History.UnconvergedSteps). BudgetSteps counts those
-	// stopped by their budget (gpnb.History.BudgetSteps), by design.
-	Steps, UnconvergedSteps, BudgetSteps int
+	// stopped by their budget (gpnb.History.BudgetSteps), by design, and
+	// StalledSteps the unconverged ones that stalled above their
+	// tolerances rather than hit the cap (gpnb.History.StalledSteps).
+	Steps, UnconvergedSteps, BudgetSteps, StalledSteps int
 	// SampleRMSE and SampleLLH are the test metrics from the pathwise
 	// estimator's posterior samples (gpnb.SampleEval); N = 0 without them.
 	SampleRMSE, SampleLLH Stat
@@ -136,11 +138,11 @@ func Summarise(recs []Record) (*Report, error) {
 		return nil, fmt.Errorf("%w: nothing to summarise", ErrNoResults)
 	}
 	type acc struct {
-		splits                          []int
-		rmse, llh, total, solver, iters []float64
-		srmse, sllh, resMean, resProbes []float64
-		epochs                          []float64
-		steps, unconverged, budget      int
+		splits                              []int
+		rmse, llh, total, solver, iters     []float64
+		srmse, sllh, resMean, resProbes     []float64
+		epochs                              []float64
+		steps, unconverged, budget, stalled int
 	}
 	accs := map[[3]string]*acc{}
 	infos := map[string]*DatasetInfo{}
@@ -170,6 +172,7 @@ func Summarise(recs []Record) (*Report, error) {
 		a.steps += len(r.History)
 		a.unconverged += r.History.UnconvergedSteps()
 		a.budget += r.History.BudgetSteps()
+		a.stalled += r.History.StalledSteps()
 		if r.Samples != nil {
 			a.srmse = append(a.srmse, r.Samples.TestRMSE)
 			a.sllh = append(a.sllh, r.Samples.TestLLH)
@@ -200,7 +203,7 @@ func Summarise(recs []Record) (*Report, error) {
 		sort.Ints(a.splits)
 		rep.Entries[k] = &Entry{Dataset: k[0], Solver: k[1], Mode: k[2], Splits: a.splits,
 			RMSE: NewStat(a.rmse), LLH: NewStat(a.llh), TotalSeconds: NewStat(a.total),
-			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Epochs: NewStat(a.epochs), Steps: a.steps, UnconvergedSteps: a.unconverged,
+			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Epochs: NewStat(a.epochs), Steps: a.steps, UnconvergedSteps: a.unconverged, StalledSteps: a.stalled,
 			BudgetSteps: a.budget, SampleRMSE: NewStat(a.srmse), SampleLLH: NewStat(a.sllh),
 			StopResidualMean: NewStat(a.resMean), StopResidualProbes: NewStat(a.resProbes)}
 	}
@@ -542,8 +545,12 @@ func (r *Report) unconvergedNotes() []string {
 		if len(e.Splits) > 1 {
 			splits = "splits"
 		}
-		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped at the solver's iteration cap before reaching the tolerances. Their gradients came from inexact solves, so the run followed its own hyperparameter path and its test metrics need not match a converged run's; its iterations and runtimes are what the cap allowed, less than convergence would have taken: read the speed-up and iteration ratio computed from them as %s bounds, not measurements.",
-			k.Dataset, SolverLabel(k.Solver), k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), bound))
+		where := "at the solver's iteration cap"
+		if e.StalledSteps > 0 {
+			where = fmt.Sprintf("(%d at the solver's iteration cap, %d stalled at the products' rounding floor)", e.UnconvergedSteps-e.StalledSteps, e.StalledSteps)
+		}
+		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped %s before reaching the tolerances. Their gradients came from inexact solves, so the run followed its own hyperparameter path and its test metrics need not match a converged run's; its iterations and runtimes are what the cap allowed, less than convergence would have taken: read the speed-up and iteration ratio computed from them as %s bounds, not measurements.",
+			k.Dataset, SolverLabel(k.Solver), k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), where, bound))
 	}
 	return notes
 }

@@ -364,3 +364,31 @@ func TestUnconvergedNotes(t *testing.T) {
 		t.Errorf("plan line of a converged job %q mentions a cap", s)
 	}
 }
+
+// TestStalledNotes: steps whose solve stalled (StepRecord.SolverStalled)
+// are unconverged, and the notes and the plan line split them from the
+// iteration cap's.
+func TestStalledNotes(t *testing.T) {
+	recs := fakeRecords()
+	i := slices.IndexFunc(recs, func(r Record) bool { return r.Job.ID() == "pol-s0-cg-cold" })
+	h := append(gpnb.History(nil), recs[i].Result.History...)
+	h[0].SolverConverged = false                           // the cap
+	h[1].SolverConverged, h[1].SolverStalled = false, true // stalls
+	h[3].SolverConverged, h[3].SolverStalled = false, true
+	recs[i].Result.History = h
+	rep, err := Summarise(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rep.Entry("pol", "cg", "cold"); e.UnconvergedSteps != 3 || e.StalledSteps != 2 {
+		t.Fatalf("pol cg cold: %d unconverged, %d stalled; want 3 and 2", e.UnconvergedSteps, e.StalledSteps)
+	}
+	want := "pol CG cold: 3 of 12 steps (splits 0-2) stopped (1 at the solver's iteration cap, 2 stalled at the products' rounding floor) before reaching the tolerances"
+	if notes := strings.Join(rep.Table2(Minutes).Notes, "\n"); !strings.Contains(notes, want) {
+		t.Errorf("notes lack %q:\n%s", want, notes)
+	}
+	p := PlannedJob{Job: recs[i].Job, State: PlanDone, Result: &recs[i].Result}
+	if s := p.String(); !strings.Contains(s, "(3 steps unconverged: 1 at the iteration cap, 2 stalled)") {
+		t.Errorf("plan line %q should split the stalled steps from the capped one", s)
+	}
+}
