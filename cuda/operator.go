@@ -109,6 +109,9 @@ func checkInputs(x *mat.Dense, k kernel.Kernel, opt Options) error {
 	if err := checkKernel(k, d); err != nil {
 		return err
 	}
+	if opt.Precision == kernel.Mixed {
+		return fmt.Errorf("cuda: NewOperator: precision mixed is the CPU operator's: on the GPU, float32 already stores K in float32 and sums in float64, so use --precision float32 (Float32)")
+	}
 	if opt.Precision != Float64 && opt.Precision != Float32 {
 		return fmt.Errorf("cuda: NewOperator: unknown precision %v: use Float64 or Float32", opt.Precision)
 	}

@@ -443,6 +443,7 @@ func TestErrors(t *testing.T) {
 		{"ℓ count", x, kernel.Kernel{Family: kernel.RBF, Hyper: kernel.DefaultHyper(3)}, Options{}, "length scales"},
 		{"family", x, kernel.Kernel{Family: 99, Hyper: kernel.DefaultHyper(2)}, Options{}, "unknown family"},
 		{"precision", x, good, Options{Precision: 7}, "unknown precision"},
+		{"mixed precision", x, good, Options{Precision: kernel.Mixed}, "use --precision float32"},
 		{"mode", x, good, Options{Mode: 9}, "unknown mode"},
 		{"budget", x, good, Options{MemoryBudget: -1}, "MemoryBudget"},
 		{"dense too big", x, good, Options{Mode: kernel.ModeDense, MemoryBudget: 10}, "budget"},

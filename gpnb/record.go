@@ -207,7 +207,7 @@ type Result struct {
 	// posterior samples (Eval.Samples); nil otherwise.
 	Samples *SampleEval `json:"samples,omitempty"`
 	// Operator describes the kernel operator of the last step
-	// (kernel.Describe: "dense float64", "dense float32", "matrix-free",
+	// (kernel.Describe: "dense float64", "dense float32", "dense mixed", "matrix-free",
 	// "gpu dense float64", ...): the one this process built, or else the
 	// last step record's (a run resumed at its final step builds none);
 	// empty when neither says.

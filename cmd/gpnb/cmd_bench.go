@@ -41,14 +41,15 @@ type benchRun struct {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench", "[--data pol] [--subset 3000] [--steps 15] [--solvers cg,ap,sgd] [--precision float32] [--precond-rank K] [--operator-subset N]", stderr)
+	fs := newFlagSet("bench", "[--data pol] [--subset 3000] [--steps 15] [--solvers cg,ap,sgd] [--precision float32|mixed] [--precond-rank K] [--operator-subset N]", stderr)
 	dataName := fs.String("data", "pol", "dataset: a UCI name or synthetic-N-D-SEED; a UCI set whose files are absent falls back to synthetic data of the same d")
 	split := fs.Int("split", 0, "UCI split")
 	subset := fs.Int("subset", 3000, "training points (0 = all)")
 	steps := fs.Int("steps", 15, "Adam steps per run")
 	solverStr := fs.String("solvers", "cg,ap,sgd", "solvers to compare cold and warm")
-	// --precision float32 also trains every solver with the float32 operator
-	// and prints its ratios to float64 (the operator figures compare both).
+	// --precision float32 (or mixed) also trains every solver with that
+	// operator and prints its ratios to float64 (the operator figures
+	// compare all three).
 	var rf runFlags
 	rf.register(fs, stderr, targetOf(gpnb.Config{}), only("precision"))
 	precond := fs.Int("precond-rank", 0, "also run CG with a pivoted-Cholesky preconditioner of this rank and print its ratios to plain CG")
@@ -63,7 +64,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *steps <= 0 || *subset < 0 || *cols <= 0 || *precond < 0 || *opSubset < -1 {
 		return fmt.Errorf("--steps, --columns must be > 0, --subset, --precond-rank ≥ 0 and --operator-subset ≥ -1 (got %d, %d, %d, %d, %d)", *steps, *cols, *subset, *precond, *opSubset)
 	}
-	f32 := rf.t.Config.Operator.Precision == kernel.Float32
+	prec := rf.t.Config.Operator.Precision
 	solverList, err := repro.ParseSolvers(*solverStr)
 	if err != nil {
 		return fmt.Errorf("--solvers: %w", err)
@@ -113,20 +114,25 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if vec == "" {
 		vec = "none (Go math.Exp)"
 	}
+	if prec == kernel.Mixed {
+		mk := kernel.MixedKernel()
+		if mk == "" {
+			mk = "none (float64 gemm on converted tiles: slower than float64)"
+		}
+		vec += "; mixed-precision product " + mk
+	}
 	fmt.Fprintf(stdout, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, vectorised kernel %s, GOMAXPROCS %d, %s/%s; load %s\n",
 		base.Dataset, base.Split, n, d, *steps, kernel.BLASName(), vec, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, loadAvg())
 	fmt.Fprintf(stdout, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", *blockSize, min(*batchSize, n))
 
-	train := func(solver string, warm, float32 bool, rank int) benchRun {
+	train := func(solver string, warm bool, p kernel.Precision, rank int) benchRun {
 		j := base
 		m := methods[solver]
 		if rank > 0 {
 			m = solvers.CG{PrecondRank: rank}
 		}
 		j.Config.Solver, j.Config.WarmStart = m, warm
-		if float32 {
-			j.Config.Operator.Precision = kernel.Float32
-		}
+		j.Config.Operator.Precision = p
 		cfg := tr.Config(j)
 		// The CPU operator, built here so that its Work (the seconds spent
 		// building K, in products and in the reduction) can be read.
@@ -165,7 +171,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if s == repro.SolverCholesky {
 			continue
 		}
-		c, w := train(s, false, false, 0), train(s, true, false, 0)
+		c, w := train(s, false, kernel.Float64, 0), train(s, true, kernel.Float64, 0)
 		base64[[2]any{s, false}], base64[[2]any{s, true}] = c, w
 		if ctx.Err() != nil {
 			return fmt.Errorf("gpnb bench: interrupted")
@@ -183,7 +189,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 
 	variants := map[[2]any]benchRun{}
-	variant := func(title string, solvers []string, f32 bool, rank int) {
+	variant := func(title string, solvers []string, p kernel.Precision, rank int) {
 		fmt.Fprintf(stdout, "\n%s (ratios variant/baseline; LLH difference variant − baseline):\n", title)
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "solver\tmode\titers\titer ratio\tsolver s\tsolver-time ratio\tLLH\tΔLLH\t")
@@ -191,8 +197,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		for _, s := range solvers {
 			for _, warm := range []bool{false, true} {
 				b := base64[[2]any{s, warm}]
-				v := train(s, warm, f32, rank)
-				if f32 {
+				v := train(s, warm, p, rank)
+				if p != kernel.Float64 {
 					variants[[2]any{s, warm}] = v
 				}
 				mode := map[bool]string{false: "cold", true: "ws"}[warm]
@@ -215,14 +221,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			iterative = append(iterative, s)
 		}
 	}
-	if f32 {
-		variant("float32 kernel operator against float64", iterative, true, 0)
+	if prec != kernel.Float64 {
+		variant(prec.String()+" kernel operator against float64", iterative, prec, 0)
 	}
 	if *precond > 0 {
 		if _, ok := base64[[2]any{repro.SolverCG, false}]; !ok {
-			base64[[2]any{repro.SolverCG, false}], base64[[2]any{repro.SolverCG, true}] = train("cg", false, false, 0), train("cg", true, false, 0)
+			base64[[2]any{repro.SolverCG, false}], base64[[2]any{repro.SolverCG, true}] = train("cg", false, kernel.Float64, 0), train("cg", true, kernel.Float64, 0)
 		}
-		variant(fmt.Sprintf("CG with a rank-%d pivoted-Cholesky preconditioner against plain CG", *precond), []string{"cg"}, false, *precond)
+		variant(fmt.Sprintf("CG with a rank-%d pivoted-Cholesky preconditioner against plain CG", *precond), []string{"cg"}, kernel.Float64, *precond)
 	}
 
 	// 2. Where a warm-started step's time goes, from the runs above.
@@ -232,7 +238,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	for _, p := range []struct {
 		name string
 		runs map[[2]any]benchRun
-	}{{"float64", base64}, {"float32", variants}} {
+	}{{"float64", base64}, {prec.String(), variants}} {
 		for _, s := range iterative {
 			r, ok := p.runs[[2]any{s, true}]
 			if !ok || r.err != nil || r.steps == 0 {
@@ -273,9 +279,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}{
 		{"dense float64", kernel.Options{Mode: kernel.ModeDense}},
 		{"dense float32", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Float32}},
+		{"dense mixed", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Mixed}},
 		{"matrix-free", kernel.Options{Mode: kernel.ModeMatrixFree}},
 	}
-	// The three operators are timed in turns, each keeping its fastest
+	// The operators are timed in turns, each keeping its fastest
 	// product, so that a busy spell on a shared machine does not favour one.
 	rates := make([]float64, len(modes))
 	secs := make([]float64, len(modes))
@@ -315,7 +322,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			// compute-bound square gemm.
 			ff := (flops + float64(on)*float64(on)*kernel.EvalFlops(d)) / secs[i] / 1e9
 			fmt.Fprintf(stdout, "; counting kernel evaluation (%.0f flops per value): %.2f GFLOP/s, %.0f%% of square gemm", kernel.EvalFlops(d), ff, 100*ff/square)
-		case m.opt.Precision == kernel.Float32 && errs[0] == nil:
+		case i > 0 && errs[0] == nil:
 			fmt.Fprintf(stdout, "; %.2f× as fast as dense float64", secs[0]/secs[i])
 		}
 		fmt.Fprintln(stdout)

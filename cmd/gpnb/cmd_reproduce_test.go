@@ -278,6 +278,8 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		{[]string{"--memory-budget", "1KiB", "--float32"}, "matrix-free float32"},
 		{[]string{"--memory-budget", "16KiB", "--float32"}, "dense float32"},
 		{[]string{"--memory-budget", "16KiB", "--precision", "float32"}, "dense float32"},
+		{[]string{"--memory-budget", "16KiB", "--precision", "mixed"}, "dense mixed"},
+		{[]string{"--memory-budget", "1KiB", "--precision", "mixed"}, "matrix-free"}, // no cache: computes as float64
 	} {
 		dir := t.TempDir()
 		args := append([]string{"reproduce", "--datasets", "synthetic-60-2-1", "--splits", "0", "--solvers", "cg",

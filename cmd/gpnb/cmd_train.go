@@ -253,7 +253,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if k := res.History.StalledSteps(); k > 0 {
 			fix := "looser --tol-mean/--tol-probes"
 			if cfg.Operator.Precision == kernel.Float32 {
-				fix = "--precision float64 or " + fix
+				fix = "--precision mixed or float64, or " + fix
 			}
 			fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling: the %s products' rounding is the floor); their gradients are inexact: use %s\n", k, res.StepsDone, cfg.Operator.Precision, fix)
 		}

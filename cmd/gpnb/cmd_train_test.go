@@ -43,17 +43,24 @@ func TestTrainCommand(t *testing.T) {
 }
 
 // TestTrainPrecision checks that --precision float32 (and its alias
-// --float32) reaches the operator: result.json's history names it.
+// --float32) and --precision mixed reach the operator: result.json's
+// history names it.
 func TestTrainPrecision(t *testing.T) {
-	for _, flags := range [][]string{{"--precision", "float32"}, {"--float32"}, {"--float32", "--precision", "float32"}} {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--precision", "float32"}, "dense float32"}, {[]string{"--float32"}, "dense float32"},
+		{[]string{"--float32", "--precision", "float32"}, "dense float32"}, {[]string{"--precision", "mixed"}, "dense mixed"},
+	} {
 		out := filepath.Join(t.TempDir(), "r.json")
-		args := append([]string{"train", "--data", "synthetic", "--synthetic-n", "100", "--synthetic-d", "2", "--steps", "2", "--warm-start", "--json", out}, flags...)
+		args := append([]string{"train", "--data", "synthetic", "--synthetic-n", "100", "--synthetic-d", "2", "--steps", "2", "--warm-start", "--json", out}, tc.flags...)
 		if code, _, errs := runCmd(t, args...); code != 0 {
-			t.Fatalf("%v: exit %d: %s", flags, code, errs)
+			t.Fatalf("%v: exit %d: %s", tc.flags, code, errs)
 		}
 		b, _ := os.ReadFile(out)
-		if !strings.Contains(string(b), `"operator":"dense float32"`) && !strings.Contains(string(b), `"operator": "dense float32"`) {
-			t.Errorf("%v: result.json does not name a dense float32 operator", flags)
+		if !strings.Contains(string(b), `"operator":"`+tc.want+`"`) && !strings.Contains(string(b), `"operator": "`+tc.want+`"`) {
+			t.Errorf("%v: result.json does not name a %s operator", tc.flags, tc.want)
 		}
 	}
 }

@@ -302,3 +302,30 @@ func BenchmarkReducePol17(b *testing.B) {
 	b.ReportMetric(sec/free, "x_matrixfree_HV")
 	b.ReportMetric(sec/(float64(n)*float64(n))*1e9, "ns/pair")
 }
+
+// BenchmarkMulPrecisions times dense H·V at n = 13500 (GPNB_BENCH_N) for
+// each precision and for 1, 4 and 17 columns: a warm-started CG solve
+// spends most iterations on a few unconverged columns, where a product is
+// bound by reading K, and its first on all 17, where Mixed's float64 FMAs
+// count too. Compare the ns/op of one run's sub-benchmarks.
+func BenchmarkMulPrecisions(b *testing.B) {
+	x := benchInputs(b)
+	n, d := x.Dims()
+	for _, p := range []Precision{Float64, Float32, Mixed} {
+		op, err := NewOperator(x, benchKernel(d), Options{Mode: ModeDense, Precision: p})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range []int{1, 4, benchM} {
+			v := randDense(n, m, 5)
+			dst := mat.NewDense(n, m, nil)
+			b.Run(fmt.Sprintf("%v/m=%d", p, m), func(b *testing.B) {
+				op.MulTo(dst, v) // warm
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					op.MulTo(dst, v)
+				}
+			})
+		}
+	}
+}

@@ -20,8 +20,8 @@
 //   - ModeMatrixFree keeps only Z = (X − x̄)/ℓ and recomputes tiles of K for
 //     every product: O(n·d) memory, n² kernel values per product.
 //
-// Options.Precision chooses float64 (the default) or float32 for K and its
-// products, in both modes. Float32 stores K in half the memory and
+// Options.Precision chooses float64 (the default), float32 or mixed for K
+// and its products. Float32 stores K in half the memory and
 // multiplies with sgemm, about twice as fast as dgemm: the right-hand sides
 // are rounded to float32 once per product and the result converted back
 // once, where σ²V is added in float64. Products are then accurate to about
@@ -29,8 +29,18 @@
 // solvers take more iterations on ill-conditioned H (CG about 1.3× on pol
 // late in training, where σ² ≈ 0.0015), since any relative error of 2⁻²⁴
 // per product slows their convergence. The gradient reductions and
-// CrossMulTo stay in float64. Precision() (or PrecisionOf for any
-// GramOperator) reports it, and Precision.Epsilon its unit roundoff.
+// CrossMulTo stay in float64. Mixed stores K in float32 like Float32 but
+// multiplies in float64: K's values convert exactly, V is not rounded and
+// every sum is float64, so the only rounding is K's own, once per θ. That is
+// a fixed perturbation of H, which a solver sees as a slightly different
+// system rather than as noise in every product, and CG keeps float64's
+// iteration counts (TestFloat32CGPol). Dense MulTo, the product CG and the
+// probes use, goes through a vectorised AVX2+FMA kernel with -tags openblas
+// on amd64 (MixedKernel), bound like sgemm by reading K's float32 values;
+// the other products convert K's tiles to float64 for dgemm. In
+// ModeMatrixFree Mixed is Float64. Precision() (or PrecisionOf for any
+// GramOperator) reports the precision, and Precision.Epsilon its unit
+// roundoff.
 //
 // Kernel values are computed in float64 from the gemm-shaped distances. With
 // -tags openblas on amd64 (cgo) they are evaluated four at a time with AVX2
@@ -70,9 +80,10 @@
 // the build tag openblas, blas64 calls go to OpenBLAS (cgo, -lopenblas),
 // which is reproducible only for a fixed thread count: the package pins it to
 // one thread unless OPENBLAS_NUM_THREADS is set; blas32 (float32) goes to
-// OpenBLAS too, pinned alike. BLASName reports which BLAS is in use. Each
-// precision is deterministic on its own; float32 and float64 results
-// differ.
+// OpenBLAS too, pinned alike. BLASName reports which BLAS is in use. The
+// mixed kernel sums each output in an order fixed by the shapes alone
+// (chunks of 1024 columns, four FMA lanes each; mixed_amd64.c). Each
+// precision is deterministic on its own; their results differ.
 //
 // # Random features and the pathwise estimator
 //

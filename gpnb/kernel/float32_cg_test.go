@@ -28,6 +28,8 @@ import (
 // like exact CG on a matrix whose eigenvalues are smeared over ~ε‖H‖, and
 // for float32 that smear, ~6e-8·‖H‖, is no longer small against σ². So the
 // 5% bound holds at the start of a run, and later only a looser one.
+// Mixed (K rounded to float32 once, float64 sums) has only the rounding of
+// K, and keeps within 5% of float64 at every θ.
 var polThetas = []struct {
 	name          string
 	noise, signal float64
@@ -49,11 +51,12 @@ func fill(n int, v float64) []float64 {
 
 // TestFloat32CGPol solves H[v_y, v_1..v_16] = [y, z_1..z_16] with CG on pol
 // subsets of 2000 and 4000 points at θ from the start, middle and end of a
-// real pol run, with the float32 and the float64 operator: float32 must
-// reach the paper's tolerances (0.01 for the mean, 0.1 for the probes,
-// judged on true residuals computed in float64 from the float32 solution),
-// in an iteration count within 5% of float64's at the start of the run and
-// within polThetas' maxRatio later.
+// real pol run, with the float32, mixed and float64 operators: float32 and
+// mixed must reach the paper's tolerances (0.01 for the mean, 0.1 for the
+// probes, judged on true residuals computed in float64 with the float64
+// operator), float32 in an iteration count within 5% of float64's at the
+// start of the run and within polThetas' maxRatio later, mixed within 5%
+// everywhere.
 func TestFloat32CGPol(t *testing.T) {
 	if os.Getenv("GPNB_DATA") == "" {
 		t.Skip("GPNB_DATA is unset: the UCI pol files are needed")
@@ -82,7 +85,7 @@ func TestFloat32CGPol(t *testing.T) {
 				t.Fatal(err)
 			}
 			iters := map[kernel.Precision]int{}
-			for _, p := range []kernel.Precision{kernel.Float64, kernel.Float32} {
+			for _, p := range []kernel.Precision{kernel.Float64, kernel.Float32, kernel.Mixed} {
 				op, err := kernel.NewOperator(x, k, kernel.Options{Mode: kernel.ModeDense, Precision: p})
 				if err != nil {
 					t.Fatal(err)
@@ -111,8 +114,11 @@ func TestFloat32CGPol(t *testing.T) {
 				}
 				iters[p] = st.Iteration
 			}
-			i64, i32 := iters[kernel.Float64], iters[kernel.Float32]
-			t.Logf("n=%d %s: CG iterations float64 %d, float32 %d (%.2f×)", n, th.name, i64, i32, float64(i32)/float64(i64))
+			i64, i32, imx := iters[kernel.Float64], iters[kernel.Float32], iters[kernel.Mixed]
+			t.Logf("n=%d %s: CG iterations float64 %d, float32 %d (%.2f×), mixed %d (%.2f×)", n, th.name, i64, i32, float64(i32)/float64(i64), imx, float64(imx)/float64(i64))
+			if float64(imx) > math.Ceil(1.05*float64(i64)) || float64(imx) < math.Floor(float64(i64)/1.05) {
+				t.Errorf("n=%d %s: mixed CG took %d iterations, float64 %d: beyond 5%%", n, th.name, imx, i64)
+			}
 			if float64(i32) > math.Ceil(th.maxRatio*float64(i64)) || float64(i32) < math.Floor(float64(i64)/th.maxRatio) {
 				t.Errorf("n=%d %s: float32 CG took %d iterations, float64 %d: beyond %.2f×", n, th.name, i32, i64, th.maxRatio)
 			}

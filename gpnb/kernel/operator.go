@@ -24,11 +24,13 @@ type Options struct {
 	// MemoryBudget is the number of bytes the dense cache may use; 0 means
 	// DefaultMemoryBudget() (half of physical memory).
 	MemoryBudget int64 `json:"memory_budget,omitempty" resume:"change"`
-	// Precision is Float64 (the default) or Float32: K stored and
-	// multiplied in single precision (see Float32). In ModeMatrixFree the
+	// Precision is Float64 (the default), Float32 (K stored and multiplied
+	// in single precision) or Mixed (K stored in single precision, products
+	// summed in double); see their docs. In ModeMatrixFree with Float32 the
 	// kernel values are computed in float64 and rounded, and the products
 	// are float32 too, but computing K dominates there, so Float32 saves
-	// little time. The gradient reductions and CrossMulTo stay in float64.
+	// little time; Mixed computes there as Float64. The gradient reductions
+	// and CrossMulTo stay in float64.
 	Precision Precision `json:"precision,omitempty"`
 	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
 	// not depend on it.
@@ -112,7 +114,7 @@ type Rekerneler interface {
 
 // Operator is the CPU kernel operator H_θ = K_θ(X,X) + σ²I. It keeps either a
 // dense cache of K (ModeDense) or only the scaled inputs (ModeMatrixFree),
-// in float64 or float32 (Options.Precision).
+// in float64, float32 or mixed (Options.Precision).
 // Every method is deterministic: the same inputs give the same bits whatever
 // the number of workers. An Operator is not safe for concurrent use; its
 // methods parallelise internally.
@@ -131,7 +133,7 @@ type Operator struct {
 	iota []int     // 0..n−1
 
 	k64 []float64 // dense cache, n×n row-major (ModeDense, Float64)
-	k32 []float32 // dense cache (ModeDense, Float32)
+	k32 []float32 // dense cache (ModeDense, Float32 or Mixed)
 
 	scratch []*scratch
 	partial []float64 // Reduce: one (d+1)-vector per row tile
@@ -174,14 +176,14 @@ func NewOperator(x *mat.Dense, k Kernel, opt Options) (*Operator, error) {
 		return nil, fmt.Errorf("kernel: NewOperator: MemoryBudget is %d: use 0 for the default or a positive number of bytes", opt.MemoryBudget)
 	}
 	if !opt.Precision.Valid() {
-		return nil, fmt.Errorf("kernel: NewOperator: unknown precision %v: use Float64 or Float32", opt.Precision)
+		return nil, fmt.Errorf("kernel: NewOperator: unknown precision %v: use Float64, Float32 or Mixed", opt.Precision)
 	}
 	budget := opt.MemoryBudget
 	if budget == 0 {
 		budget = DefaultMemoryBudget()
 	}
 	elem := 8.0
-	if opt.Precision == Float32 {
+	if opt.Precision.Stores32() {
 		elem = 4
 	}
 	need := float64(n) * float64(n) * elem
@@ -195,7 +197,7 @@ func NewOperator(x *mat.Dense, k Kernel, opt Options) (*Operator, error) {
 		}
 	case ModeDense:
 		if need > float64(budget) {
-			return nil, fmt.Errorf("kernel: NewOperator: the dense cache for n=%d needs %.3g GB but the memory budget is %.3g GB: use ModeMatrixFree or ModeAuto, Precision Float32, or raise Options.MemoryBudget", n, need/1e9, float64(budget)/1e9)
+			return nil, fmt.Errorf("kernel: NewOperator: the dense cache for n=%d needs %.3g GB but the memory budget is %.3g GB: use ModeMatrixFree or ModeAuto, Precision Float32 or Mixed, or raise Options.MemoryBudget", n, need/1e9, float64(budget)/1e9)
 		}
 	case ModeMatrixFree:
 	default:
@@ -219,7 +221,7 @@ func NewOperator(x *mat.Dense, k Kernel, opt Options) (*Operator, error) {
 		o.iota[i] = i
 	}
 	if mode == ModeDense {
-		if opt.Precision == Float32 {
+		if opt.Precision.Stores32() {
 			o.k32 = make([]float32, n*n)
 		} else {
 			o.k64 = make([]float64, n*n)
@@ -370,13 +372,16 @@ func (o *Operator) Mode() Mode { return o.mode }
 func (o *Operator) Precision() Precision { return o.opt.Precision }
 
 // Storage describes how K is held, for records and logs: "dense float64",
-// "dense float32", "matrix-free" (float64) or "matrix-free float32".
+// "dense float32", "dense mixed" (float32 values, float64 sums),
+// "matrix-free" (float64, and Mixed) or "matrix-free float32".
 func (o *Operator) Storage() string {
 	switch {
 	case o.mode == ModeMatrixFree && o.opt.Precision == Float32:
 		return "matrix-free float32"
 	case o.mode == ModeMatrixFree:
 		return "matrix-free"
+	case o.opt.Precision == Mixed:
+		return "dense mixed"
 	case o.k32 != nil:
 		return "dense float32"
 	}
@@ -415,7 +420,9 @@ func (o *Operator) Work() Work {
 // noise2 returns σ².
 func (o *Operator) noise2() float64 { return o.k.Hyper.Noise * o.k.Hyper.Noise }
 
-// cacheOf returns the dense cache as []T (nil in matrix-free mode).
+// cacheOf returns the dense cache as []T: nil in matrix-free mode, and for
+// T = float64 with Mixed (its cache is float32; kTile and gatherCacheRange
+// convert).
 func cacheOf[T float](o *Operator) []T {
 	if k, ok := asT[T](o.k64); ok {
 		return k
@@ -438,6 +445,11 @@ func kTile[T float](o *Operator, s *scratch, rows, cols []int) (buf []T, ld int)
 	if cache != nil {
 		buf = growAs[T](&s.w, &s.w32, nr*nc)
 		gather(cache, n, buf, nc, rows, cols)
+		return buf, nc
+	}
+	if o.k32 != nil { // Mixed: float64 products from the float32 cache, converted exactly
+		buf = growAs[T](&s.w, &s.w32, nr*nc)
+		gather(o.k32, n, buf, nc, rows, cols)
 		return buf, nc
 	}
 	k := o.kTileFree(s, rows, cols)
@@ -551,8 +563,13 @@ func rowsMul[T float](o *Operator, s *scratch, dst general[T], rows, cols []int,
 
 // mulRows sets dst = K[rows, cols]·vtᵀ, computed in T: straight into dst
 // for float64; for float32 into the worker's float32 tile, then converted
-// once.
+// once. With Mixed and contiguous cols, the vectorised kernel multiplies
+// the cache's float32 rows in float64.
 func mulRows[T float](o *Operator, s *scratch, dst blas64.General, rows, cols []int, vt general[T]) {
+	if vt64, ok := any(vt).(general[float64]); ok && o.k32 != nil && mixedKernel != "" && contiguous(cols) {
+		mixedRows(o, dst, rows, cols, vt64)
+		return
+	}
 	if d, ok := asGeneral[T](dst); ok {
 		rowsMul(o, s, d, rows, cols, vt)
 		return
@@ -561,6 +578,24 @@ func mulRows[T float](o *Operator, s *scratch, dst blas64.General, rows, cols []
 	out := growAs[T](nil, &s.o32, r*m) // T is float32 here
 	rowsMul(o, s, general[T]{Rows: r, Cols: m, Stride: max(m, 1), Data: out}, rows, cols, vt)
 	storeInto(dst, out, m, false)
+}
+
+// mixedRows is mulRows for Mixed by the vectorised kernel: rows of the
+// float32 cache, columns [cols[0], cols[0]+len(cols)), times vtᵀ summed in
+// float64. Contiguous rows go in one call (two rows share each load of
+// Vᵀ), others one by one; each output's sum order is the same either way.
+func mixedRows(o *Operator, dst blas64.General, rows, cols []int, vt general[float64]) {
+	n, nc, m := o.n, len(cols), vt.Rows
+	if len(rows) == 0 || nc == 0 {
+		return
+	}
+	if contiguous(rows) {
+		mixedRowsVec(o.k32[rows[0]*n+cols[0]:], n, len(rows), nc, vt.Data, vt.Stride, m, dst.Data, dst.Stride)
+		return
+	}
+	for a, r := range rows {
+		mixedRowsVec(o.k32[r*n+cols[0]:], n, 1, nc, vt.Data, vt.Stride, m, dst.Data[a*dst.Stride:], dst.Stride)
+	}
 }
 
 // check validates the arguments of o's GramOperator methods.
@@ -576,7 +611,8 @@ func sub(g blas64.General, r0, r1 int) blas64.General {
 // MulTo sets dst = H·V = K·V + σ²V, where V and dst are n×m. dst must be
 // n×m or empty (then it is resized) and must not share memory with V.
 // With Float32, K·V is computed in float32 from V rounded once, and σ²V is
-// added in float64.
+// added in float64. With Mixed (dense), K's float32 values are multiplied
+// with V in float64.
 func (o *Operator) MulTo(dst, v *mat.Dense) {
 	n := o.n
 	vc := o.check().MulTo(dst, v)
@@ -585,9 +621,10 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 	}
 	defer o.timed(&o.productNs)()
 	V, D := v.RawMatrix(), dst.RawMatrix()
-	if o.opt.Precision == Float32 {
+	switch {
+	case o.opt.Precision == Float32:
 		mulTo(o, D, V, convertInto(&o.vt32, V, true), &o.pbuf32)
-	} else {
+	default:
 		mulTo(o, D, V, convertInto(&o.vt, V, true), &o.pbuf)
 	}
 	o.products.Add(int64(vc))
@@ -761,7 +798,11 @@ func colsMulDense[T float](o *Operator, s *scratch, out blas64.General, i0, i1 i
 	for j0 := 0; j0 < len(idx); j0 += colChunk {
 		j1 := min(len(idx), j0+colChunk)
 		w := growAs[T](&s.w, &s.w32, (j1-j0)*nc)
-		gatherRange(cacheOf[T](o), o.n, w, nc, idx[j0:j1], i0, i1)
+		if o.k64 != nil {
+			gatherRange(o.k64, o.n, w, nc, idx[j0:j1], i0, i1)
+		} else {
+			gatherRange(o.k32, o.n, w, nc, idx[j0:j1], i0, i1)
+		}
 		var beta T = 1
 		if j0 == 0 {
 			beta = 0

@@ -617,7 +617,7 @@ func TestEmptyDst(t *testing.T) {
 	checkProduct(t, "MulTo into empty dst", &dst, explicitH(x, k), v, 1e-13)
 }
 
-// checkSameBits runs run in both modes and both precisions, with the
+// checkSameBits runs run in both modes and every precision, with the
 // vectorised kernel evaluation and without, at GOMAXPROCS 1 and then at
 // GOMAXPROCS 2 with 0–3 workers, and fails unless every run gives the same
 // bits as the GOMAXPROCS 1 run.
@@ -625,7 +625,7 @@ func checkSameBits(t *testing.T, run func(Options) []float64) {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
-		for _, prec := range []Precision{Float64, Float32} {
+		for _, prec := range []Precision{Float64, Float32, Mixed} {
 			for _, scalar := range []bool{false, true} {
 				runtime.GOMAXPROCS(1)
 				ref := run(Options{Mode: mode, Precision: prec, ScalarKernel: scalar})

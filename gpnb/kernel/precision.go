@@ -7,6 +7,13 @@ import (
 
 // Precision is the floating-point type an operator stores K in and
 // multiplies with. Its products H·V take and return float64 either way.
+//
+// Which to choose: Float64 is the paper's. Float32 halves the memory and
+// the time of a product, but its rounding (2⁻²⁴ relative per product) slows
+// CG once H is ill conditioned (late in a run, σ² small): on pol it needs
+// about 1.3× float64's iterations. Mixed stores K in float32 like Float32
+// and so reads as few bytes, but sums in float64: its products are exact
+// products with K rounded once, and CG needs float64's iteration counts.
 type Precision int
 
 const (
@@ -22,15 +29,30 @@ const (
 	// enough for the paper's tolerances (0.01 and 0.1) but not for solves
 	// asked for much below ~1e-5.
 	Float32
+	// Mixed stores K in single precision (half the memory, as Float32) and
+	// multiplies in double: K's float32 values convert exactly to float64,
+	// the right-hand sides are not rounded and every sum is float64. A
+	// product is bound by reading K, so with the vectorised kernel (-tags
+	// openblas on amd64 with AVX2 and FMA) it costs about what a Float32
+	// product does; elsewhere K's tiles are converted and multiplied by a
+	// float64 gemm, slower than Float64. The only rounding is K's own, a
+	// fixed perturbation of H of 2⁻²⁴ relative per entry, which a solver
+	// sees as a slightly different (still positive definite) system rather
+	// than as noise in every product. In ModeMatrixFree there is no cache,
+	// and Mixed computes exactly as Float64.
+	Mixed
 )
 
-// String returns "float64" or "float32", as ParsePrecision accepts them.
+// String returns "float64", "float32" or "mixed", as ParsePrecision
+// accepts them.
 func (p Precision) String() string {
 	switch p {
 	case Float64:
 		return "float64"
 	case Float32:
 		return "float32"
+	case Mixed:
+		return "mixed"
 	}
 	return fmt.Sprintf("Precision(%d)", int(p))
 }
@@ -38,7 +60,7 @@ func (p Precision) String() string {
 // MarshalText returns String(), or an error for an unknown precision.
 func (p Precision) MarshalText() ([]byte, error) {
 	if !p.Valid() {
-		return nil, fmt.Errorf("kernel: unknown precision %d: use float64 or float32", int(p))
+		return nil, fmt.Errorf("kernel: unknown precision %d: use float64, float32 or mixed", int(p))
 	}
 	return []byte(p.String()), nil
 }
@@ -52,13 +74,18 @@ func (p *Precision) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Valid reports whether p is Float64 or Float32.
-func (p Precision) Valid() bool { return p == Float64 || p == Float32 }
+// Valid reports whether p is Float64, Float32 or Mixed.
+func (p Precision) Valid() bool { return p == Float64 || p == Float32 || p == Mixed }
 
-// Epsilon returns the unit roundoff of p, 2⁻⁵³ or 2⁻²⁴: the relative error
-// of one stored kernel value, and the scale of the relative error of a
-// product (times a modest multiple that grows with n). A solver tolerance
-// within a few hundred Epsilon of zero cannot be met reliably in p.
+// Stores32 reports whether p keeps the dense cache in float32 (Float32 and
+// Mixed).
+func (p Precision) Stores32() bool { return p == Float32 || p == Mixed }
+
+// Epsilon returns the unit roundoff of p's arithmetic, 2⁻⁵³ (Float64,
+// Mixed) or 2⁻²⁴ (Float32): the scale of the relative error of a product
+// (times a modest multiple that grows with n). A solver tolerance within a
+// few hundred Epsilon of zero cannot be met reliably in p. Mixed's stored
+// values are float32, but that rounding changes H once, not each product.
 func (p Precision) Epsilon() float64 {
 	if p == Float32 {
 		return 0x1p-24
@@ -66,16 +93,18 @@ func (p Precision) Epsilon() float64 {
 	return 0x1p-53
 }
 
-// ParsePrecision parses float64 (or f64, double, fp64; "" is float64) and
-// float32 (f32, single, fp32), case-insensitive.
+// ParsePrecision parses float64 (or f64, double, fp64; "" is float64),
+// float32 (f32, single, fp32) and mixed, case-insensitive.
 func ParsePrecision(s string) (Precision, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "float64", "f64", "double", "fp64", "":
 		return Float64, nil
 	case "float32", "f32", "single", "fp32":
 		return Float32, nil
+	case "mixed":
+		return Mixed, nil
 	}
-	return 0, fmt.Errorf("kernel: unknown precision %q: use float64 or float32", s)
+	return 0, fmt.Errorf("kernel: unknown precision %q: use float64, float32 or mixed", s)
 }
 
 // PrecisionOf returns the precision of op's products: op.Precision() when
@@ -92,3 +121,10 @@ func PrecisionOf(op GramOperator) Precision {
 // the portable Go code (builds without -tags openblas, non-amd64 machines,
 // CPUs without AVX2). Options.ScalarKernel turns it off for one operator.
 func VectorKernel() string { return vectorKernel }
+
+// MixedKernel names the vectorised kernel of Mixed products (dense MulTo),
+// "avx2+fma", or returns "" when there is none (builds without -tags
+// openblas, non-amd64 machines, CPUs without AVX2 and FMA): then Mixed
+// products convert K's tiles to float64 and use a float64 gemm, correct but
+// slower than Float64.
+func MixedKernel() string { return mixedKernel }

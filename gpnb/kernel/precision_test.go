@@ -17,6 +17,7 @@ func TestParsePrecision(t *testing.T) {
 	}{
 		{"float64", Float64}, {"F64", Float64}, {"", Float64}, {"double", Float64},
 		{"float32", Float32}, {" single ", Float32}, {"FP32", Float32},
+		{"mixed", Mixed}, {"MIXED", Mixed},
 	} {
 		got, err := ParsePrecision(tc.in)
 		if err != nil || got != tc.want {
@@ -27,12 +28,15 @@ func TestParsePrecision(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"half", "float16", "64"} {
-		if _, err := ParsePrecision(bad); err == nil || !strings.Contains(err.Error(), "float64 or float32") {
+		if _, err := ParsePrecision(bad); err == nil || !strings.Contains(err.Error(), "float64, float32 or mixed") {
 			t.Errorf("ParsePrecision(%q): err = %v, want one naming the choices", bad, err)
 		}
 	}
-	if Float32.Epsilon() != math.Pow(2, -24) || Float64.Epsilon() != math.Pow(2, -53) {
-		t.Errorf("Epsilon: %g, %g", Float32.Epsilon(), Float64.Epsilon())
+	if Float32.Epsilon() != math.Pow(2, -24) || Float64.Epsilon() != math.Pow(2, -53) || Mixed.Epsilon() != math.Pow(2, -53) {
+		t.Errorf("Epsilon: %g, %g, %g", Float32.Epsilon(), Float64.Epsilon(), Mixed.Epsilon())
+	}
+	if Float64.Stores32() || !Float32.Stores32() || !Mixed.Stores32() {
+		t.Errorf("Stores32: float64 %v, float32 %v, mixed %v", Float64.Stores32(), Float32.Stores32(), Mixed.Stores32())
 	}
 	if Precision(5).Valid() || Precision(5).String() != "Precision(5)" {
 		t.Errorf("Precision(5): Valid %v, String %q", Precision(5).Valid(), Precision(5).String())
@@ -41,7 +45,7 @@ func TestParsePrecision(t *testing.T) {
 	if _, err := NewOperator(x, testKernel(RBF, 2), Options{Precision: 7}); err == nil || !strings.Contains(err.Error(), "unknown precision") {
 		t.Errorf("NewOperator with Precision 7: err = %v", err)
 	}
-	for _, p := range []Precision{Float64, Float32} {
+	for _, p := range []Precision{Float64, Float32, Mixed} {
 		for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
 			op, err := NewOperator(x, testKernel(RBF, 2), Options{Mode: mode, Precision: p})
 			if err != nil {
@@ -271,7 +275,7 @@ func TestStepAllocs(t *testing.T) {
 	grad := make([]float64, d+2)
 	k1, k2 := testKernel(Matern32, d), testKernel(Matern32, d)
 	k2.Hyper.Lengthscales[1] *= 1.5
-	for _, p := range []Precision{Float64, Float32} {
+	for _, p := range []Precision{Float64, Float32, Mixed} {
 		for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
 			op, err := NewOperator(x, k1, Options{Mode: mode, Precision: p, Workers: 1})
 			if err != nil {

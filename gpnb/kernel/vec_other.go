@@ -22,3 +22,11 @@ func sqdistFixVec([]float64, []float64, []float64) int {
 func storeTileVec[T float]([]T, int, []float64, int, int, int, int) {
 	panic("kernel: no vectorised evaluation in this build")
 }
+
+// mixedKernel is "" in this build: Mixed products convert K's tiles to
+// float64 and use a float64 gemm.
+const mixedKernel = ""
+
+func mixedRowsVec([]float32, int, int, int, []float64, int, int, []float64, int) {
+	panic("kernel: no vectorised mixed-precision product in this build")
+}
