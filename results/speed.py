@@ -86,7 +86,7 @@ def main():
         if got:
             rows.append(row(name, *got))
     w = sys.stdout.write
-    w("# Issue 36: full pol, CG + warm start, float64 against float32 products\n\n")
+    w("# Issue 36: full pol, CG + warm start, in float64, float32 and mixed precision\n\n")
     w("Rendered by `python3 results/speed.py > results/speed.md` from the jobs' files (commands in "
       "[speed/README.md](speed/README.md)). pol, split 0 (n = 13500, d = 26), 100 Adam steps, the paper's "
       "settings, OpenBLAS on the 2-core machine. `load` is the mean 1-minute load average over the run "
