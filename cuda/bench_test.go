@@ -38,6 +38,31 @@ func benchSizes(b *testing.B) (ns []int, m, d int) {
 	return ns, m, d
 }
 
+// benchOperator returns the operator a benchmark measures: n random points
+// in d dimensions from rng, Matérn-3/2 with θ = 1, on the device of
+// GPNB_CUDA_DEVICE, closed when b's run ends. An operator the device
+// cannot hold (the dense cache does not fit, say) skips b.
+func benchOperator(b *testing.B, rng *rand.Rand, n, d int, opt Options) *Operator {
+	b.Helper()
+	opt.Device = envDevice()
+	o, err := NewOperator(randDense(rng, n, d, 1), kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}, opt)
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Cleanup(func() { o.Close() })
+	return o
+}
+
+// benchFirst starts a host-level benchmark: benchOperator on the first size
+// of benchSizes, with the generator (seeded s1, s2) that then draws the
+// right-hand sides, and the number of them.
+func benchFirst(b *testing.B, s1, s2 uint64, opt Options) (o *Operator, rng *rand.Rand, m int) {
+	needGPU(b)
+	ns, m, d := benchSizes(b)
+	rng = rand.New(rand.NewPCG(s1, s2))
+	return benchOperator(b, rng, ns[0], d, opt), rng, m
+}
+
 // BenchmarkSpaceMul measures the device-resident product of a solve, the
 // Space's Mul of 17 columns (no host copies), timed by CUDA events around
 // the launches alone, and reports it against the device's memory bandwidth:
@@ -56,13 +81,7 @@ func BenchmarkSpaceMul(b *testing.B) {
 		}{{kernel.ModeDense, Float64}, {kernel.ModeDense, Float32}, {kernel.ModeMatrixFree, Float64}} {
 			b.Run("n="+strconv.Itoa(n)+"/"+c.mode.String()+"/"+c.prec.String(), func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 2))
-				x := randDense(rng, n, d, 1)
-				k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
-				o, err := NewOperator(x, k, Options{Mode: c.mode, Precision: c.prec, Device: envDevice()})
-				if err != nil {
-					b.Skip(err) // e.g. the dense cache does not fit
-				}
-				defer o.Close()
+				o := benchOperator(b, rng, n, d, Options{Mode: c.mode, Precision: c.prec})
 				sp, err := o.NewSpace()
 				if err != nil {
 					b.Fatal(err)
@@ -120,16 +139,8 @@ func BenchmarkSpaceMul(b *testing.B) {
 // copies to and from the device included (what a caller outside a solver
 // pays), wall clock.
 func BenchmarkMulTo(b *testing.B) {
-	needGPU(b)
-	ns, m, d := benchSizes(b)
-	n := ns[0]
-	rng := rand.New(rand.NewPCG(1, 2))
-	x := randDense(rng, n, d, 1)
-	o, err := NewOperator(x, kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}, Options{Device: envDevice()})
-	if err != nil {
-		b.Skip(err)
-	}
-	defer o.Close()
+	o, rng, m := benchFirst(b, 1, 2, Options{})
+	n := o.n
 	v := randDense(rng, n, m, 1)
 	dst := mat.NewDense(n, m, nil)
 	o.MulTo(dst, v)
@@ -146,18 +157,10 @@ func BenchmarkMulTo(b *testing.B) {
 
 // BenchmarkReduce measures the fused gradient reduction for c = 17 columns.
 func BenchmarkReduce(b *testing.B) {
-	needGPU(b)
-	ns, m, d := benchSizes(b)
-	n := ns[0]
-	rng := rand.New(rand.NewPCG(3, 4))
-	x := randDense(rng, n, d, 1)
-	o, err := NewOperator(x, kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}, Options{Mode: kernel.ModeMatrixFree, Device: envDevice()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer o.Close()
+	o, rng, m := benchFirst(b, 3, 4, Options{Mode: kernel.ModeMatrixFree})
+	n := o.n
 	a, bb := randDense(rng, n, m, 1), randDense(rng, n, m, 1)
-	dst := make([]float64, d+2)
+	dst := make([]float64, o.d+2)
 	o.Reduce(dst, a, bb)
 	b.ResetTimer()
 	start := time.Now()
@@ -176,17 +179,8 @@ func BenchmarkReduce(b *testing.B) {
 // 17 columns, two Dots, the vector updates), wall clock: the per-iteration
 // cost a solve pays, launches and synchronisations included.
 func BenchmarkCGIteration(b *testing.B) {
-	needGPU(b)
-	ns, m, d := benchSizes(b)
-	n := ns[0]
-	rng := rand.New(rand.NewPCG(5, 6))
-	x := randDense(rng, n, d, 1)
-	o, err := NewOperator(x, kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}, Options{Device: envDevice()})
-	if err != nil {
-		b.Skip(err)
-	}
-	defer o.Close()
-	sv, err := solvers.CG{}.Start(o, randDense(rng, n, m, 1), nil, solvers.Settings{RelTolMean: 1e-300, RelTolProbes: 1e-300, MaxIterations: b.N + 1})
+	o, rng, m := benchFirst(b, 5, 6, Options{})
+	sv, err := solvers.CG{}.Start(o, randDense(rng, o.n, m, 1), nil, solvers.Settings{RelTolMean: 1e-300, RelTolProbes: 1e-300, MaxIterations: b.N + 1})
 	if err != nil {
 		b.Fatal(err)
 	}

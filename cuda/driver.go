@@ -132,11 +132,12 @@ func envDevice() int {
 const ModuleEnv = "GPNB_CUDA_MODULE"
 
 // checkKernels returns an error naming the first kernel of kernelNames that
-// the loaded module lacks (has reports presence), so a stale module fails
-// when the device is opened rather than at its first launch.
-func checkKernels(source string, has func(name string) bool) error {
-	for _, name := range kernelNames {
-		if !has(name) {
+// the loaded module lacks (has reports presence, and resolves kernel k), so a
+// stale module fails when the device is opened rather than at its first
+// launch.
+func checkKernels(source string, has func(k kfn, name string) bool) error {
+	for k, name := range kernelNames {
+		if !has(kfn(k), name) {
 			return fmt.Errorf("%w: kernel %s is missing from %s: it was compiled from an older cuda/kernels/gpnb.cu; regenerate the kernels with cuda/kernels/gen.sh (make ptx)", ErrUnavailable, name, source)
 		}
 	}

@@ -212,14 +212,14 @@ func openDriverImages(ordinal int, inf DeviceInfo, dev cu.Device, imgs []image) 
 				continue
 			}
 			d.module = img.name
-			return checkKernels(img.name, func(name string) bool {
+			return checkKernels(img.name, func(k kfn, name string) bool {
 				cs := C.CString(name)
 				defer C.free(unsafe.Pointer(cs))
 				var f C.uintptr_t
 				if C.gpnb_function(&f, d.mod, cs) != 0 {
 					return false
 				}
-				d.fns[kernelIndex[name]] = f
+				d.fns[k] = f
 				return true
 			})
 		}

@@ -105,7 +105,7 @@ func openDriver(ordinal int) (driver, error) {
 		evs:   map[event]time.Time{},
 		args:  (*C.uint64_t)(C.malloc(8 * 24)),
 	}
-	has := func(name string) bool {
+	has := func(_ kfn, name string) bool {
 		if emuHide[name] {
 			return false
 		}

@@ -132,12 +132,18 @@ struct entry {
       gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const T>(a, 4), P<const T>(a, 5),    \
                               I(a, 6), P<const T>(a, 7), P<double>(a, 8), I(a, 9)))
 #define MULK_C(C) MULK_E(double, f64, C), MULK_E(float, f32, C), TRIMUL_E(C)
-#define MULFREE_C(T, S, DD) MULFREE_E(T, S, DD, 8), MULFREE_E(T, S, DD, 16), MULFREE_E(T, S, DD, 24), MULFREE_E(T, S, DD, 32)
 #define ROWS_C(T, S) MULROWS_E(T, S, 8), MULROWS_E(T, S, 16), MULROWS_E(T, S, 24), MULROWS_E(T, S, 32)
+// DVAR: the kernels of one precision and register variant DD; PRECISION: all
+// kernels of one precision, with the variants of kernels.go's dVariants
+// (d ≤ 8, d ≤ 32, and 0 for the generic one).
+#define DVAR(T, S, DD)                                                                                            \
+    MULFREE_E(T, S, DD, 8), MULFREE_E(T, S, DD, 16), MULFREE_E(T, S, DD, 24), MULFREE_E(T, S, DD, 32),          \
+        REDUCE_E(T, S, DD)
+#define PRECISION(T, S) PREC(T, S), DVAR(T, S, 8), DVAR(T, S, 32), DVAR(T, S, 0), ROWS_C(T, S)
 
 static const std::vector<entry> table = {
-    PREC(double, f64),
-    PREC(float, f32),
+    PRECISION(double, f64),
+    PRECISION(float, f32),
     MULK_C(4),
     MULK_C(8),
     MULK_C(12),
@@ -146,20 +152,6 @@ static const std::vector<entry> table = {
     MULK_C(24),
     MULK_C(28),
     MULK_C(32),
-    MULFREE_C(double, f64, 8),
-    MULFREE_C(double, f64, 32),
-    MULFREE_C(double, f64, 0),
-    MULFREE_C(float, f32, 8),
-    MULFREE_C(float, f32, 32),
-    MULFREE_C(float, f32, 0),
-    ROWS_C(double, f64),
-    ROWS_C(float, f32),
-    REDUCE_E(double, f64, 8),
-    REDUCE_E(double, f64, 32),
-    REDUCE_E(double, f64, 0),
-    REDUCE_E(float, f32, 8),
-    REDUCE_E(float, f32, 32),
-    REDUCE_E(float, f32, 0),
     E("gpnb_sumpart", false,
       gpnb_sumpart(P<const double>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<double>(a, 4), I(a, 5), P<const i64>(a, 6),
                    I(a, 7), P<const double>(a, 8), I(a, 9), P<const i64>(a, 10), D(a, 11))),

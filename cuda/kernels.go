@@ -20,40 +20,70 @@ var precSuffix = [2]string{"f64", "f32"}
 // d ≤ 8, d ≤ 32, and the generic one for d ≤ maxDims.
 var dVariants = [3]int{8, 32, 0}
 
+// kfn is a kernel: its index in kernelNames.
+type kfn int
+
+// Kernel handles, by precision (Float64, Float32) where they have one;
+// buildKernelNames sets them.
+var (
+	kScale, kBuild, kBlock [2]kfn
+	kMulk                  [2][maxNC / mulkStep]kfn
+	kTrimul                [maxNC / mulkStep]kfn
+	kMulfree               [2][len(dVariants)][maxNC / freeStep]kfn
+	kMulrows, kMulrowsFree [2][maxNC / freeStep]kfn
+	kReduce                [2][len(dVariants)]kfn
+
+	kSumpart, kVec, kDotsPart, kDotsFinal, kMult, kMuladd kfn
+	kCholInit, kCholDiag, kCholPanel, kCholUpd            kfn
+	kTrinvDiag, kTrinvCol, kTrinvMirror                   kfn
+)
+
 // kernelNames lists every entry point of gpnb.cu in a fixed order; kfn
 // values index it. The drivers resolve them all when they open a device (a
 // stale module fails at once, naming the missing kernel), and
 // TestPTXEntries checks the list against the checked-in PTX and cubin.
 var kernelNames = buildKernelNames()
 
-// buildKernelNames lists the entry points in kernelNames' order.
+// buildKernelNames lists the entry points in kernelNames' order and sets
+// each kernel handle to its index: one walk names a kernel and gives it its
+// handle, so the two cannot disagree.
 func buildKernelNames() []string {
 	var names []string
-	add := func(format string, a ...any) { names = append(names, fmt.Sprintf(format, a...)) }
-	for _, s := range precSuffix {
-		add("gpnb_scale_%s", s)
-		add("gpnb_build_%s", s)
-		add("gpnb_block_%s", s)
-		for nc := mulkStep; nc <= maxNC; nc += mulkStep {
-			add("gpnb_mulk_%s_c%d", s, nc)
+	add := func(k *kfn, format string, a ...any) {
+		*k = kfn(len(names))
+		names = append(names, fmt.Sprintf(format, a...))
+	}
+	for p, s := range precSuffix {
+		add(&kScale[p], "gpnb_scale_%s", s)
+		add(&kBuild[p], "gpnb_build_%s", s)
+		add(&kBlock[p], "gpnb_block_%s", s)
+		for g := range kMulk[p] {
+			add(&kMulk[p][g], "gpnb_mulk_%s_c%d", s, (g+1)*mulkStep)
 		}
-		for _, d := range dVariants {
-			for nc := freeStep; nc <= maxNC; nc += freeStep {
-				add("gpnb_mulfree_%s_d%d_c%d", s, d, nc)
+		for v, d := range dVariants {
+			for g := range kMulfree[p][v] {
+				add(&kMulfree[p][v][g], "gpnb_mulfree_%s_d%d_c%d", s, d, (g+1)*freeStep)
 			}
-			add("gpnb_reduce_%s_d%d", s, d)
+			add(&kReduce[p][v], "gpnb_reduce_%s_d%d", s, d)
 		}
-		for nc := freeStep; nc <= maxNC; nc += freeStep {
-			add("gpnb_mulrows_%s_c%d", s, nc)
-			add("gpnb_mulrowsfree_%s_c%d", s, nc)
+		for g := range kMulrows[p] {
+			add(&kMulrows[p][g], "gpnb_mulrows_%s_c%d", s, (g+1)*freeStep)
+			add(&kMulrowsFree[p][g], "gpnb_mulrowsfree_%s_c%d", s, (g+1)*freeStep)
 		}
 	}
-	for nc := mulkStep; nc <= maxNC; nc += mulkStep {
-		add("gpnb_trimul_c%d", nc)
+	for g := range kTrimul {
+		add(&kTrimul[g], "gpnb_trimul_c%d", (g+1)*mulkStep)
 	}
-	for _, n := range []string{"sumpart", "vec", "dots_part", "dots_final", "mult", "muladd",
-		"chol_init", "chol_diag", "chol_panel", "chol_update", "trinv_diag", "trinv_col", "trinv_mirror"} {
-		add("gpnb_%s", n)
+	for _, k := range []struct {
+		h    *kfn
+		name string
+	}{
+		{&kSumpart, "sumpart"}, {&kVec, "vec"}, {&kDotsPart, "dots_part"}, {&kDotsFinal, "dots_final"},
+		{&kMult, "mult"}, {&kMuladd, "muladd"},
+		{&kCholInit, "chol_init"}, {&kCholDiag, "chol_diag"}, {&kCholPanel, "chol_panel"}, {&kCholUpd, "chol_update"},
+		{&kTrinvDiag, "trinv_diag"}, {&kTrinvCol, "trinv_col"}, {&kTrinvMirror, "trinv_mirror"},
+	} {
+		add(k.h, "gpnb_%s", k.name)
 	}
 	return names
 }

@@ -325,6 +325,15 @@ func (s *Space) begin(method string, cols []int, c, extra int) (k int, cp uintpt
 	return k, cp, ok && k > 0
 }
 
+// beginPair begins a method on the columns cols of dst and src (see begin)
+// after checking their shapes: dst has dstRows rows, src srcRows rows, and
+// src has dst's columns.
+func (s *Space) beginPair(method string, dst *devBlock, dstRows int, src *devBlock, srcRows int, cols []int) (k int, cp uintptr, ok bool) {
+	checkShape(method, dst, dstRows, dst.c)
+	checkShape(method, src, srcRows, dst.c)
+	return s.begin(method, cols, dst.c, 0)
+}
+
 // launch queues a kernel, keeping a launch failure.
 func (s *Space) launch(k kfn, gx, gy, bx, by, smem int, a args) {
 	if s.err != nil {
@@ -544,9 +553,7 @@ func checkShape(what string, d *devBlock, r, c int) {
 func (s *Space) Mul(dst, src solvers.Block, cols []int) {
 	d, x := s.blk(dst), s.blk(src)
 	n := s.o.n
-	checkShape("Mul", d, n, d.c)
-	checkShape("Mul", x, n, d.c)
-	k, cp, ok := s.begin("Mul", cols, d.c, 0)
+	k, cp, ok := s.beginPair("Mul", d, n, x, n, cols)
 	if !ok {
 		return
 	}
@@ -558,9 +565,7 @@ func (s *Space) Mul(dst, src solvers.Block, cols []int) {
 // MulRows sets dst[:,c] = H[rows,:]·src[:,c].
 func (s *Space) MulRows(dst solvers.Block, rows solvers.Index, src solvers.Block, cols []int) {
 	d, ix, x := s.blk(dst), s.idx(rows), s.blk(src)
-	checkShape("MulRows", d, ix.n, d.c)
-	checkShape("MulRows", x, s.o.n, d.c)
-	k, cp, ok := s.begin("MulRows", cols, d.c, 0)
+	k, cp, ok := s.beginPair("MulRows", d, ix.n, x, s.o.n, cols)
 	if !ok {
 		return
 	}
@@ -572,9 +577,7 @@ func (s *Space) MulRows(dst solvers.Block, rows solvers.Index, src solvers.Block
 // added to the rows of dst in rows.
 func (s *Space) MulCols(dst solvers.Block, rows solvers.Index, src solvers.Block, cols []int) {
 	d, ix, x := s.blk(dst), s.idx(rows), s.blk(src)
-	checkShape("MulCols", d, s.o.n, d.c)
-	checkShape("MulCols", x, ix.n, d.c)
-	k, cp, ok := s.begin("MulCols", cols, d.c, 0)
+	k, cp, ok := s.beginPair("MulCols", d, s.o.n, x, ix.n, cols)
 	if !ok {
 		return
 	}
@@ -673,9 +676,7 @@ func (s *Space) Solve(dst, a, src solvers.Block, cols []int) {
 	if !f.factored {
 		panic("cuda: Space.Solve: the block is not factorised")
 	}
-	checkShape("Solve", d, f.r, d.c)
-	checkShape("Solve", x, f.r, d.c)
-	k, cp, ok := s.begin("Solve", cols, d.c, 0)
+	k, cp, ok := s.beginPair("Solve", d, f.r, x, f.r, cols)
 	if !ok {
 		return
 	}
@@ -691,9 +692,7 @@ func (s *Space) Solve(dst, a, src solvers.Block, cols []int) {
 // MulT sets dst[:,c] = xᵀ·y[:,c]: chunk sums of CH rows, added in order.
 func (s *Space) MulT(dst, x, y solvers.Block, cols []int) {
 	d, xb, yb := s.blk(dst), s.blk(x), s.blk(y)
-	checkShape("MulT", d, xb.c, d.c)
-	checkShape("MulT", yb, xb.r, d.c)
-	k, cp, ok := s.begin("MulT", cols, d.c, 0)
+	k, cp, ok := s.beginPair("MulT", d, xb.c, yb, xb.r, cols)
 	if !ok {
 		return
 	}
@@ -711,9 +710,7 @@ func (s *Space) MulT(dst, x, y solvers.Block, cols []int) {
 // MulAdd sets y[:,c] = y[:,c] + alpha·x·u[:,c].
 func (s *Space) MulAdd(y solvers.Block, alpha float64, x, u solvers.Block, cols []int) {
 	yb, xb, ub := s.blk(y), s.blk(x), s.blk(u)
-	checkShape("MulAdd", yb, xb.r, yb.c)
-	checkShape("MulAdd", ub, xb.c, yb.c)
-	k, cp, ok := s.begin("MulAdd", cols, yb.c, 0)
+	k, cp, ok := s.beginPair("MulAdd", yb, xb.r, ub, xb.c, cols)
 	if !ok {
 		return
 	}

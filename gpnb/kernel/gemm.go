@@ -31,22 +31,23 @@ func asT[T, X float](x []X) ([]T, bool) {
 // whichever T is: with -tags openblas both go to OpenBLAS (dgemm, sgemm),
 // otherwise to gonum's pure-Go kernels.
 func gemm[T float](tA, tB blas.Transpose, alpha T, a, b general[T], beta T, c general[T]) {
-	if a64, ok := asT[float64](a.Data); ok {
-		b64, _ := asT[float64](b.Data)
-		c64, _ := asT[float64](c.Data)
-		blas64.Gemm(tA, tB, float64(alpha),
-			blas64.General{Rows: a.Rows, Cols: a.Cols, Stride: a.Stride, Data: a64},
-			blas64.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Stride, Data: b64},
-			float64(beta), blas64.General{Rows: c.Rows, Cols: c.Cols, Stride: c.Stride, Data: c64})
+	if _, ok := asT[float64](a.Data); ok {
+		blas64.Gemm(tA, tB, float64(alpha), to64(a), to64(b), float64(beta), to64(c))
 		return
 	}
-	a32, _ := asT[float32](a.Data)
-	b32, _ := asT[float32](b.Data)
-	c32, _ := asT[float32](c.Data)
-	blas32.Gemm(tA, tB, float32(alpha),
-		blas32.General{Rows: a.Rows, Cols: a.Cols, Stride: a.Stride, Data: a32},
-		blas32.General{Rows: b.Rows, Cols: b.Cols, Stride: b.Stride, Data: b32},
-		float32(beta), blas32.General{Rows: c.Rows, Cols: c.Cols, Stride: c.Stride, Data: c32})
+	blas32.Gemm(tA, tB, float32(alpha), to32(a), to32(b), float32(beta), to32(c))
+}
+
+// to64 returns g as a blas64.General (a view) when T is float64.
+func to64[T float](g general[T]) blas64.General {
+	d, _ := asT[float64](g.Data)
+	return blas64.General{Rows: g.Rows, Cols: g.Cols, Stride: g.Stride, Data: d}
+}
+
+// to32 returns g as a blas32.General (a view) when T is float32.
+func to32[T float](g general[T]) blas32.General {
+	d, _ := asT[float32](g.Data)
+	return blas32.General{Rows: g.Rows, Cols: g.Cols, Stride: g.Stride, Data: d}
 }
 
 // asGeneral returns g as a general[T] view when T is float64, and false

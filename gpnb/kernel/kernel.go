@@ -161,6 +161,16 @@ func (h Hyper) Raw() []float64 {
 	return v
 }
 
+// GramDiagTo sets every dst[i] to H_ii = k(x, x) + σ² = s² + σ², the
+// diagonal of H = K + σ²I: the same for every family (m(0) = 1), and float64
+// whatever an operator's precision. Every GramOperator's DiagTo is this.
+func (h Hyper) GramDiagTo(dst []float64) {
+	v := h.Signal*h.Signal + h.Noise*h.Noise
+	for i := range dst {
+		dst[i] = v
+	}
+}
+
 // HyperFromVector builds a Hyper from (ℓ_1..ℓ_d, s, σ); len(v) must be ≥ 2.
 func HyperFromVector(v []float64) Hyper {
 	d := len(v) - 2

@@ -881,10 +881,7 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 // DiagTo sets dst[i] = H_ii = s² + σ² for i < n; len(dst) must be ≥ n.
 func (o *Operator) DiagTo(dst []float64) {
 	o.check().DiagTo(dst)
-	v := o.k.Hyper.Signal*o.k.Hyper.Signal + o.noise2()
-	for i := range dst[:o.n] {
-		dst[i] = v
-	}
+	o.k.Hyper.GramDiagTo(dst[:o.n])
 }
 
 // CrossMulTo sets dst = K(Xs, X)·V, where Xs is ns×d, V is n×m and dst is

@@ -540,7 +540,9 @@ func TestSetKernelAndWork(t *testing.T) {
 }
 
 // TestViews checks products on strided views (column slices of wider
-// matrices), the way solvers pass the mean and probe columns.
+// matrices), the way solvers pass the mean and probe columns: MulTo and
+// Reduce, and the fast paths of the partial products, with V, D and dst as
+// views. (A BlockTo dst of the wrong size is refused: TestShapePanics.)
 func TestViews(t *testing.T) {
 	withSmallTiles(t)
 	const n, d = 70, 3
@@ -549,7 +551,7 @@ func TestViews(t *testing.T) {
 	h := explicitH(x, k)
 	wide := randDense(n, 7, 13)
 	v := wide.Slice(0, n, 2, 5).(*mat.Dense)
-	for _, c := range opCases {
+	for _, c := range partialCases {
 		op, err := NewOperator(x, k, c.opt)
 		if err != nil {
 			t.Fatal(err)
@@ -558,22 +560,46 @@ func TestViews(t *testing.T) {
 		dst := out.Slice(0, n, 4, 7).(*mat.Dense)
 		op.MulTo(dst, v)
 		checkProduct(t, c.name+" MulTo on views", dst, h, mat.DenseCopyOf(v), c.rel)
-		for j := 0; j < 9; j++ {
-			if j >= 4 && j < 7 {
-				continue
-			}
-			for i := 0; i < n; i++ {
-				if out.At(i, j) != 0 {
-					t.Fatalf("%s: MulTo wrote outside dst at [%d,%d]", c.name, i, j)
-				}
-			}
-		}
+		checkOutside(t, c.name+": MulTo", out, 4, 7)
 		g1, g2 := make([]float64, d+2), make([]float64, d+2)
 		op.Reduce(g1, v, v)
 		op.Reduce(g2, mat.DenseCopyOf(v), mat.DenseCopyOf(v))
 		for i := range g1 {
 			if g1[i] != g2[i] {
 				t.Errorf("%s: Reduce on views θ_%d = %v, on copies %v", c.name, i, g1[i], g2[i])
+			}
+		}
+		for _, idx := range [][]int{{20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62}, {9, 2, 2, 44}} {
+			hr := mat.NewDense(len(idx), n, nil)
+			for i, r := range idx {
+				hr.SetRow(i, h.RawRowView(r))
+			}
+			out := mat.NewDense(len(idx), 9, nil)
+			rdst := out.Slice(0, len(idx), 5, 8).(*mat.Dense)
+			op.RowsMulTo(rdst, idx, v)
+			checkProduct(t, c.name+" RowsMulTo on views", rdst, hr, mat.DenseCopyOf(v), c.rel)
+			wideD := randDense(len(idx), 7, 25)
+			dd := wideD.Slice(0, len(idx), 1, 4).(*mat.Dense)
+			outC := mat.NewDense(n, 9, nil)
+			cdst := outC.Slice(0, n, 2, 5).(*mat.Dense)
+			op.ColsMulTo(cdst, idx, dd)
+			var hc mat.Dense
+			hc.CloneFrom(hr.T())
+			checkProduct(t, c.name+" ColsMulTo on views", cdst, &hc, mat.DenseCopyOf(dd), c.rel)
+			checkOutside(t, c.name+": ColsMulTo", outC, 2, 5)
+		}
+	}
+}
+
+// checkOutside fails unless columns outside [j0, j1) of out are zero: a
+// product into the view out[:, j0:j1] wrote nothing else.
+func checkOutside(t *testing.T, what string, out *mat.Dense, j0, j1 int) {
+	t.Helper()
+	r, c := out.Dims()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if (j < j0 || j >= j1) && out.At(i, j) != 0 {
+				t.Fatalf("%s wrote outside dst at [%d,%d]", what, i, j)
 			}
 		}
 	}

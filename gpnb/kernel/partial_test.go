@@ -132,50 +132,6 @@ func checkEvals(t *testing.T, name string, op *Operator, before Work, rows int, 
 	}
 }
 
-// TestPartialProductsViews checks the fast paths on strided views: V, D
-// and dst as column slices of wider matrices, and a dst for BlockTo that is
-// bigger than needed is refused rather than half-written.
-func TestPartialProductsViews(t *testing.T) {
-	withSmallTiles(t)
-	const n, d = 70, 2
-	x := testX(n, d, 23)
-	k := testKernel(Matern52, d)
-	h := explicitH(x, k)
-	wide := randDense(n, 8, 24)
-	v := wide.Slice(0, n, 3, 6).(*mat.Dense)
-	for _, c := range partialCases {
-		op, err := NewOperator(x, k, c.opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, idx := range [][]int{{20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62}, {9, 2, 2, 44}} {
-			hr := mat.NewDense(len(idx), n, nil)
-			for i, r := range idx {
-				hr.SetRow(i, h.RawRowView(r))
-			}
-			out := mat.NewDense(len(idx), 9, nil)
-			rdst := out.Slice(0, len(idx), 5, 8).(*mat.Dense)
-			op.RowsMulTo(rdst, idx, v)
-			checkProduct(t, c.name+" RowsMulTo on views", rdst, hr, mat.DenseCopyOf(v), c.rel)
-			wideD := randDense(len(idx), 7, 25)
-			dd := wideD.Slice(0, len(idx), 1, 4).(*mat.Dense)
-			outC := mat.NewDense(n, 9, nil)
-			cdst := outC.Slice(0, n, 2, 5).(*mat.Dense)
-			op.ColsMulTo(cdst, idx, dd)
-			var hc mat.Dense
-			hc.CloneFrom(hr.T())
-			checkProduct(t, c.name+" ColsMulTo on views", cdst, &hc, mat.DenseCopyOf(dd), c.rel)
-			for i := 0; i < n; i++ {
-				for j := 0; j < 9; j++ {
-					if (j < 2 || j >= 5) && outC.At(i, j) != 0 {
-						t.Fatalf("%s: ColsMulTo wrote outside dst at [%d,%d]", c.name, i, j)
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestPartialDeterminism checks that the partial products give the same
 // bits at GOMAXPROCS 1 and 2 and for 1, 2 and 3 workers, for contiguous,
 // scattered and repeated indices in every mode.
@@ -251,19 +207,25 @@ func TestPartialAllocs(t *testing.T) {
 				if a := testing.AllocsPerRun(5, f); op.Mode() == ModeDense && a > 2 {
 					t.Errorf("%s %s len(idx)=%d: %v allocations per call, want ≤ 2", c.name, name, len(idx), a)
 				}
-				var m0, m1 runtime.MemStats
-				runtime.ReadMemStats(&m0)
-				for i := 0; i < 5; i++ {
-					f()
-				}
-				runtime.ReadMemStats(&m1)
 				// Far below one row tile of buffers (rowTile·colChunk·8 B).
-				if b := (m1.TotalAlloc - m0.TotalAlloc) / 5; b > 8<<10 {
+				if b := bytesPerCall(5, f); b > 8<<10 {
 					t.Errorf("%s %s len(idx)=%d: %d bytes allocated per call, want ≤ 8 KiB", c.name, name, len(idx), b)
 				}
 			}
 		}
 	}
+}
+
+// bytesPerCall returns the bytes f allocates per call, averaged over runs
+// calls: what testing.AllocsPerRun is for allocation counts.
+func bytesPerCall(runs int, f func()) uint64 {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for i := 0; i < runs; i++ {
+		f()
+	}
+	runtime.ReadMemStats(&m1)
+	return (m1.TotalAlloc - m0.TotalAlloc) / uint64(runs)
 }
 
 // An empty index set with an empty destination is a no-op, not a panic

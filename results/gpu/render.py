@@ -66,6 +66,17 @@ def fmt(v, p=3):
     return "—" if v is None else f"{v:.{p}f}"
 
 
+def gpytorch_figures(g):
+    """The figures of a finished GPyTorch run (a gpytorch.jsonl line) as table cells: train s, eval s, test RMSE, test LLH."""
+    return f"{g['train_seconds']:.1f} | {g['eval_seconds']:.1f} | {g['test_rmse']:.4f} | {g['test_llh']:.3f}"
+
+
+def gpytorch_table(gp, title, header, align, finished, failed):
+    """The table of the GPyTorch runs gp (gpytorch.jsonl's lines) under title: a row a run, finished(g) for one
+    that finished and failed(g) for one that stopped with an error."""
+    return [title, "", header, align] + [failed(g) if "error" in g else finished(g) for g in gp]
+
+
 def main():
     lines = ["# GPU results (rendered by results/gpu/render.py from the files beside it)", ""]
     # Tests and benchmark.
@@ -191,14 +202,11 @@ def main():
     # GPyTorch.
     gp = jsonl(os.path.join(HERE, "gpytorch.jsonl"))
     if gp:
-        lines += ["## GPyTorch exact GP on the same GPU (gpytorch_exact.py: its defaults, 100 Adam steps, lr 0.1)", "",
-                  "| dataset | dtype | train s | eval s | test RMSE | test LLH | outcome |", "|---|---|--:|--:|--:|--:|---|"]
-        for g in gp:
-            if "error" in g:
-                lines.append(f"| {g['dataset']} | float64 | — | — | — | — | {g['error'].split('.')[0]} |")
-            else:
-                dt = "float32" if "float32" in g.get("settings", "") else "float64"
-                lines.append(f"| {g['dataset']} | {dt} | {g['train_seconds']:.1f} | {g['eval_seconds']:.1f} | {g['test_rmse']:.4f} | {g['test_llh']:.3f} | finished |")
+        dtype = lambda g: "float32" if "float32" in g.get("settings", "") else "float64"
+        lines += gpytorch_table(gp, "## GPyTorch exact GP on the same GPU (gpytorch_exact.py: its defaults, 100 Adam steps, lr 0.1)",
+                                "| dataset | dtype | train s | eval s | test RMSE | test LLH | outcome |", "|---|---|--:|--:|--:|--:|---|",
+                                lambda g: f"| {g['dataset']} | {dtype(g)} | {gpytorch_figures(g)} | finished |",
+                                lambda g: f"| {g['dataset']} | float64 | — | — | — | — | {g['error'].split('.')[0]} |")
         prog = os.path.join(HERE, "logs", "call5-gpytorch.log")
         if os.path.exists(prog):
             with open(prog) as f:
@@ -325,14 +333,10 @@ def quick():
             lines += checks + [""]
     gp = jsonl(os.path.join(q, "gpytorch.jsonl"))
     if gp:
-        lines += ["### GPyTorch on the same GPU (gpytorch_exact.py: 100 Adam steps, lr 0.1, float64, same data, kernel, initialisation)", "",
-                  "| settings | train s | eval s | test RMSE | test LLH |", "|---|--:|--:|--:|--:|"]
-        for g in gp:
-            if "error" in g:
-                lines.append(f"| {g.get('label', '')} | {g['error'][:80]} | | | |")
-            else:
-                lines.append(f"| {g.get('label', '')}: {g['settings']} | {g['train_seconds']:.1f} | {g['eval_seconds']:.1f} | {g['test_rmse']:.4f} | {g['test_llh']:.3f} |")
-        lines.append("")
+        lines += gpytorch_table(gp, "### GPyTorch on the same GPU (gpytorch_exact.py: 100 Adam steps, lr 0.1, float64, same data, kernel, initialisation)",
+                                "| settings | train s | eval s | test RMSE | test LLH |", "|---|--:|--:|--:|--:|",
+                                lambda g: f"| {g.get('label', '')}: {g['settings']} | {gpytorch_figures(g)} |",
+                                lambda g: f"| {g.get('label', '')} | {g['error'][:80]} | | | |") + [""]
     return lines
 
 
