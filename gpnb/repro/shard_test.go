@@ -30,8 +30,10 @@ func TestParseShard(t *testing.T) {
 		{"a/4", Shard{}, "whole numbers"},
 		{"1/2/", Shard{}, "whole numbers"},
 	})
-	if s := (Shard{12, 50}); s.String() != "12/50" {
-		t.Errorf("%v.String() = %q, want 12/50", s, s.String())
+	for _, s := range []Shard{{0, 1}, {0, 4}, {3, 4}, {12, 50}} {
+		if back, err := ParseShard(s.String()); s.String() != fmt.Sprintf("%d/%d", s.K, s.N) || err != nil || back != s {
+			t.Errorf("%v.String() = %q parses back to %v, %v", s, s.String(), back, err)
+		}
 	}
 }
 
