@@ -504,6 +504,19 @@ func TestTables(t *testing.T) {
 	if t1.Rows[0][0] != "CG" || t1.Rows[0][5] != "—" {
 		t.Errorf("cold row %q", t1.Rows[0])
 	}
+	// Several tables on one page carry the styles once; each renders as
+	// alone, and a bad one as its error.
+	if one := TablesHTML(tb); one != tb.HTML()+"\n" {
+		t.Errorf("TablesHTML of one table differs from its HTML:\n%s", one)
+	}
+	both := TablesHTML(t1, tb, &Table{Caption: "no header"})
+	if n := strings.Count(both, "<style>"); n != 1 || !strings.HasPrefix(both, css) {
+		t.Errorf("TablesHTML of three tables: %d style sheets, want 1 at the head", n)
+	}
+	if !strings.Contains(both, strings.TrimPrefix(t1.HTML(), css)+"\n"+strings.TrimPrefix(tb.HTML(), css)+"\n") ||
+		!strings.Contains(both, "gpnb-error") || !strings.Contains(both, "table has no header") {
+		t.Errorf("TablesHTML should hold table 1, table 2 and the third table's error, in order:\n%s", both)
+	}
 }
 
 func TestTablesSecondsOneSplitAndRepeats(t *testing.T) {

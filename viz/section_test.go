@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/gptest"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -20,21 +21,12 @@ import (
 func sectionProblem(t *testing.T, n int) (*solvers.DenseOperator, *mat.SymDense, []float64, []float64, []float64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
-	x := make([][]float64, n)
-	for i := range x {
-		x[i] = []float64{rng.NormFloat64(), rng.NormFloat64()}
+	x := mat.NewDense(n, 2, nil)
+	for i := 0; i < n; i++ {
+		x.SetRow(i, []float64{rng.NormFloat64(), rng.NormFloat64()})
 	}
 	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.Hyper{Lengthscales: []float64{1, 1.5}, Signal: 1, Noise: 0.5}}
-	h := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := k.At(x[i], x[j])
-			if i == j {
-				v += 0.25
-			}
-			h.SetSym(i, j, v)
-		}
-	}
+	h := gptest.SymH(x, k, k.Hyper.Noise)
 	op, err := solvers.NewDenseOperator(h)
 	if err != nil {
 		t.Fatal(err)

@@ -87,6 +87,22 @@ func (t *Table) HTML() string {
 	return css + s
 }
 
+// TablesHTML returns the tables as one HTML fragment, each followed by an
+// empty line, with the styles once at its head rather than once a table. A
+// table that fails Validate renders as its error message.
+func TablesHTML(tables ...*Table) string {
+	var b strings.Builder
+	b.WriteString(css)
+	for _, t := range tables {
+		s, err := t.fragment()
+		if err != nil {
+			s = errorHTML(err)
+		}
+		b.WriteString(s + "\n")
+	}
+	return b.String()
+}
+
 // String renders the table as aligned plain text, for terminals.
 func (t *Table) String() string {
 	if err := t.Validate(); err != nil {

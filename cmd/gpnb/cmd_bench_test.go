@@ -8,7 +8,7 @@ import (
 )
 
 func TestBench(t *testing.T) {
-	code, out, stderr := reproRunCLI("bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg,ap", "--float32")
+	code, out, stderr := runCmd(t, "bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg,ap", "--float32")
 	// (--float32 is the older spelling of --precision float32.)
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, stderr)
@@ -38,7 +38,7 @@ func TestBench(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"bench", "--data", "mnist"}, {"bench", "--steps", "0"}, {"bench", "--solvers", "qr"}} {
-		if code, _, stderr := reproRunCLI(bad...); code == 0 || stderr == "" {
+		if code, _, stderr := runCmd(t, bad...); code == 0 || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q", bad, code, stderr)
 		}
 	}

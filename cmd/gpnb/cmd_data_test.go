@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,14 +8,6 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 )
-
-// runDataCmd runs "gpnb data args..." in-process and returns the exit code and output.
-func runDataCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(append([]string{"data"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 func TestDataCommandUCI(t *testing.T) {
 	if os.Getenv("GPNB_DATA") == "" {
@@ -34,26 +24,17 @@ func TestDataCommandUCI(t *testing.T) {
 		{[]string{"--data", "Protein"}, "protein", 0, 41157, 4573, 9},
 		{[]string{"--data", "bike", "--split", "0", "--subset", "1000"}, "bike", 0, 1000, 1737, 17},
 	} {
-		code, out, errs := runDataCmd(t, append(tc.args, "--json", "-")...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", tc.args, code, errs)
-		}
-		var got dataSummary
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatalf("%v: bad JSON %q: %v", tc.args, out, err)
-		}
+		got, _ := runJSON[dataSummary](t, append(append([]string{"data"}, tc.args...), "--json", "-")...)
 		if got.Dataset != tc.name || got.Split != tc.split || got.NTrain != tc.nTrain || got.NTest != tc.nTest || got.D != tc.d || !got.Normalised {
 			t.Errorf("%v: got %+v", tc.args, got)
 		}
 	}
 	// Split 9 of pol: n_train + n_test is the row count.
-	code, out, _ := runDataCmd(t, "--data", "pol", "--split", "9", "--json", "-")
-	var s9 dataSummary
-	if code != 0 || json.Unmarshal([]byte(out), &s9) != nil || s9.NTrain+s9.NTest != 15000 || s9.Split != 9 {
-		t.Errorf("split 9: exit %d, %+v", code, s9)
+	if s9, _ := runJSON[dataSummary](t, "data", "--data", "pol", "--split", "9", "--json", "-"); s9.NTrain+s9.NTest != 15000 || s9.Split != 9 {
+		t.Errorf("split 9: %+v", s9)
 	}
 	// The human summary.
-	code, out, _ = runDataCmd(t, "--data", "elevators")
+	code, out, _ := runCmd(t, "data", "--data", "elevators")
 	if code != 0 || !strings.Contains(out, "elevators split 0: 14940 train, 1659 test, d=18") {
 		t.Errorf("summary: exit %d, %q", code, out)
 	}
@@ -62,18 +43,11 @@ func TestDataCommandUCI(t *testing.T) {
 func TestDataCommandSyntheticAndCSV(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "s.json")
-	code, _, errs := runDataCmd(t, "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "3", "--json", jsonPath)
+	code, _, errs := runCmd(t, "data", "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "3", "--json", jsonPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got dataSummary
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	got := readJSON[dataSummary](t, jsonPath)
 	want, err := data.Synthetic(120, 3, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -86,14 +60,7 @@ func TestDataCommandSyntheticAndCSV(t *testing.T) {
 	test := filepath.Join(dir, "mine_test.csv")
 	os.WriteFile(train, []byte("1,2,3\n4,5,6\n7,8,10\n"), 0o644)
 	os.WriteFile(test, []byte("0,0,0\n"), 0o644)
-	code, out, errs := runDataCmd(t, "--data", train, "--test", test, "--normalise=false", "--json", "-")
-	if code != 0 {
-		t.Fatalf("CSV: exit %d: %s", code, errs)
-	}
-	got = dataSummary{}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatal(err)
-	}
+	got, _ = runJSON[dataSummary](t, "data", "--data", train, "--test", test, "--normalise=false", "--json", "-")
 	if got.Dataset != "mine" || got.NTrain != 3 || got.NTest != 1 || got.D != 2 || got.Normalised {
 		t.Errorf("CSV: %+v", got)
 	}
@@ -123,7 +90,7 @@ func TestDataCommandErrors(t *testing.T) {
 		{[]string{"--data", "synthetic", "--bogus"}, 2, []string{"bogus"}},
 		{[]string{"--data", "synthetic", "extra"}, 2, []string{"unexpected argument"}},
 	} {
-		code, _, errs := runDataCmd(t, tc.args...)
+		code, _, errs := runCmd(t, append([]string{"data"}, tc.args...)...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, errs)
 		}

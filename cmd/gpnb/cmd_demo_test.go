@@ -1,20 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
 
 func TestDemoCommand(t *testing.T) {
-	code, out, errs := runCmd(t, "demo", "--synthetic", "--n", "150", "--steps", "6", "--probes", "4", "--json", "-")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var r demoResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("bad JSON %q: %v", out, err)
-	}
+	r, _ := runJSON[demoResult](t, "demo", "--synthetic", "--n", "150", "--steps", "6", "--probes", "4", "--json", "-")
 	if len(r.Rows) != 3 || r.NTrain != 150 || r.Steps != 6 {
 		t.Fatalf("result %+v", r)
 	}
@@ -27,7 +19,7 @@ func TestDemoCommand(t *testing.T) {
 			t.Errorf("%s: warm start took %d iterations, cold %d: want fewer", row.Solver, row.ItersWarm, row.ItersCold)
 		}
 	}
-	code, out, _ = runCmd(t, "demo", "--synthetic", "--n", "100", "--steps", "2", "--solvers", "cg", "--probes", "2")
+	code, out, _ := runCmd(t, "demo", "--synthetic", "--n", "100", "--steps", "2", "--solvers", "cg", "--probes", "2")
 	if code != 0 || !strings.Contains(out, "speed-up") || !strings.Contains(out, "cg") {
 		t.Errorf("table: exit %d, %q", code, out)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,14 +17,7 @@ import (
 // inspectJSON runs `gpnb inspect PATH --json -` and decodes its output.
 func inspectJSON(t *testing.T, path string) inspection {
 	t.Helper()
-	code, out, stderr := runCmd(t, "inspect", path, "--json", "-")
-	if code != 0 {
-		t.Fatalf("inspect %s: exit %d: %s", path, code, stderr)
-	}
-	var in inspection
-	if err := json.Unmarshal([]byte(out), &in); err != nil {
-		t.Fatalf("inspect %s --json: %v in %q", path, err, out)
-	}
+	in, _ := runJSON[inspection](t, "inspect", path, "--json", "-")
 	return in
 }
 
@@ -183,14 +175,7 @@ func TestInspectResult(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)
 	}
-	b, err := os.ReadFile(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r gpnb.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readJSON[gpnb.Result](t, res)
 	for _, path := range []string{res, dir} {
 		in := inspectJSON(t, path)
 		if in.Kind != "result" || in.Steps != 3 || in.N != 120 || in.Pending != nil || in.Config != nil {
@@ -212,11 +197,15 @@ func TestInspectResult(t *testing.T) {
 	}
 }
 
-// TestInspectProbesFollowConfig: the probes are described as the checkpoint
-// holds them, not as the start implies: an ablation may warm-start with
-// resampled probes, or fix Rademacher probes with a zero start.
-func TestInspectProbesFollowConfig(t *testing.T) {
-	ds, err := data.Synthetic(80, 2, 0)
+// TestInspectDescribesRun: a checkpoint's run line describes the probes as
+// the checkpoint holds them, not as the start implies (an ablation may
+// warm-start with resampled probes, or fix Rademacher probes with a zero
+// start), and the solver's parameters as the run applies them: defaults
+// filled in, AP's block and SGD's batch capped at the 80 training points,
+// explicit values and tolerances kept.
+func TestInspectDescribesRun(t *testing.T) {
+	const n = 80
+	ds, err := data.Synthetic(n, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,49 +217,17 @@ func TestInspectProbesFollowConfig(t *testing.T) {
 			"cg, warm start (previous solution), 3 resampled gaussian probes;"},
 		{gpnb.Config{Solver: solvers.CG{}, Probes: 3, FixedProbes: gpnb.ProbesFixed, ProbeDist: gpnb.Rademacher},
 			"cg, cold start (zero initial guess), 3 fixed rademacher probes;"},
-	} {
-		opt, err := gpnb.NewOptimiser(ds, tc.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := opt.Run(context.Background(), 1); err != nil {
-			t.Fatal(err)
-		}
-		ckpt := filepath.Join(t.TempDir(), "run.ckpt")
-		if err := opt.Save(ckpt); err != nil {
-			t.Fatal(err)
-		}
-		if in := inspectJSON(t, ckpt); !strings.Contains(in.Run, tc.want) {
-			t.Errorf("run %q, want it to contain %q", in.Run, tc.want)
-		}
-	}
-}
-
-// TestInspectMethodResolved: the solver's parameters are described as the
-// run applies them: defaults filled in, AP's block and SGD's batch capped
-// at the 80 training points, explicit values and tolerances kept.
-func TestInspectMethodResolved(t *testing.T) {
-	const n = 80
-	ds, err := data.Synthetic(n, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		cfg  gpnb.Config
-		want string
-	}{
-		{gpnb.Config{Solver: solvers.AP{}},
+		{gpnb.Config{Solver: solvers.AP{}, Probes: 2},
 			fmt.Sprintf("; block %d, tolerances %g (mean) / %g (probes), Adam learning rate %g, seed 0",
 				min(n, solvers.DefaultBlockSize), solvers.DefaultRelTolMean, solvers.DefaultRelTolProbes, gpnb.DefaultLearningRate)},
-		{gpnb.Config{Solver: solvers.SGD{}, Settings: solvers.Settings{RelTolMean: 0.005}},
+		{gpnb.Config{Solver: solvers.SGD{}, Probes: 2, Settings: solvers.Settings{RelTolMean: 0.005}},
 			fmt.Sprintf("; batch %d, momentum %g, learning rate %g (normalised), tolerances 0.005 (mean) / %g (probes)",
 				min(n, solvers.DefaultBatchSize), solvers.DefaultMomentum, solvers.DefaultLearningRate, solvers.DefaultRelTolProbes)},
-		{gpnb.Config{Solver: solvers.SGD{BatchSize: 20, Momentum: -1, RawLearningRate: 3}, LearningRate: 0.05, Seed: 7},
+		{gpnb.Config{Solver: solvers.SGD{BatchSize: 20, Momentum: -1, RawLearningRate: 3}, Probes: 2, LearningRate: 0.05, Seed: 7},
 			"; batch 20, no momentum, learning rate 3 (the paper's units), tolerances"},
-		{gpnb.Config{Solver: solvers.CG{PrecondRank: 5}},
+		{gpnb.Config{Solver: solvers.CG{PrecondRank: 5}, Probes: 2},
 			"; pivoted-Cholesky preconditioner of rank 5, tolerances"},
 	} {
-		tc.cfg.Probes = 2
 		opt, err := gpnb.NewOptimiser(ds, tc.cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -11,45 +9,22 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/gptest"
 )
-
-func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 // TestMLLCommand checks the printed MLL against an eigenvalue log-det and a
 // direct solve, and the gradient's signs and shape against finite
 // differences of that independent MLL.
 func TestMLLCommand(t *testing.T) {
-	args := []string{"mll", "--data", "synthetic", "--synthetic-n", "40", "--synthetic-d", "2", "--kernel", "matern52", "--noise", "0.3", "--signal", "1.1", "--lengthscales", "0.8,1.3", "--json", "-"}
-	code, out, errs := runCmd(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var got mllResult
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("bad JSON %q: %v", out, err)
-	}
+	got, _ := runJSON[mllResult](t, "mll", "--data", "synthetic", "--synthetic-n", "40", "--synthetic-d", "2", "--kernel", "matern52", "--noise", "0.3", "--signal", "1.1", "--lengthscales", "0.8,1.3", "--json", "-")
 	ds, err := data.Synthetic(40, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mll := func(theta []float64) float64 {
-		k := kernel.Kernel{Family: kernel.Matern52, Hyper: kernel.HyperFromVector(theta)}
 		n := ds.NTrain()
-		h := mat.NewSymDense(n, nil)
-		for i := 0; i < n; i++ {
-			for j := 0; j <= i; j++ {
-				v := k.At(ds.XTrain.RawRowView(i), ds.XTrain.RawRowView(j))
-				if i == j {
-					v += theta[3] * theta[3]
-				}
-				h.SetSym(i, j, v)
-			}
-		}
+		k := kernel.Kernel{Family: kernel.Matern52, Hyper: kernel.HyperFromVector(theta)}
+		h := gptest.SymH(ds.XTrain, k, k.Hyper.Noise)
 		var eig mat.EigenSym
 		eig.Factorize(h, false)
 		ld := 0.0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,14 +24,7 @@ func TestPredictCommand(t *testing.T) {
 	if err := os.WriteFile(pts, []byte("0.1,0.2\n-0.5,0.3\n0.9,-0.9\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runCmd(t, "predict", "--resume", ckpt, "--points", pts, "--json", "-")
-	if code != 0 {
-		t.Fatalf("predict: exit %d: %s", code, errs)
-	}
-	var got predictJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	got, _ := runJSON[predictJSON](t, "predict", "--resume", ckpt, "--points", pts, "--json", "-")
 	ds, err := data.Open("synthetic-120-2-4")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +49,7 @@ func TestPredictCommand(t *testing.T) {
 			t.Errorf("point %d: CLI %v ± %v, library %v ± %v", i, got.Pred.Data.Mean[i], got.Pred.Data.VarNoisy[i], want.Data.Mean[i], want.Data.VarNoisy[i])
 		}
 	}
-	code, out, _ = runCmd(t, "predict", "--resume", ckpt, "--points", pts)
+	code, out, _ := runCmd(t, "predict", "--resume", ckpt, "--points", pts)
 	if code != 0 || !strings.Contains(out, "95% band") || strings.Count(out, "\n") != 5 {
 		t.Errorf("table: exit %d:\n%s", code, out)
 	}

@@ -21,14 +21,6 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-// reproRunCLI runs the gpnb command line in-process and returns the exit code,
-// stdout and stderr.
-func reproRunCLI(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 func TestReproduceBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -56,13 +48,13 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"table", "--in", dir, "--format", "pdf"}, "use md, csv or html"},
 		{[]string{"table", "--in", dir, "--unit", "hours"}, "use min or s"},
 	} {
-		code, _, stderr := reproRunCLI(tc.args...)
+		code, _, stderr := runCmd(t, tc.args...)
 		if code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("gpnb %s: exit %d, stderr %q; want non-zero and %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
 	}
 	os.MkdirAll(filepath.Join(dir, "jobs"), 0o755)
-	if code, _, stderr := reproRunCLI("table", "--in", dir); code == 0 || !strings.Contains(stderr, "no finished job") {
+	if code, _, stderr := runCmd(t, "table", "--in", dir); code == 0 || !strings.Contains(stderr, "no finished job") {
 		t.Errorf("empty results dir: exit %d, %q", code, stderr)
 	}
 }
@@ -79,7 +71,7 @@ func reproTinyArgs(out string) []string {
 // them), which inherently differ between two runs.
 func reproCSVTable(t *testing.T, dir string) [][]string {
 	t.Helper()
-	code, out, stderr := reproRunCLI("table", "--in", dir, "--format", "csv", "--unit", "s")
+	code, out, stderr := runCmd(t, "table", "--in", dir, "--format", "csv", "--unit", "s")
 	if code != 0 {
 		t.Fatalf("gpnb table: %s", stderr)
 	}
@@ -236,31 +228,35 @@ func reproCheckWhole(t *testing.T, dir string) {
 func TestTableFormats(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"reproduce", "--datasets", "synthetic-40-2-1", "--splits", "0-1", "--solvers", "cg", "--steps", "2", "--probes", "2", "--out", dir}
-	if code, _, stderr := reproRunCLI(args...); code != 0 {
+	if code, _, stderr := runCmd(t, args...); code != 0 {
 		t.Fatalf("reproduce: %s", stderr)
 	}
 	for _, tc := range []struct {
 		format, want string
 	}{{"md", "| CG |"}, {"csv", "Test LLH se"}, {"html", "<table class=\"gpnb-table\">"}} {
 		out := filepath.Join(dir, "t."+tc.format)
-		if code, _, stderr := reproRunCLI("table", "--in", dir, "--format", tc.format, "--out", out); code != 0 {
+		if code, _, stderr := runCmd(t, "table", "--in", dir, "--format", tc.format, "--out", out); code != 0 {
 			t.Fatalf("%s: %s", tc.format, stderr)
 		}
 		b, _ := os.ReadFile(out)
 		if !strings.Contains(string(b), tc.want) {
 			t.Errorf("%s output lacks %q:\n%s", tc.format, tc.want, b)
 		}
+		// --table all draws two tables; the page carries the styles once.
+		if tc.format == "html" && (strings.Count(string(b), "<table ") != 2 || strings.Count(string(b), "<style>") != 1) {
+			t.Errorf("html page: %d tables, %d style sheets; want 2 and 1", strings.Count(string(b), "<table "), strings.Count(string(b), "<style>"))
+		}
 	}
-	code, out, _ := reproRunCLI("table", "--in", dir, "--table", "1")
+	code, out, _ := runCmd(t, "table", "--in", dir, "--table", "1")
 	if code != 0 || strings.Contains(out, "Table 2") || !strings.Contains(out, "Table 1") {
 		t.Errorf("--table 1: %q", out)
 	}
 	// Rerunning the same grid runs nothing; a different --steps is refused.
-	if code, out, _ := reproRunCLI(args...); code != 0 || !strings.Contains(out, "0 run now, 6 already done") {
+	if code, out, _ := runCmd(t, args...); code != 0 || !strings.Contains(out, "0 run now, 6 already done") {
 		t.Errorf("rerun: %d %q", code, out)
 	}
 	args[len(args)-5] = "3" // --steps 3
-	if code, _, stderr := reproRunCLI(args...); code == 0 || !strings.Contains(stderr, "steps=2") || !strings.Contains(stderr, "different --out") {
+	if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "steps=2") || !strings.Contains(stderr, "different --out") {
 		t.Errorf("changed steps: %d %q", code, stderr)
 	}
 }
@@ -284,7 +280,7 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		dir := t.TempDir()
 		args := append([]string{"reproduce", "--datasets", "synthetic-60-2-1", "--splits", "0", "--solvers", "cg",
 			"--modes", "warm", "--steps", "2", "--exact", "never", "--out", dir}, tc.flags...)
-		if code, _, stderr := reproRunCLI(args...); code != 0 {
+		if code, _, stderr := runCmd(t, args...); code != 0 {
 			t.Fatalf("gpnb %v: %s", args, stderr)
 		}
 		rs, err := repro.LoadResults(dir)
@@ -303,14 +299,14 @@ func TestReproduceDryRun(t *testing.T) {
 	dir := t.TempDir()
 	grid := []string{"reproduce", "--datasets", "synthetic-60-2-1", "--splits", "0", "--solvers", "cg",
 		"--steps", "2", "--exact", "never", "--out", dir}
-	if code, _, stderr := reproRunCLI(append(grid, "--modes", "warm")...); code != 0 {
+	if code, _, stderr := runCmd(t, append(grid, "--modes", "warm")...); code != 0 {
 		t.Fatal(stderr)
 	}
 	cold := filepath.Join(dir, "jobs", "synthetic-60-2-1-s0-cg-cold")
 	os.MkdirAll(cold, 0o755)
 	os.WriteFile(filepath.Join(cold, repro.CheckpointFile), []byte("not a checkpoint"), 0o644)
 	status, _ := os.ReadFile(filepath.Join(dir, repro.StatusFile))
-	code, out, stderr := reproRunCLI(append(grid, "--dry-run")...)
+	code, out, stderr := runCmd(t, append(grid, "--dry-run")...)
 	if code != 0 {
 		t.Fatal(stderr)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/gptest"
 )
 
 func solveCmd(t *testing.T, args ...string) (int, solveResult, string) {
@@ -35,18 +36,7 @@ func solveTestH(t *testing.T) (*mat.SymDense, []float64) {
 		t.Fatal(err)
 	}
 	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(2)}
-	n := ds.NTrain()
-	h := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := k.At(ds.XTrain.RawRowView(i), ds.XTrain.RawRowView(j))
-			if i == j {
-				v++
-			}
-			h.SetSym(i, j, v)
-		}
-	}
-	return h, ds.YTrain
+	return gptest.SymH(ds.XTrain, k, k.Hyper.Noise), ds.YTrain
 }
 
 func TestSolveCommandSolvers(t *testing.T) {

@@ -94,15 +94,16 @@ func runTable(args []string, stdout, stderr io.Writer) error {
 	return atomicfile.WriteFile(*out, b.Bytes(), 0o644)
 }
 
-// writeTablesHTML writes a self-contained HTML page (inline styles, no
-// external resources) with the tables drawn by viz.Table, the project's
-// styled table renderer.
+// writeTablesHTML writes a self-contained HTML page (inline styles, once,
+// no external resources) with the tables drawn by viz.TablesHTML, the
+// project's styled table renderer.
 func writeTablesHTML(b *bytes.Buffer, title string, tables []*repro.Table) {
 	fmt.Fprintf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n</head>\n<body style=\"font-family:system-ui,sans-serif;margin:2em\">\n<h2>%s</h2>\n",
 		html.EscapeString(title), html.EscapeString(title))
-	for _, t := range tables {
-		b.WriteString(viz.TableFromRepro(t).HTML())
-		b.WriteString("\n")
+	vt := make([]*viz.Table, len(tables))
+	for i, t := range tables {
+		vt[i] = viz.TableFromRepro(t)
 	}
+	b.WriteString(viz.TablesHTML(vt...))
 	b.WriteString("</body>\n</html>\n")
 }

@@ -21,11 +21,7 @@ func TestTrainCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	b, _ := os.ReadFile(out)
-	var r map[string]any
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readJSON[map[string]any](t, out)
 	for _, key := range []string{"dataset", "split", "n_train", "n_test", "d", "solver", "warm_start", "steps_done", "total_seconds", "solver_seconds", "test_rmse", "test_llh", "final", "history"} {
 		if _, ok := r[key]; !ok {
 			t.Errorf("JSON lacks %q", key)
@@ -75,25 +71,11 @@ func TestTrainExactResume(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	code, out, errs := runCmd(t, append(append([]string(nil), base...), "--steps", "4", "--resume", ck, "--json", "-", "--verbose")...)
-	if code != 0 {
-		t.Fatalf("resume: exit %d: %s", code, errs)
-	}
+	resumed, errs := runJSON[gpnb.Result](t, append(append([]string(nil), base...), "--steps", "4", "--resume", ck, "--json", "-", "--verbose")...)
 	if !strings.Contains(errs, "step 3:") || !strings.Contains(errs, "step 4:") || strings.Contains(errs, "step 2:") {
 		t.Errorf("--verbose lines: %q", errs)
 	}
-	var resumed gpnb.Result
-	if err := json.Unmarshal([]byte(out), &resumed); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errs = runCmd(t, append(append([]string(nil), base...), "--steps", "4", "--json", "-")...)
-	if code != 0 {
-		t.Fatalf("straight: exit %d: %s", code, errs)
-	}
-	var straight gpnb.Result
-	if err := json.Unmarshal([]byte(out), &straight); err != nil {
-		t.Fatal(err)
-	}
+	straight, _ := runJSON[gpnb.Result](t, append(append([]string(nil), base...), "--steps", "4", "--json", "-")...)
 	if resumed.Solver != "cholesky" || resumed.StepsDone != 4 || resumed.Final.Noise != straight.Final.Noise || resumed.Final.Signal != straight.Final.Signal {
 		t.Errorf("resumed %+v\nstraight %+v", resumed.Final, straight.Final)
 	}

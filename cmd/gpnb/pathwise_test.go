@@ -23,11 +23,7 @@ func TestTrainPathwiseBudget(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var want gpnb.Result
-	b, _ := os.ReadFile(straight)
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := readJSON[gpnb.Result](t, straight)
 	if want.Config == nil || want.Config.Estimator != gpnb.Pathwise || want.Config.Features != 200 || want.Config.Settings.Budget != 3 {
 		t.Fatalf("result config %+v", want.Config)
 	}
@@ -48,11 +44,7 @@ func TestTrainPathwiseBudget(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
-	var got gpnb.Result
-	b, _ = os.ReadFile(resumed)
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	got := readJSON[gpnb.Result](t, resumed)
 	if got.Final.Noise != want.Final.Noise || got.TestLLH != want.TestLLH || got.Samples == nil || got.Samples.TestLLH != want.Samples.TestLLH {
 		t.Errorf("resumed run ends at noise %v, LLH %v, samples %+v; straight %v, %v, %+v", got.Final.Noise, got.TestLLH, got.Samples, want.Final.Noise, want.TestLLH, want.Samples)
 	}

@@ -30,26 +30,26 @@ func TestReproduceShardFlagErrors(t *testing.T) {
 		{[]string{"--status"}, "shards.json not found: --status lists the shards of a `gpnb reproduce --shard K/N"},
 	} {
 		args := append([]string{"reproduce", "--out", dir}, tc.args...)
-		code, _, stderr := reproRunCLI(args...)
+		code, _, stderr := runCmd(t, args...)
 		if code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("gpnb %s: exit %d, stderr %q; want non-zero and %q", strings.Join(args, " "), code, stderr, tc.want)
 		}
 	}
-	if code, _, stderr := reproRunCLI("reproduce", "--status"); code != 2 || !strings.Contains(stderr, "--out DIR is required") {
+	if code, _, stderr := runCmd(t, "reproduce", "--status"); code != 2 || !strings.Contains(stderr, "--out DIR is required") {
 		t.Errorf("--status without --out: exit %d, %q", code, stderr)
 	}
 	// A directory dealt into 3 shards refuses a run that asks for 2.
 	grid := []string{"reproduce", "--datasets", "synthetic-40-2-1", "--splits", "0", "--solvers", "cg", "--exact", "never", "--steps", "1", "--out", dir}
-	if code, _, stderr := reproRunCLI(append(grid, "--shard", "0/3", "--dry-run")...); code != 0 {
+	if code, _, stderr := runCmd(t, append(grid, "--shard", "0/3", "--dry-run")...); code != 0 {
 		t.Fatal(stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, repro.ShardsFile)); !os.IsNotExist(err) {
 		t.Errorf("--dry-run --shard recorded the deal: %v", err)
 	}
-	if code, _, stderr := reproRunCLI(append(grid, "--shard", "2/3")...); code != 0 {
+	if code, _, stderr := runCmd(t, append(grid, "--shard", "2/3")...); code != 0 {
 		t.Fatal(stderr)
 	}
-	if code, _, stderr := reproRunCLI(append(grid, "--shard", "0/2")...); code == 0 || !strings.Contains(stderr, "into 3 shards, not 2: run --shard K/3") {
+	if code, _, stderr := runCmd(t, append(grid, "--shard", "0/2")...); code == 0 || !strings.Contains(stderr, "into 3 shards, not 2: run --shard K/3") {
 		t.Errorf("another N: exit %d, %q", code, stderr)
 	}
 }
@@ -66,7 +66,7 @@ func TestReproduceShards(t *testing.T) {
 		return []string{"reproduce", "--datasets", "synthetic-200-2-5", "--splits", "0", "--steps", "5",
 			"--probes", "8", "--block-size", "100", "--batch-size", "100", "--out", out}
 	}
-	if code, _, stderr := reproRunCLI(args(whole)...); code != 0 {
+	if code, _, stderr := runCmd(t, args(whole)...); code != 0 {
 		t.Fatal(stderr)
 	}
 	var wg sync.WaitGroup
@@ -75,7 +75,7 @@ func TestReproduceShards(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if code, _, stderr := reproRunCLI(append(args(sharded), "--shard", fmt.Sprintf("%d/3", k))...); code != 0 {
+			if code, _, stderr := runCmd(t, append(args(sharded), "--shard", fmt.Sprintf("%d/3", k))...); code != 0 {
 				errs[k] = stderr
 			}
 		}()
@@ -118,7 +118,7 @@ func TestReproduceShards(t *testing.T) {
 	owner, _ := json.Marshal(map[string]any{"pid": 4242, "host": "node7", "task": "slurm job 99_1", "since": time.Now()})
 	f.Write(owner)
 
-	code, out, stderr := reproRunCLI("reproduce", "--status", "--out", sharded)
+	code, out, stderr := runCmd(t, "reproduce", "--status", "--out", sharded)
 	if code != 0 {
 		t.Fatal(stderr)
 	}

@@ -12,12 +12,36 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-func TestParseSplits(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []int
-		err  string // substring of the error; "" for success
-	}{
+// parseCase is one input of a parser of this package and what it must
+// give: want, or, when err is set, an ErrGrid error whose text contains err.
+type parseCase[T any] struct {
+	in   string
+	want T
+	err  string
+}
+
+// checkParse runs parse, named name in the messages, on every case.
+func checkParse[T any](t *testing.T, name string, parse func(string) (T, error), cases []parseCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		got, err := parse(tc.in)
+		switch {
+		case tc.err != "":
+			if !errors.Is(err, ErrGrid) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s(%q) error = %v, want ErrGrid saying %q", name, tc.in, err, tc.err)
+			}
+		case err != nil || !reflect.DeepEqual(got, tc.want):
+			t.Errorf("%s(%q) = %+v, %v; want %+v", name, tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestParsers: the command line's lists and names (gpnb reproduce
+// --datasets, --splits, --solvers, --modes, --estimators, --budgets,
+// --exact) parse to their values, and a bad one is ErrGrid saying what is
+// wrong.
+func TestParsers(t *testing.T) {
+	checkParse(t, "ParseSplits", ParseSplits, []parseCase[[]int]{
 		{"0-9", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, ""},
 		{"3", []int{3}, ""},
 		{"0,3,5", []int{0, 3, 5}, ""},
@@ -28,26 +52,8 @@ func TestParseSplits(t *testing.T) {
 		{"-1", nil, "write a range"},
 		{"a", nil, "write a range"},
 		{"", nil, "no split"},
-	} {
-		got, err := ParseSplits(tc.in)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrGrid) {
-				t.Errorf("ParseSplits(%q) error = %v, want one containing %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ParseSplits(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-}
-
-func TestParseDataset(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want DatasetSpec
-		err  string
-	}{
+	})
+	checkParse(t, "ParseDataset", ParseDataset, []parseCase[DatasetSpec]{
 		{"pol", DatasetSpec{Name: "pol", UCI: true, N: 13500, D: 26}, ""}, // 15000 rows, a tenth for testing
 		{"keggdirected", DatasetSpec{Name: "keggdirected", UCI: true, N: 43945, D: 20}, ""},
 		{"synthetic-200-3-7", DatasetSpec{Name: "synthetic-200-3-7", N: 200, D: 3, Seed: 7}, ""},
@@ -56,37 +62,39 @@ func TestParseDataset(t *testing.T) {
 		{"synthetic-10-0-0", DatasetSpec{}, "D ≥ 1"},
 		{"Pol", DatasetSpec{}, "unknown dataset"},
 		{"mnist", DatasetSpec{}, "unknown dataset"},
-	} {
-		got, err := ParseDataset(tc.in)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseDataset(%q) error = %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParseDataset(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
-		}
-	}
-	if _, err := ParseDatasets("pol,,bike,pol"); err != nil {
-		t.Error(err)
-	}
-	if _, err := ParseDatasets(" , "); err == nil {
-		t.Error("empty dataset list accepted")
-	}
-}
-
-func TestParseSolvers(t *testing.T) {
-	got, err := ParseSolvers("CG, ap,sgd,cg")
-	if err != nil || !reflect.DeepEqual(got, []string{"cg", "ap", "sgd"}) {
-		t.Errorf("ParseSolvers = %v, %v", got, err)
-	}
-	if _, err := ParseSolvers("cg,lbfgs"); err == nil || !strings.Contains(err.Error(), `unknown solver "lbfgs"`) {
-		t.Errorf("unknown solver: error = %v", err)
-	}
-	if _, err := ParseSolvers(""); err == nil {
-		t.Error("empty solver list accepted")
-	}
+	})
+	checkParse(t, "ParseDatasets", ParseDatasets, []parseCase[[]string]{
+		{"pol,,bike,pol", []string{"pol", "bike"}, ""},
+		{" , ", nil, "no dataset given"},
+	})
+	checkParse(t, "ParseSolvers", ParseSolvers, []parseCase[[]string]{
+		{"CG, ap,sgd,cg", []string{"cg", "ap", "sgd"}, ""},
+		{"cg,lbfgs", nil, `unknown solver "lbfgs"`},
+		{"", nil, "no solver given"},
+	})
+	checkParse(t, "ParseModes", ParseModes, []parseCase[[]string]{
+		{"warm, Cold,warm", []string{"warm", "cold"}, ""},
+		{"warm,hot", nil, `unknown mode "hot"`},
+	})
+	checkParse(t, "ParseEstimators", ParseEstimators, []parseCase[[]gpnb.EstimatorKind]{
+		{"Pathwise, hutchinson,pathwise", []gpnb.EstimatorKind{gpnb.Pathwise, gpnb.Hutchinson}, ""},
+		{"exact", nil, `unknown estimator "exact"`},
+		{"cholesky", nil, `unknown estimator "cholesky"`},
+		{"foo", nil, `unknown estimator "foo"`},
+		{"", nil, "no estimator given"},
+	})
+	checkParse(t, "ParseBudgets", ParseBudgets, []parseCase[[]float64]{
+		{"none,10, 20,0,50", []float64{0, 10, 20, 50}, ""},
+		{"-1", nil, `budget "-1"`},
+		{"x", nil, `budget "x"`},
+		{"inf", nil, `budget "inf"`},
+		{"", nil, "no budget given"},
+	})
+	checkParse(t, "ParseExactMode", ParseExactMode, []parseCase[ExactMode]{
+		{" Always", ExactAlways, ""},
+		{"never", ExactNever, ""},
+		{"maybe", "", "use auto, always or never"},
+	})
 }
 
 func TestGridJobs(t *testing.T) {
@@ -137,9 +145,6 @@ func TestGridJobs(t *testing.T) {
 	g.Modes = []string{"warm"}
 	if jobs, _ = g.Jobs(); len(jobs) != 12 || !jobs[0].Config.WarmStart || jobs[0].ID() != "synthetic-50-2-1-s0-cg-warm" {
 		t.Errorf("warm only: %d jobs, first %s", len(jobs), jobs[0].ID())
-	}
-	if _, err := ParseModes("warm,hot"); err == nil || !strings.Contains(err.Error(), `unknown mode "hot"`) {
-		t.Errorf("bad mode: %v", err)
 	}
 	g.Modes = nil
 	g.Steps = 0

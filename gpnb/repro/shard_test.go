@@ -16,28 +16,23 @@ import (
 )
 
 func TestParseShard(t *testing.T) {
-	for in, want := range map[string]Shard{"0/1": {0, 1}, "0/4": {0, 4}, " 3/4 ": {3, 4}, "12 / 50": {12, 50}} {
-		got, err := ParseShard(in)
-		if err != nil || got != want {
-			t.Errorf("ParseShard(%q) = %v, %v; want %v", in, got, err, want)
-		}
-		if err == nil && got.String() != fmt.Sprintf("%d/%d", want.K, want.N) {
-			t.Errorf("%v.String() = %q", got, got.String())
-		}
-	}
-	for in, want := range map[string]string{
-		"":     "write K/N",
-		"3":    "write K/N",
-		"4/4":  "K must be 0..3",
-		"-1/4": "K must be 0..3",
-		"0/0":  "at least 1",
-		"1/-2": "at least 1",
-		"a/4":  "whole numbers",
-		"1/2/": "whole numbers",
-	} {
-		_, err := ParseShard(in)
-		if !errors.Is(err, ErrGrid) || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseShard(%q): %v; want ErrGrid saying %q", in, err, want)
+	checkParse(t, "ParseShard", ParseShard, []parseCase[Shard]{
+		{"0/1", Shard{0, 1}, ""},
+		{"0/4", Shard{0, 4}, ""},
+		{" 3/4 ", Shard{3, 4}, ""},
+		{"12 / 50", Shard{12, 50}, ""},
+		{"", Shard{}, "write K/N"},
+		{"3", Shard{}, "write K/N"},
+		{"4/4", Shard{}, "K must be 0..3"},
+		{"-1/4", Shard{}, "K must be 0..3"},
+		{"0/0", Shard{}, "at least 1"},
+		{"1/-2", Shard{}, "at least 1"},
+		{"a/4", Shard{}, "whole numbers"},
+		{"1/2/", Shard{}, "whole numbers"},
+	})
+	for _, s := range []Shard{{0, 1}, {0, 4}, {3, 4}, {12, 50}} {
+		if back, err := ParseShard(s.String()); s.String() != fmt.Sprintf("%d/%d", s.K, s.N) || err != nil || back != s {
+			t.Errorf("%v.String() = %q parses back to %v, %v", s, s.String(), back, err)
 		}
 	}
 }

@@ -140,6 +140,25 @@ func cell(t *testing.T, head []string, row []string, col string) float64 {
 	return 0
 }
 
+// cellWant is a numeric cell a table must hold: the row's index among the
+// CSV rows, the column's name and the value (NaN: the cell is empty).
+type cellWant struct {
+	row  int
+	col  string
+	want float64
+}
+
+// checkCells compares cells of readCSV's rows with their expected values.
+func checkCells(t *testing.T, head []string, rows [][]string, wants []cellWant) {
+	t.Helper()
+	for _, w := range wants {
+		v := cell(t, head, rows[w.row], w.col)
+		if math.IsNaN(v) != math.IsNaN(w.want) || !math.IsNaN(v) && !near(v, w.want) {
+			t.Errorf("row %d (%s) %s = %v, want %v", w.row, rows[w.row][0], w.col, v, w.want)
+		}
+	}
+}
+
 func TestTable1(t *testing.T) {
 	rep, _ := Summarise(fakeRecords())
 	tb := rep.Table1(Minutes)
@@ -150,27 +169,15 @@ func TestTable1(t *testing.T) {
 	if rows[0][0] != "CG" || rows[1][0] != "+ ws" || rows[2][0] != "AP" || rows[4][0] != "Cholesky (exact)" {
 		t.Errorf("row labels %v %v %v %v", rows[0][0], rows[1][0], rows[2][0], rows[4][0])
 	}
-	if v := cell(t, head, rows[0], "Total runtime (min) pol (n=2000)"); !near(v, 2) {
-		t.Errorf("CG pol runtime %v min, want 2", v)
-	}
-	if v := cell(t, head, rows[1], "Total runtime (min) bike"); !near(v, 50.0/60) {
-		t.Errorf("CG+ws bike runtime %v min, want 50/60", v)
-	}
-	if v := cell(t, head, rows[0], "Test LLH pol (n=2000)"); !near(v, 1.2) {
-		t.Errorf("CG pol LLH %v, want 1.2", v)
-	}
-	if v := cell(t, head, rows[1], "Average speed-up"); !near(v, 3) {
-		t.Errorf("CG average speed-up %v, want 3", v)
-	}
-	if v := cell(t, head, rows[1], "Average iteration ratio"); !near(v, 2.5) {
-		t.Errorf("CG average iteration ratio %v, want 2.5", v)
-	}
-	if v := cell(t, head, rows[0], "Average speed-up"); !math.IsNaN(v) {
-		t.Errorf("cold row has a speed-up %v", v)
-	}
-	if v := cell(t, head, rows[2], "Test LLH bike"); !math.IsNaN(v) {
-		t.Errorf("AP bike (not run) shows %v", v)
-	}
+	checkCells(t, head, rows, []cellWant{
+		{0, "Total runtime (min) pol (n=2000)", 2},
+		{1, "Total runtime (min) bike", 50.0 / 60},
+		{0, "Test LLH pol (n=2000)", 1.2},
+		{1, "Average speed-up", 3},
+		{1, "Average iteration ratio", 2.5},
+		{0, "Average speed-up", math.NaN()}, // a cold row has none
+		{2, "Test LLH bike", math.NaN()},    // AP did not run on bike
+	})
 	var md bytes.Buffer
 	if err := tb.Markdown(&md); err != nil {
 		t.Fatal(err)
@@ -193,28 +200,16 @@ func TestTable2(t *testing.T) {
 	if r[0] != "pol (subset n=2000, d=26)" || r[1] != "CG" || r[2] != "0-2" {
 		t.Errorf("labels %v", r[:3])
 	}
-	for _, c := range []struct {
-		col  string
-		want float64
-	}{
-		{"Total runtime (s)", 120}, {"Total runtime (s) se", 60 / math.Sqrt(3)},
-		{"Solver runtime (s)", 114}, {"Test LLH", 1.2}, {"Test LLH se", 0.2 / math.Sqrt(3)},
-		{"Test RMSE", 0.11}, {"Test RMSE se", 0.01 / math.Sqrt(3)}, {"Solver iterations", 300},
-	} {
-		if v := cell(t, head, r, c.col); !near(v, c.want) {
-			t.Errorf("pol CG cold %s = %v, want %v", c.col, v, c.want)
-		}
-	}
-	if v := cell(t, head, rows[1], "Speed-up"); !near(v, 4) {
-		t.Errorf("pol CG speed-up %v", v)
-	}
-	bikeWarm := rows[5]
-	if bikeWarm[0] != "bike (n=15642, d=17)" || bikeWarm[1] != "+ ws" {
+	if bikeWarm := rows[5]; bikeWarm[0] != "bike (n=15642, d=17)" || bikeWarm[1] != "+ ws" {
 		t.Errorf("bike row %v", bikeWarm[:2])
 	}
-	if v := cell(t, head, bikeWarm, "Test LLH se"); !math.IsNaN(v) {
-		t.Errorf("one split has se %v", v)
-	}
+	checkCells(t, head, rows, []cellWant{
+		{0, "Total runtime (s)", 120}, {0, "Total runtime (s) se", 60 / math.Sqrt(3)},
+		{0, "Solver runtime (s)", 114}, {0, "Test LLH", 1.2}, {0, "Test LLH se", 0.2 / math.Sqrt(3)},
+		{0, "Test RMSE", 0.11}, {0, "Test RMSE se", 0.01 / math.Sqrt(3)}, {0, "Solver iterations", 300},
+		{1, "Speed-up", 4},
+		{5, "Test LLH se", math.NaN()}, // bike, + ws: one split has no se
+	})
 	var md bytes.Buffer
 	tb.Markdown(&md)
 	if !strings.Contains(md.String(), "| 0.110 ± 0.006 | 1.200 ± 0.115 | 120.00 ± 34.64 |") {
@@ -247,22 +242,14 @@ func TestPaperComparison(t *testing.T) {
 	if rows[0][0] != "pol (n=2000)" || rows[0][1] != "CG" || rows[2][0] != "average over 2 dataset(s)" {
 		t.Errorf("labels %v %v", rows[0][:2], rows[2][:2])
 	}
-	if v := cell(t, head, rows[0], "Paper test LLH cold"); v != 1.268 {
-		t.Errorf("paper pol CG LLH %v", v)
-	}
-	if v := cell(t, head, rows[0], "Speed-up"); !near(v, 4) {
-		t.Errorf("our pol CG speed-up %v", v)
-	}
-	// Averages over pol and bike: ours (4+2)/2, the paper's (3.9+3.5)/2.
-	if v := cell(t, head, rows[2], "Speed-up"); !near(v, 3) {
-		t.Errorf("our CG average %v", v)
-	}
-	if v := cell(t, head, rows[2], "Paper speed-up"); !near(v, 3.7) {
-		t.Errorf("paper CG average over pol, bike %v, want 3.7", v)
-	}
-	if v := cell(t, head, rows[4], "Paper speed-up"); !near(v, 22.6) {
-		t.Errorf("paper AP average over pol %v, want 22.6", v)
-	}
+	checkCells(t, head, rows, []cellWant{
+		{0, "Paper test LLH cold", 1.268},
+		{0, "Speed-up", 4},
+		// Averages over pol and bike: ours (4+2)/2, the paper's (3.9+3.5)/2.
+		{2, "Speed-up", 3},
+		{2, "Paper speed-up", 3.7},
+		{4, "Paper speed-up", 22.6}, // AP: pol alone
+	})
 }
 
 // TestTable2WarmWithoutCold names the solver on a warm row that has no cold

@@ -82,27 +82,6 @@ func jobIDs(js []Job) []string {
 	return out
 }
 
-func TestParseEstimatorsBudgets(t *testing.T) {
-	e, err := ParseEstimators("Pathwise, hutchinson,pathwise")
-	if err != nil || !reflect.DeepEqual(e, []gpnb.EstimatorKind{gpnb.Pathwise, gpnb.Hutchinson}) {
-		t.Errorf("ParseEstimators: %v, %v", e, err)
-	}
-	for _, bad := range []string{"exact", "cholesky", "foo", ""} {
-		if _, err := ParseEstimators(bad); !errors.Is(err, ErrGrid) {
-			t.Errorf("ParseEstimators(%q): %v", bad, err)
-		}
-	}
-	b, err := ParseBudgets("none,10, 20,0,50")
-	if err != nil || !reflect.DeepEqual(b, []float64{0, 10, 20, 50}) {
-		t.Errorf("ParseBudgets: %v, %v", b, err)
-	}
-	for _, bad := range []string{"-1", "x", "inf", ""} {
-		if _, err := ParseBudgets(bad); !errors.Is(err, ErrGrid) {
-			t.Errorf("ParseBudgets(%q): %v", bad, err)
-		}
-	}
-}
-
 // variantRecord is fakeRecord for a variant job: pathwise results carry
 // their samples' metrics, budget runs their budget stops, and every step
 // its residuals at the stop.
