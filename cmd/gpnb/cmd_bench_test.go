@@ -47,7 +47,7 @@ func TestBench(t *testing.T) {
 // TestBenchMixed: --precision mixed trains each solver with the mixed
 // operator beside float64 and names the product kernel in the header.
 func TestBenchMixed(t *testing.T) {
-	code, out, stderr := reproRunCLI("bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg", "--precision", "mixed")
+	code, out, stderr := runCmd(t, "bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg", "--precision", "mixed")
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, stderr)
 	}
