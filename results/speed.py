@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Issue 36's full-size comparison: pol, split 0, CG + warm start, 100 steps,
-float64 against float32 products (results/speed/<precision>/, made by the
+in float64, float32 and mixed precision (results/speed/<precision>/, made by the
 commands in results/speed/README.md), beside the committed results/full run.
 
 Usage: python3 results/speed.py > results/speed.md
@@ -11,6 +11,7 @@ under the load the runs.json files record.
 """
 import json
 import os
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -26,7 +27,7 @@ def read(d):
     runs_p = os.path.join(jd, "runs.json")
     runs = json.load(open(runs_p)) if os.path.exists(runs_p) else []
     job = json.load(open(os.path.join(jd, "job.json")))
-    return job, r, runs
+    return job, r, runs, res
 
 
 def precision(job):
@@ -52,11 +53,16 @@ def builds(runs):
     return ", ".join(sorted(out)) or "unrecorded"
 
 
-def started(runs):
-    return runs[0]["started"][:10] if runs else "2026-11-22 (results/full, before runs.json)"
+def started(runs, res):
+    """The day the run started (runs.json), or else the day git first saw its result.json."""
+    if runs:
+        return runs[0]["started"][:10]
+    day = subprocess.run(["git", "log", "--diff-filter=A", "--format=%ad", "--date=short", "--", res],
+                         cwd=ROOT, capture_output=True, text=True).stdout.split()
+    return (day[-1] if day else "unknown") + " (committed; no runs.json)"
 
 
-def row(name, job, r, runs):
+def row(name, job, r, runs, res):
     h = r["history"]
     its = sum(x["solver_iterations"] for x in h)
     tot, sol = r["total_seconds"], r["solver_seconds"]
@@ -64,7 +70,7 @@ def row(name, job, r, runs):
     red = [x["reduce_seconds"] for x in h if "reduce_seconds" in x]
     ld = load_of(runs)
     return {
-        "name": name, "prec": precision(job), "day": started(runs), "build": builds(runs),
+        "name": name, "prec": precision(job), "day": started(runs, res), "build": builds(runs),
         "load": "%.2f" % ld if ld is not None else "not recorded",
         "tot": tot / 60, "sol": sol / 60, "its": its, "per_it": sol / its,
         "share": (tot - sol) / tot,
@@ -114,9 +120,9 @@ def main():
                                                     a["its"] * b["per_it"] / 60))
     f = by.get("results/full")
     if a and f:
-        w("\nresults/full (the issue's 15.6 min baseline) ran on %s; the float64 run above, the same configuration on "
+        w("\nresults/full (the issue's baseline, %.1f min) ran on %s; the float64 run above, the same configuration on "
           "%s, took %.2f× as long, at %.2f× the seconds per solver iteration.\n" % (
-              f["day"], a["day"], a["tot"] / f["tot"], a["per_it"] / f["per_it"]))
+              f["tot"], f["day"], a["day"], a["tot"] / f["tot"], a["per_it"] / f["per_it"]))
 
 
 if __name__ == "__main__":

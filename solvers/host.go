@@ -482,26 +482,26 @@ func checkSame(what string, a, b *hostBlock) {
 
 // gatherCols copies columns cols of row-major n×m src into contiguous
 // row-major n×len(cols) dst.
-func gatherCols(dst, src []float64, n, m int, cols []int) { moveCols(src, dst, n, m, cols, true) }
-
-// scatterCols copies contiguous row-major n×len(cols) src into columns
-// cols of row-major n×m dst.
-func scatterCols(dst, src []float64, n, m int, cols []int) { moveCols(dst, src, n, m, cols, false) }
-
-// moveCols copies between columns cols of row-major n×m wide and contiguous
-// row-major n×len(cols) narrow: into narrow when gather is set, else back
-// into wide.
-func moveCols(wide, narrow []float64, n, m int, cols []int, gather bool) {
+func gatherCols(dst, src []float64, n, m int, cols []int) {
 	k := len(cols)
 	for i := 0; i < n; i++ {
-		w := wide[i*m : (i+1)*m]
-		c := narrow[i*k : (i+1)*k]
+		s := src[i*m : (i+1)*m]
+		d := dst[i*k : (i+1)*k]
 		for a, j := range cols {
-			if gather {
-				c[a] = w[j]
-			} else {
-				w[j] = c[a]
-			}
+			d[a] = s[j]
+		}
+	}
+}
+
+// scatterCols copies contiguous row-major n×len(cols) src into columns
+// cols of row-major n×m dst (the inverse of gatherCols).
+func scatterCols(dst, src []float64, n, m int, cols []int) {
+	k := len(cols)
+	for i := 0; i < n; i++ {
+		d := dst[i*m : (i+1)*m]
+		s := src[i*k : (i+1)*k]
+		for a, j := range cols {
+			d[j] = s[a]
 		}
 	}
 }

@@ -421,8 +421,7 @@ func (o *Operator) Work() Work {
 func (o *Operator) noise2() float64 { return o.k.Hyper.Noise * o.k.Hyper.Noise }
 
 // cacheOf returns the dense cache as []T: nil in matrix-free mode, and for
-// T = float64 with Mixed (its cache is float32; kTile and gatherCacheRange
-// convert).
+// T = float64 with Mixed (its cache is float32; gatherK converts).
 func cacheOf[T float](o *Operator) []T {
 	if k, ok := asT[T](o.k64); ok {
 		return k
@@ -442,14 +441,9 @@ func kTile[T float](o *Operator, s *scratch, rows, cols []int) (buf []T, ld int)
 	if cache != nil && contiguous(rows) && contiguous(cols) {
 		return cache[rows[0]*n+cols[0]:], n
 	}
-	if cache != nil {
+	if o.mode == ModeDense { // converted exactly where T is not the cache's type (Mixed)
 		buf = growAs[T](&s.w, &s.w32, nr*nc)
-		gather(cache, n, buf, nc, rows, cols)
-		return buf, nc
-	}
-	if o.k32 != nil { // Mixed: float64 products from the float32 cache, converted exactly
-		buf = growAs[T](&s.w, &s.w32, nr*nc)
-		gather(o.k32, n, buf, nc, rows, cols)
+		gatherK(o, buf, nc, rows, cols)
 		return buf, nc
 	}
 	k := o.kTileFree(s, rows, cols)
@@ -517,8 +511,9 @@ func gatherRange[S, D float](k []S, n int, buf []D, ld int, rows []int, c0, c1 i
 }
 
 // gatherK sets buf (len(rows)×len(cols), leading dimension ld) to
-// K[rows, cols] in float64, read from the dense cache.
-func (o *Operator) gatherK(buf []float64, ld int, rows, cols []int) {
+// K[rows, cols] in T, read from the dense cache whichever its type (a
+// float32 value converts to float64 exactly).
+func gatherK[T float](o *Operator, buf []T, ld int, rows, cols []int) {
 	if o.k64 != nil {
 		gather(o.k64, o.n, buf, ld, rows, cols)
 	} else {
@@ -527,7 +522,7 @@ func (o *Operator) gatherK(buf []float64, ld int, rows, cols []int) {
 }
 
 // gatherKRange is gatherK for the columns [c0, c1).
-func (o *Operator) gatherKRange(buf []float64, ld int, rows []int, c0, c1 int) {
+func gatherKRange[T float](o *Operator, buf []T, ld int, rows []int, c0, c1 int) {
 	if o.k64 != nil {
 		gatherRange(o.k64, o.n, buf, ld, rows, c0, c1)
 	} else {
@@ -566,7 +561,7 @@ func rowsMul[T float](o *Operator, s *scratch, dst general[T], rows, cols []int,
 // once. With Mixed and contiguous cols, the vectorised kernel multiplies
 // the cache's float32 rows in float64.
 func mulRows[T float](o *Operator, s *scratch, dst blas64.General, rows, cols []int, vt general[T]) {
-	if vt64, ok := any(vt).(general[float64]); ok && o.k32 != nil && mixedKernel != "" && contiguous(cols) {
+	if vt64, ok := any(vt).(general[float64]); ok && o.opt.Precision == Mixed && o.k32 != nil && mixedKernel != "" && contiguous(cols) {
 		mixedRows(o, dst, rows, cols, vt64)
 		return
 	}
@@ -621,10 +616,9 @@ func (o *Operator) MulTo(dst, v *mat.Dense) {
 	}
 	defer o.timed(&o.productNs)()
 	V, D := v.RawMatrix(), dst.RawMatrix()
-	switch {
-	case o.opt.Precision == Float32:
+	if o.opt.Precision == Float32 {
 		mulTo(o, D, V, convertInto(&o.vt32, V, true), &o.pbuf32)
-	default:
+	} else {
 		mulTo(o, D, V, convertInto(&o.vt, V, true), &o.pbuf)
 	}
 	o.products.Add(int64(vc))
@@ -798,11 +792,7 @@ func colsMulDense[T float](o *Operator, s *scratch, out blas64.General, i0, i1 i
 	for j0 := 0; j0 < len(idx); j0 += colChunk {
 		j1 := min(len(idx), j0+colChunk)
 		w := growAs[T](&s.w, &s.w32, (j1-j0)*nc)
-		if o.k64 != nil {
-			gatherRange(o.k64, o.n, w, nc, idx[j0:j1], i0, i1)
-		} else {
-			gatherRange(o.k32, o.n, w, nc, idx[j0:j1], i0, i1)
-		}
+		gatherKRange(o, w, nc, idx[j0:j1], i0, i1)
 		var beta T = 1
 		if j0 == 0 {
 			beta = 0
@@ -839,11 +829,11 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 				ia := idx[a]
 				row := S.Data[a*S.Stride+a : a*S.Stride+m]
 				if cont {
-					o.gatherKRange(row, 0, idx[a:a+1], ia, ia+m-a)
+					gatherKRange(o, row, 0, idx[a:a+1], ia, ia+m-a)
 					row[0] += s2
 					continue
 				}
-				o.gatherK(row, 0, idx[a:a+1], idx[a:])
+				gatherK(o, row, 0, idx[a:a+1], idx[a:])
 				for b, ib := range idx[a:] {
 					if ib == ia { // the diagonal, or a repeated index
 						row[b] += s2

@@ -122,8 +122,8 @@ func PrecisionOf(op GramOperator) Precision {
 // CPUs without AVX2). Options.ScalarKernel turns it off for one operator.
 func VectorKernel() string { return vectorKernel }
 
-// MixedKernel names the vectorised kernel of Mixed products (dense MulTo),
-// "avx2+fma", or returns "" when there is none (builds without -tags
+// MixedKernel names the vectorised kernel of Mixed products (dense MulTo,
+// RowsMulTo and ColsMulTo over contiguous columns), "avx2+fma", or returns "" when there is none (builds without -tags
 // openblas, non-amd64 machines, CPUs without AVX2 and FMA): then Mixed
 // products convert K's tiles to float64 and use a float64 gemm, correct but
 // slower than Float64.

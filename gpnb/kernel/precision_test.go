@@ -172,8 +172,8 @@ func TestVectorBuild(t *testing.T) {
 					t.Fatalf("vec flags: %v, %v", vec.vec, sc.vec)
 				}
 				kv, ks := make([]float64, n*n), make([]float64, n*n)
-				vec.gatherK(kv, n, vec.iota, vec.iota)
-				sc.gatherK(ks, n, sc.iota, sc.iota)
+				gatherK(vec, kv, n, vec.iota, vec.iota)
+				gatherK(sc, ks, n, sc.iota, sc.iota)
 				for i := range kv {
 					a, b := i/n, i%n
 					if math.Float64bits(kv[i]) != math.Float64bits(ks[i]) || kv[i] != kv[b*n+a] {
