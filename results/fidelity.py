@@ -57,7 +57,7 @@ def partial(job, ins):
 
 def per_iteration_rows(job, solver, n):
     """Rows of H one iteration touches: n for CG, the block or batch size."""
-    m = job["config"].get("solver", {})
+    m = job["config"].get("solver", {}) if "config" in job else job.get("settings", {})  # the legacy job.json has flat settings
     if solver == "ap":
         return min(m.get("block_size") or 2000, n)
     if solver == "sgd":
@@ -138,6 +138,74 @@ def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
         outside = (FS["total_seconds"] - FS["solver_seconds"]) / len(FS["history"])
         hours = (its * per_it + 100 * outside) / 3600
         w("| %s | %.2f | %d | %.0f | %.4f | %.1f | %.1f |" % (ds, ratio, cg_its, its, per_it, hours, FS["total_seconds"] / 3600))
+    w("")
+    measured(os.path.join(os.path.dirname(root), "full-rules", "jobs"), full, w)
+
+
+def segments(jd, h):
+    """Where a job's steps ran, from its runs.json: "steps a–b: S s on
+    BACKEND (k segments, load L)" for each run of adjacent segments on one
+    backend, with the steps' summed wall time from the history; steps that
+    no segment covers (run outside the runner, e.g. by gpnb train, and
+    resumed from that checkpoint) are named as such."""
+    rp = os.path.join(jd, "runs.json")
+    segs = json.load(open(rp)) if os.path.exists(rp) else []
+    spans = []  # [from, to, backend, segments, load·steps]
+    for g in segs:
+        a, b = g["from_step"], min(g["to_step"], len(h))
+        if b <= a:
+            continue
+        be = g.get("environment", {}).get("backend", "?")
+        if spans and spans[-1][1] == a and spans[-1][2] == be:
+            spans[-1][1] = b
+            spans[-1][3] += 1
+            spans[-1][4] += (b - a) * (g.get("load_mean") or 0)
+        else:
+            spans.append([a, b, be, 1, (b - a) * (g.get("load_mean") or 0)])
+    covered = {i for a, b, *_ in spans for i in range(a, b)}
+    free = [i for i in range(len(h)) if i not in covered]
+    while free:
+        a = b = free.pop(0)
+        while free and free[0] == b + 1:
+            b = free.pop(0)
+        spans.append([a, b + 1, None, 0, 0])
+    parts = []
+    for a, b, be, k, ls in sorted(spans):
+        sec = sum(x["step_seconds"] for x in h[a:b])
+        if be is None:
+            parts.append("steps %d–%d: %.0f s, not run by the runner (no runs.json segment)" % (a, b, sec))
+        else:
+            parts.append("steps %d–%d: %.0f s on %s (%d segment%s, mean load %.1f)" % (a, b, sec, be, k, "s" if k > 1 else "", ls / (b - a)))
+    return "; ".join(parts)
+
+
+def measured(jobs, full, w):
+    """The re-runs themselves, where they exist (results/full-rules), beside
+    the capped run of results/full: work, cap hits, time and test LLH."""
+    if not os.path.isdir(jobs):
+        return
+    w("Measured so far (results/full-rules; a job cut short is read from its checkpoint by `gpnb inspect`, partial.json), "
+      "beside the capped run under the paper's-text rules (results/full):")
+    w("")
+    w("| dataset | rules | steps | solver iterations | capped steps | step time | test LLH | where the steps ran |")
+    w("|---|---|--:|--:|--:|--:|--:|---|")
+    for ds in ["pol", "bike"]:
+        for rules, d in [("authors' (full-rules)", jobs), ("paper's text (full)", full)]:
+            jd = os.path.join(d, ds + "-s0-sgd-cold")
+            if os.path.exists(os.path.join(jd, "result.json")):
+                r = json.load(open(os.path.join(jd, "result.json")))
+            elif os.path.exists(os.path.join(jd, "partial.json")):
+                r = partial(json.load(open(os.path.join(jd, "job.json"))), json.load(open(os.path.join(jd, "partial.json"))))
+            else:
+                w("| %s | %s | not started | | | | | |" % (ds, rules))
+                continue
+            h = r["history"]
+            llh = "—" if r.get("test_llh") is None else "%.3f" % r["test_llh"]
+            steps = json.load(open(os.path.join(jd, "job.json")))["steps"]
+            w("| %s | %s | %d of %d | %d | %d | %.2f h | %s | %s |" % (
+                ds, rules, len(h), steps, sum(x["solver_iterations"] for x in h),
+                sum(1 for x in h if not x["solver_converged"]), sum(x["step_seconds"] for x in h) / 3600, llh,
+                segments(jd, h)))
     w("")
 
 

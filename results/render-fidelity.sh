@@ -10,9 +10,11 @@ GPNB=${GPNB:-bin/gpnb}
 DIR=results/fidelity
 OUT=results/fidelity.md
 # A job cut short (no result.json) is shown from its checkpoint: gpnb inspect
-# writes its history to partial.json, which is committed in its place (the
-# checkpoint is not).
-for jd in "$DIR"/*/jobs/*; do
+# writes its history to partial.json, which is committed beside it. The
+# full-size re-runs under the authors' rules (results/full-rules, shown by
+# fidelity.py --rerun in results/README.md) are read the same way.
+for jd in "$DIR"/*/jobs/* results/full-rules/jobs/*; do
+	[ -f "$jd/job.json" ] || continue
 	if [ -f "$jd/result.json" ]; then
 		rm -f "$jd/partial.json"
 	elif [ -f "$jd/checkpoint" ]; then

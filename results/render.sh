@@ -30,6 +30,7 @@ fi
 # The stopping-rule comparison (results/run-fidelity.sh, render-fidelity.sh)
 # and the commands for the full-size SGD re-runs it motivates.
 if [ -d "$OUT/fidelity" ]; then
+	GPNB="$GPNB" sh results/render-fidelity.sh
 	python3 results/fidelity.py "$OUT/fidelity" --rerun >"$OUT/.rerun.md"
 else
 	rm -f "$OUT/.rerun.md"

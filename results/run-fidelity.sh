@@ -24,6 +24,9 @@
 # datasets can be cut with STEPS and DATASETS (say so in results/fidelity.md).
 # A stage whose jobs fail (e.g. SGD diverging) does not stop the later ones;
 # each stage's log is appended to results/fidelity/$RULES/reproduce.log.
+# FLAGS adds run flags that leave a job's configuration alone, e.g.
+# FLAGS="--backend cuda" (results/gpu/fidelity.sh; runs.json records each
+# segment's backend).
 set -eu
 cd "$(dirname "$0")/.."
 GPNB=${GPNB:-bin/gpnb}
@@ -53,6 +56,6 @@ for stage in ${STAGES:-cholesky:exact sgd:warm sgd:cold cg:warm ap:warm cg:cold 
 	esac
 	mkdir -p "results/fidelity/$RULES"
 	"$GPNB" reproduce --datasets "${DATASETS:-pol,elevators,bike}" --splits 0 --subset 4000 --steps "${STEPS:-100}" \
-		--solvers "$solver" --modes "$mode" --exact never $flags --out "results/fidelity/$RULES" $DRY \
+		--solvers "$solver" --modes "$mode" --exact never $flags ${FLAGS:-} --out "results/fidelity/$RULES" $DRY \
 		2>>"results/fidelity/$RULES/reproduce.log" || echo "run-fidelity.sh: stage $stage of $RULES had failures (see results/fidelity/$RULES/reproduce.log); going on" >&2
 done

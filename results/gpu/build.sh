@@ -1,11 +1,12 @@
 #!/bin/bash
 # Builds, on the development machine (the GPU machine has no Go), what
-# results/gpu/quick.sh runs on the GPU machine, into .cuda/ (git-ignored),
+# results/gpu/quick.sh and results/gpu/fidelity.sh run on the GPU machine,
+# into .cuda/ (git-ignored),
 # which the device call carries:
 #
 #	.cuda/gpnb        go build -tags cuda ./cmd/gpnb   (pure-Go BLAS: the solves run on the GPU)
 #	.cuda/cuda.test   go test -c -tags cuda ./cuda
-#	.cuda/uci/        pol and keggdirected from $GPNB_DATA (about 2 MB)
+#	.cuda/uci/        pol, keggdirected, bike and elevators from $GPNB_DATA (about 3 MB)
 #
 # Needs cuda.h and libcuda.so (Debian 12: nvidia-cuda-dev from non-free, or
 # the CUDA toolkit; with CUDA 13 headers the compatibility header in
@@ -22,7 +23,7 @@ mkdir -p .cuda/uci
 export CGO_CFLAGS="$flags ${CGO_CFLAGS:-}"
 go build -tags cuda -ldflags "-s -w" -o .cuda/gpnb ./cmd/gpnb
 go test -c -tags cuda -ldflags "-s -w" -o .cuda/cuda.test ./cuda
-for d in pol keggdirected; do
+for d in pol keggdirected bike elevators; do
 	mkdir -p ".cuda/uci/$d"
 	cp "$data/$d/data.csv.gz" "$data/$d/test_mask.csv.gz" ".cuda/uci/$d/"
 done

@@ -1,0 +1,78 @@
+#!/bin/bash
+# results/gpu/fidelity.sh: issue 40's SGD runs on a GPU machine, in one
+# device call (at most about 8 minutes: FIDELITY_SECONDS, default 480). The
+# runner checkpoints after every step, so whatever a call leaves unfinished
+# the next call (or the CPU) resumes. Run from the repository root with the
+# binaries of results/gpu/build.sh in .cuda/ (the GPU machine has no Go);
+# the jobs' directories travel with the working tree (an unfinished job's
+# checkpoint is committed with git add -f, so that it travels too):
+#
+#	results/gpu/build.sh                                  # development machine
+#	results/gpu/fidelity.sh                               # GPU machine, carrying .cuda
+#	for f in <files_at>/*.tar.gz; do tar -xzf "$f"; done  # development machine, repository root
+#	sh results/render-fidelity.sh                         # → results/fidelity.md
+#	bin/gpnb table --in results/full-rules                # the full-size rows
+#
+# Stages, in order of importance, each under its own limit (SIGINT first, so
+# gpnb saves its checkpoint):
+#
+#	full     gpnb reproduce --authors-rules --out results/full-rules: pol and
+#	         bike SGD cold at full size (split 0, 100 steps), the rows that
+#	         hit the 50 000-iteration cap under the paper's text in
+#	         results/full
+#	subsets  results/run-fidelity.sh, SGD cold and warm on the 4000-point
+#	         subsets of pol and bike under both rule sets (elevators diverges
+#	         at the paper's rate: results/fidelity-notes.md)
+#
+# Each output directory's jobs come back as one archive per directory
+# ($OUT/full-rules.tar.gz, $OUT/fidelity-paper.tar.gz,
+# $OUT/fidelity-reference.tar.gz: job.json, runs.json, result.json, and the
+# checkpoint of a job not yet finished), unpacked at the repository root.
+set -u
+root=$(pwd)
+OUT=${OUT:-$root/gpu-logs}
+mkdir -p "$OUT"
+export GPNB_DATA=${GPNB_DATA:-$root/.cuda/uci}
+GPNB=${GPNB:-$root/.cuda/gpnb}
+deadline=$((SECONDS + ${FIDELITY_SECONDS:-480}))
+keep=30 # seconds kept for packing
+sum=$OUT/summary.log
+: >"$sum"
+note() { echo "$*" | tee -a "$sum"; }
+if [ ! -x "$GPNB" ]; then
+	note "no .cuda/gpnb: run results/gpu/build.sh on the development machine and carry .cuda"
+	exit 1
+fi
+note "fidelity.sh on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+
+# stage NAME SHARE CMD...: runs CMD with at most SHARE percent of the time
+# left (the last stage gets all of it), logging its exit status and time.
+stage() {
+	local name=$1 share=$2
+	shift 2
+	local left=$((deadline - SECONDS - keep))
+	local t=$((left * share / 100))
+	if ((t < 20)); then
+		note "$name: skipped (no time left)"
+		return 1
+	fi
+	local t0=$SECONDS
+	timeout -s INT -k 30 "$t" "$@"
+	local rc=$?
+	note "$name: exit $rc in $((SECONDS - t0)) s (limit $t s)"
+}
+
+stage full 60 "$GPNB" reproduce --backend cuda --datasets pol,bike --splits 0 --solvers sgd --modes cold --steps 100 \
+	--exact never --authors-rules --out results/full-rules >>"$OUT/full.log" 2>&1
+tail -n 3 "$OUT/full.log" | tee -a "$sum"
+for rules in paper reference; do
+	stage "subsets $rules" $([ $rules = paper ] && echo 50 || echo 100) env GPNB="$GPNB" RULES=$rules DATASETS=pol,bike \
+		STAGES="sgd:cold sgd:warm" FLAGS="--backend cuda" sh results/run-fidelity.sh >>"$OUT/subsets.log" 2>&1
+done
+tail -n 4 "$OUT/subsets.log" | tee -a "$sum"
+
+for d in full-rules fidelity/paper fidelity/reference; do
+	tar -czf "$OUT/$(echo "$d" | tr / -).tar.gz" --exclude lock --exclude '*.tmp' results/"$d"
+done
+note "fidelity.sh: done in $SECONDS s"
+ls -la "$OUT"
