@@ -71,68 +71,105 @@ func benchFirst(b *testing.B, s1, s2 uint64, opt Options) (o *Operator, rng *ran
 // (results/gpu/quick.sh):
 //
 //	./cuda.test -test.run '^$' -test.bench SpaceMul -test.benchtime 20x
+//
+// With GPNB_CUDA_BENCH_BLOCKS=384,768,... it measures each product once per
+// chunking target (targetBlocks: how many blocks a column product aims at),
+// the sweep of quick.sh's blocks stage.
 func BenchmarkSpaceMul(b *testing.B) {
 	needGPU(b)
 	ns, m, d := benchSizes(b)
+	blocks, named := benchBlocks(b)
+	defer func(t int) { targetBlocks = t }(targetBlocks)
 	for _, n := range ns {
 		for _, c := range []struct {
 			mode kernel.Mode
 			prec Precision
 		}{{kernel.ModeDense, Float64}, {kernel.ModeDense, Float32}, {kernel.ModeMatrixFree, Float64}} {
-			b.Run("n="+strconv.Itoa(n)+"/"+c.mode.String()+"/"+c.prec.String(), func(b *testing.B) {
-				rng := rand.New(rand.NewPCG(1, 2))
-				o := benchOperator(b, rng, n, d, Options{Mode: c.mode, Precision: c.prec})
-				sp, err := o.NewSpace()
-				if err != nil {
-					b.Fatal(err)
+			for _, tb := range blocks {
+				name := "n=" + strconv.Itoa(n) + "/" + c.mode.String() + "/" + c.prec.String()
+				if named {
+					name += "/blocks=" + strconv.Itoa(tb)
 				}
-				defer sp.Close()
-				v, _ := sp.NewBlock(n, m)
-				hv, _ := sp.NewBlock(n, m)
-				if err := sp.Upload(v, randDense(rng, n, m, 1).RawMatrix().Data); err != nil {
-					b.Fatal(err)
-				}
-				sp.Mul(hv, v, nil) // warm up
-				s := sp.(*Space)
-				if err := s.syncReset(); err != nil {
-					b.Fatal(err)
-				}
-				start, err := o.drv.record()
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					sp.Mul(hv, v, nil)
-				}
-				end, err := o.drv.record()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := s.syncReset(); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				ms, err := o.drv.elapsed(start, end)
-				if err != nil {
-					b.Fatal(err)
-				}
-				o.drv.freeEvent(start)
-				o.drv.freeEvent(end)
-				sec := ms / 1e3 / float64(b.N)
-				b.ReportMetric(sec*1e3, "ms/product")
-				if c.mode == kernel.ModeDense {
-					bytes := float64(n) * float64(o.ldk) * float64(o.elem)
-					b.ReportMetric(bytes/sec/1e9, "GB/s")
-					if bw := o.Device().Bandwidth(); bw > 0 {
-						b.ReportMetric(100*bytes/sec/bw, "%bandwidth")
-					}
-				} else {
-					b.ReportMetric(float64(n)*float64(n)/sec/1e9, "Gpairs/s")
-				}
-			})
+				targetBlocks = tb
+				benchSpaceMul(b, name, n, m, d, c.mode, c.prec)
+			}
 		}
 	}
+}
+
+// benchBlocks returns the chunking targets BenchmarkSpaceMul measures:
+// GPNB_CUDA_BENCH_BLOCKS (a comma-separated list of targetBlocks values, a
+// sweep that says how many blocks keep the memory busy; the sub-benchmarks
+// are then named blocks=N), or the default targetBlocks alone.
+func benchBlocks(b *testing.B) (blocks []int, named bool) {
+	s := os.Getenv("GPNB_CUDA_BENCH_BLOCKS")
+	if s == "" {
+		return []int{targetBlocks}, false
+	}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			b.Fatalf("GPNB_CUDA_BENCH_BLOCKS=%q: want positive integers, comma-separated", s)
+		}
+		blocks = append(blocks, v)
+	}
+	return blocks, true
+}
+
+// benchSpaceMul is one sub-benchmark of BenchmarkSpaceMul.
+func benchSpaceMul(b *testing.B, name string, n, m, d int, mode kernel.Mode, prec Precision) {
+	b.Run(name, func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		o := benchOperator(b, rng, n, d, Options{Mode: mode, Precision: prec})
+		sp, err := o.NewSpace()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sp.Close()
+		v, _ := sp.NewBlock(n, m)
+		hv, _ := sp.NewBlock(n, m)
+		if err := sp.Upload(v, randDense(rng, n, m, 1).RawMatrix().Data); err != nil {
+			b.Fatal(err)
+		}
+		sp.Mul(hv, v, nil) // warm up
+		s := sp.(*Space)
+		if err := s.syncReset(); err != nil {
+			b.Fatal(err)
+		}
+		start, err := o.drv.record()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			sp.Mul(hv, v, nil)
+		}
+		end, err := o.drv.record()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.syncReset(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		ms, err := o.drv.elapsed(start, end)
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.drv.freeEvent(start)
+		o.drv.freeEvent(end)
+		sec := ms / 1e3 / float64(b.N)
+		b.ReportMetric(sec*1e3, "ms/product")
+		if mode == kernel.ModeDense {
+			bytes := float64(n) * float64(o.ldk) * float64(o.elem)
+			b.ReportMetric(bytes/sec/1e9, "GB/s")
+			if bw := o.Device().Bandwidth(); bw > 0 {
+				b.ReportMetric(100*bytes/sec/bw, "%bandwidth")
+			}
+		} else {
+			b.ReportMetric(float64(n)*float64(n)/sec/1e9, "Gpairs/s")
+		}
+	})
 }
 
 // BenchmarkMulTo measures the host-level H·V for 17 right-hand sides,

@@ -113,7 +113,7 @@ if os.path.exists(os.path.join(out, "ablation.md")):
       "; the full-size pol pair (Hutchinson and pathwise with warm start, all 13500 training points): [ablation-full.md](ablation-full.md)" if os.path.exists(os.path.join(out, "ablation-full.md")) else "") + ".", ""]
 if os.path.exists(os.path.join(out, "gpu", "tables.md")):
     lines += ["## GPU runs", "",
-      "100-step runs with the GPU backend on an NVIDIA H100 (pol and keggdirected, CG), the kernels' tests and benchmarks on it, and GPyTorch on the same GPU: [gpu/README.md](gpu/README.md), tables in [gpu/tables.md](gpu/tables.md) (rendered by `python3 results/gpu/render.py`).", ""]
+      "100-step runs with the GPU backend on an NVIDIA H100 and, with the solves on the device, an H200 (pol and keggdirected CG, pol AP; quick/), the kernels' tests and benchmarks on them, GPyTorch on the same GPUs, and the full-size SGD re-runs of issue 40 (fidelity.sh): [gpu/README.md](gpu/README.md), tables in [gpu/tables.md](gpu/tables.md) (rendered by `python3 results/gpu/render.py`).", ""]
 rerun = os.path.join(out, ".rerun.md")
 if os.path.exists(rerun):
     lines += ["## Stopping rules: the paper's text and the authors' code", "",

@@ -21,6 +21,7 @@
 #	         solvers on the device, TestModuleBits (cubin against the JIT)
 #	bench    BenchmarkSpaceMul at n = 13500 and 43945 (CUDA events around the
 #	         launches: % of memory bandwidth), a CG iteration, Reduce, MulTo
+#	blocks   the dense products again for several chunking targets
 #	train    gpnb train --backend cuda, 100 Adam steps, paper settings, split 0,
 #	         float64: pol CG warm and cold, keggdirected CG warm, pol AP warm,
 #	         pol SGD warm (a run stopped by its limit keeps its per-step log)
@@ -100,6 +101,15 @@ note "tests: $(grep -c -- '--- PASS' "$Q/logs/test.log") passed, $(grep -c -- '-
 (cd cuda && GPNB_CUDA_BENCH_N=13500,43945 stage bench 120 "$TEST" -test.run '^$' -test.bench 'SpaceMul|CGIteration|Reduce|MulTo' \
 	-test.benchtime 20x -test.timeout 300s) >"$Q/logs/bench.log" 2>&1
 grep -E '^Benchmark' "$Q/logs/bench.log" | tee -a "$sum"
+
+# The dense product against the number of blocks it is cut into (the
+# chunking target, cuda/product.go's targetBlocks): with 128 registers a
+# thread, at most 4 blocks of 128 threads fit on a multiprocessor, and the
+# default 384 puts fewer than 3 on each of an H100's or H200's, so that few
+# loads of K are in flight. The sweep says which target keeps the memory busy.
+(cd cuda && GPNB_CUDA_BENCH_N=13500,43945 GPNB_CUDA_BENCH_BLOCKS=384,768,1056,1584,2112,4224 stage blocks 60 "$TEST" -test.run '^$' \
+	-test.bench 'SpaceMul/.*/dense/' -test.benchtime 20x -test.timeout 300s) >"$Q/logs/blocks.log" 2>&1
+grep -E '^Benchmark' "$Q/logs/blocks.log" | tee -a "$sum"
 
 # train ID DATASET SOLVER WARM CAP [FLAGS...]
 train() {

@@ -264,6 +264,16 @@ def quick():
             lines.append(f"| {name} | {ms or '—'} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} | {m.get('Gpairs/s', '—')} |")
         lines += ["", "SpaceMul: H·V for 17 right-hand sides on device-resident blocks (the product of a CG iteration); GB/s count the bytes of K read once (n·ldk·elem). "
                   "CGIteration: one CG iteration at n = 13500 (dense, float64), wall clock, launches and synchronisations included. MulTo: the host-level product, copies included.", ""]
+    rows = bench_lines(os.path.join(q, "logs", "blocks.log"))
+    if rows:
+        lines += ["### The dense product by chunking target (logs/blocks.log: quick.sh's blocks stage)", "",
+                  "The same product as SpaceMul, cut into about `targetBlocks` blocks (cuda/product.go; quick.sh lists the default target first).", "",
+                  "| n | K | target blocks | ms | GB/s of K | % of memory bandwidth |", "|--:|---|--:|--:|--:|--:|"]
+        for name, m in rows:
+            parts = dict(f.split("=", 1) for f in name.split("/") if "=" in f)
+            prec = name.split("/")[3] if name.count("/") >= 3 else "?"
+            lines.append(f"| {parts.get('n', '?')} | {prec} | {parts.get('blocks', '?')} | {ms_of(m, 'ms/product') or '—'} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} |")
+        lines += [""]
     exact = {e.get("file"): e for e in jsonl(os.path.join(q, "exact.jsonl"))}
     tdir = os.path.join(q, "train")
     runs = []
