@@ -98,8 +98,8 @@ def split(root, w):
 
 def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
     """The commands for the capped full-size SGD cold rows under the
-    authors' rules, and their CPU time estimated from the files: the subset
-    runs' ratio of SGD epochs to CG iterations (cold, the same rules), times
+    authors' rules, and their CPU time estimated from the files: the finished
+    subset runs' ratio of SGD epochs to CG iterations (cold, the same rules), times
     the full-size CG cold iterations, gives the full-size SGD epochs; times
     n/batch iterations per epoch and the full-size run's seconds per SGD
     iteration (and its seconds per step outside the solver)."""
@@ -122,7 +122,8 @@ def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
         sgd = runs.get((ds, "sgd", "cold", rules))
         cg = runs.get((ds, "cg", "cold", rules)) or runs.get((ds, "cg", "cold", "paper"))
         fs, fc = os.path.join(full, ds + "-s0-sgd-cold", "result.json"), os.path.join(full, ds + "-s0-cg-cold", "result.json")
-        if not (sgd and cg and os.path.exists(fs) and os.path.exists(fc)):
+        finished = sgd and cg and sgd[1].get("test_llh") is not None and cg[1].get("test_llh") is not None
+        if not (finished and os.path.exists(fs) and os.path.exists(fc)):
             w("| %s | not measured yet | | | | | |" % ds)
             continue
         sh, ch = sgd[1]["history"], cg[1]["history"]
