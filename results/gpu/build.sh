@@ -4,8 +4,8 @@
 # into .cuda/ (git-ignored),
 # which the device call carries:
 #
-#	.cuda/gpnb        go build -tags cuda ./cmd/gpnb   (pure-Go BLAS: the solves run on the GPU)
-#	.cuda/cuda.test   go test -c -tags cuda ./cuda
+#	.cuda/gpnb.gz     go build -tags cuda ./cmd/gpnb   (pure-Go BLAS: the solves run on the GPU)
+#	.cuda/cuda.test.gz go test -c -tags cuda ./cuda
 #	.cuda/uci/        pol, keggdirected, bike and elevators from $GPNB_DATA (about 3 MB)
 #
 # Needs cuda.h and libcuda.so (Debian 12: nvidia-cuda-dev from non-free, or
@@ -27,5 +27,8 @@ for d in pol keggdirected bike elevators; do
 	mkdir -p ".cuda/uci/$d"
 	cp "$data/$d/data.csv.gz" "$data/$d/test_mask.csv.gz" ".cuda/uci/$d/"
 done
+# Packed: a device call carries the tracked files (committed checkpoints
+# included) and .cuda within 64 MiB; results/gpu/bin.sh unpacks them there.
+gzip -9 -f .cuda/gpnb .cuda/cuda.test
 du -sh .cuda
 echo "built .cuda/gpnb and .cuda/cuda.test from $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')"

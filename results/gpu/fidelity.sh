@@ -34,7 +34,7 @@ root=$(pwd)
 OUT=${OUT:-$root/gpu-logs}
 mkdir -p "$OUT"
 export GPNB_DATA=${GPNB_DATA:-$root/.cuda/uci}
-GPNB=${GPNB:-$root/.cuda/gpnb}
+. "$root/results/gpu/bin.sh" # GPNB
 deadline=$((SECONDS + ${FIDELITY_SECONDS:-480}))
 keep=30 # seconds kept for packing
 sum=$OUT/summary.log

@@ -37,8 +37,7 @@ Qrel=results/gpu/quick # eval_exact.py records the files by these paths
 Q=$root/$Qrel
 mkdir -p "$OUT" "$Q/train" "$Q/logs"
 export GPNB_DATA=${GPNB_DATA:-$root/.cuda/uci}
-GPNB=${GPNB:-$root/.cuda/gpnb}
-TEST=${TEST:-$root/.cuda/cuda.test}
+. "$root/results/gpu/bin.sh" # GPNB, TEST
 deadline=$((SECONDS + ${QUICK_SECONDS:-470}))
 keep=75 # seconds kept for the evaluation and packing
 sum=$Q/logs/summary.log
