@@ -123,8 +123,8 @@ func PrecisionOf(op GramOperator) Precision {
 func VectorKernel() string { return vectorKernel }
 
 // MixedKernel names the vectorised kernel of Mixed products (dense MulTo,
-// RowsMulTo and ColsMulTo over contiguous columns), "avx2+fma", or returns "" when there is none (builds without -tags
-// openblas, non-amd64 machines, CPUs without AVX2 and FMA): then Mixed
-// products convert K's tiles to float64 and use a float64 gemm, correct but
-// slower than Float64.
+// RowsMulTo and ColsMulTo over contiguous columns), "avx2+fma", or returns
+// "" when there is none (builds without -tags openblas, non-amd64 machines,
+// CPUs without AVX2 and FMA): then Mixed products convert K's tiles to
+// float64 and use a float64 gemm, correct but slower than Float64.
 func MixedKernel() string { return mixedKernel }

@@ -28,7 +28,7 @@ for d in pol keggdirected bike elevators; do
 	cp "$data/$d/data.csv.gz" "$data/$d/test_mask.csv.gz" ".cuda/uci/$d/"
 done
 # Packed: a device call carries the tracked files (committed checkpoints
-# included) and .cuda within 64 MiB; results/gpu/bin.sh unpacks them there.
+# included) and .cuda within 64 MiB; results/gpu/common.sh unpacks them there.
 gzip -9 -f .cuda/gpnb .cuda/cuda.test
 du -sh .cuda
 echo "built .cuda/gpnb and .cuda/cuda.test from $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')"

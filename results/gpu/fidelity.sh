@@ -33,35 +33,25 @@ set -u
 root=$(pwd)
 OUT=${OUT:-$root/gpu-logs}
 mkdir -p "$OUT"
-export GPNB_DATA=${GPNB_DATA:-$root/.cuda/uci}
-. "$root/results/gpu/bin.sh" # GPNB
 deadline=$((SECONDS + ${FIDELITY_SECONDS:-480}))
-keep=30 # seconds kept for packing
+keep=30  # seconds kept for packing
+grace=30 # seconds between a stage's SIGINT and SIGKILL (a full-size checkpoint is written)
 sum=$OUT/summary.log
 : >"$sum"
-note() { echo "$*" | tee -a "$sum"; }
+
+# budget SHARE: the seconds a stage may take, SHARE percent of the time
+# left (the last stage gets all of it; 0: none left).
+budget() {
+	local t=$(((deadline - SECONDS - keep) * $1 / 100))
+	((t < 20)) && t=0
+	echo $t
+}
+. "$root/results/gpu/common.sh" # GPNB, GPNB_DATA, note, stage
 if [ ! -x "$GPNB" ]; then
 	note "no .cuda/gpnb: run results/gpu/build.sh on the development machine and carry .cuda"
 	exit 1
 fi
 note "fidelity.sh on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-
-# stage NAME SHARE CMD...: runs CMD with at most SHARE percent of the time
-# left (the last stage gets all of it), logging its exit status and time.
-stage() {
-	local name=$1 share=$2
-	shift 2
-	local left=$((deadline - SECONDS - keep))
-	local t=$((left * share / 100))
-	if ((t < 20)); then
-		note "$name: skipped (no time left)"
-		return 1
-	fi
-	local t0=$SECONDS
-	timeout -s INT -k 30 "$t" "$@"
-	local rc=$?
-	note "$name: exit $rc in $((SECONDS - t0)) s (limit $t s)"
-}
 
 # The subsets first: at n = 4000 an SGD iteration is a few launches, so
 # their jobs take seconds to minutes; the full-size jobs then get the rest.

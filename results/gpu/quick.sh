@@ -36,39 +36,20 @@ OUT=${OUT:-$root/gpu-logs}
 Qrel=results/gpu/quick # eval_exact.py records the files by these paths
 Q=$root/$Qrel
 mkdir -p "$OUT" "$Q/train" "$Q/logs"
-export GPNB_DATA=${GPNB_DATA:-$root/.cuda/uci}
-. "$root/results/gpu/bin.sh" # GPNB, TEST
 deadline=$((SECONDS + ${QUICK_SECONDS:-470}))
-keep=75 # seconds kept for the evaluation and packing
+keep=75  # seconds kept for the evaluation and packing
+grace=15 # seconds between a stage's SIGINT and SIGKILL
 sum=$Q/logs/summary.log
 : >"$sum"
-note() { echo "$*" | tee -a "$sum"; }
 
-# limit CAP: the seconds a stage may take (0: none left).
-limit() {
+# budget CAP: the seconds a stage may take, at most CAP (0: none left).
+budget() {
 	local left=$((deadline - SECONDS - keep))
 	((left > $1)) && left=$1
 	((left < 15)) && left=0
 	echo $left
 }
-
-# stage NAME CAP CMD...: runs CMD under the stage's limit (SIGINT first, so
-# gpnb stops cleanly), logging its exit status and time.
-stage() {
-	local name=$1 cap=$2
-	shift 2
-	local t
-	t=$(limit "$cap")
-	if ((t == 0)); then
-		note "$name: skipped (no time left)"
-		return 1
-	fi
-	local t0=$SECONDS
-	timeout -s INT -k 15 "$t" "$@"
-	local rc=$?
-	note "$name: exit $rc in $((SECONDS - t0)) s (limit $t s)"
-	return $rc
-}
+. "$root/results/gpu/common.sh" # GPNB, TEST, GPNB_DATA, note, stage
 
 {
 	echo "== date"; date -u
@@ -133,7 +114,7 @@ tail -n 2 "$Q/gpytorch.jsonl" 2>/dev/null | cut -c1-300 | tee -a "$sum"
 
 train pol-sgd-warm pol sgd true 60
 
-while kill -0 $nvcc_pid 2>/dev/null && (($(limit 60) > 0)); do
+while kill -0 $nvcc_pid 2>/dev/null && (($(budget 60) > 0)); do
 	sleep 5
 done
 if kill -0 $nvcc_pid 2>/dev/null; then
