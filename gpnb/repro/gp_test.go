@@ -37,6 +37,7 @@ func stripTimes(recs []Record) []Record {
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		r.Result.TotalSeconds, r.Result.SolverSeconds = 0, 0
+		r.Segments = nil // when and under which load the job ran
 		h := make(gpnb.History, len(r.Result.History))
 		copy(h, r.Result.History)
 		for k := range h {

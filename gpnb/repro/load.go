@@ -11,11 +11,13 @@ import (
 	"github.com/gpnb/gpnb/gpnb"
 )
 
-// Record is one finished job: its configuration (job.json) and its result
-// (result.json).
+// Record is one finished job: its configuration (job.json), its result
+// (result.json) and, when read from a results directory, the segments that
+// ran it (runs.json; none for results summarised without their directory).
 type Record struct {
-	Job    Job
-	Result gpnb.Result
+	Job      Job
+	Result   gpnb.Result
+	Segments []Segment
 }
 
 // LoadResults reads every finished job under dir/jobs (a directory with both
@@ -60,6 +62,9 @@ func LoadResults(dir string) ([]Record, error) {
 		}
 		if err := checkResult(rec.Job, &rec.Result); err != nil {
 			return nil, fmt.Errorf("repro: %s: %v: delete the file to rerun that job", filepath.Join(jd, ResultFile), err)
+		}
+		if rec.Segments, err = ReadSegments(jd); err != nil {
+			return nil, err
 		}
 		recs = append(recs, rec)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -82,4 +83,99 @@ func SystemLoadAverage() float64 {
 		return math.NaN()
 	}
 	return v
+}
+
+// Conditions summarises how a job's wall time was spent, from its segments:
+// how loaded the machine was and which kernel backends ran the steps.
+type Conditions struct {
+	// LoadPerCore is the segments' mean 1-minute load average, weighted by
+	// each segment's wall time and divided by its machine's cores (numcpu):
+	// about 1 when the job ran alone on all cores, well above 1 when other
+	// work competed for them. NaN when no segment recorded a load.
+	LoadPerCore float64
+	// Backends lists the backends the segments ran on, sorted ("cpu" for a
+	// segment that names none).
+	Backends []string
+}
+
+// JobConditions summarises a job's segments; ok is false without any.
+func JobConditions(segs []Segment) (c Conditions, ok bool) {
+	if len(segs) == 0 {
+		return Conditions{LoadPerCore: math.NaN()}, false
+	}
+	var sum, weight float64
+	backends := map[string]bool{}
+	for _, s := range segs {
+		b := s.Environment["backend"]
+		if b == "" {
+			b = "cpu"
+		}
+		backends[b] = true
+		cores, _ := strconv.Atoi(s.Environment["numcpu"])
+		if cores <= 0 {
+			cores, _ = strconv.Atoi(s.Environment["gomaxprocs"])
+		}
+		if s.LoadSamples == 0 || cores <= 0 {
+			continue
+		}
+		w := max(s.Updated.Sub(s.Started).Seconds(), 1)
+		sum += w * s.LoadMean / float64(cores)
+		weight += w
+	}
+	c.LoadPerCore = math.NaN()
+	if weight > 0 {
+		c.LoadPerCore = sum / weight
+	}
+	for b := range backends {
+		c.Backends = append(c.Backends, b)
+	}
+	sort.Strings(c.Backends)
+	return c, true
+}
+
+// unlikeLoad is how far apart (as a ratio) the slowdowns max(1, load per
+// core) of a cold and a warm run may be before their wall-time ratio is
+// flagged as no fair speed-up.
+const unlikeLoad = 1.25
+
+// unlike says why the wall times of a cold and a warm run do not compare
+// (different backends, or machine loads further apart than unlikeLoad),
+// or returns "" when they do or when the runs recorded no conditions.
+func unlike(cold, warm Conditions) string {
+	cb, wb := strings.Join(cold.Backends, "+"), strings.Join(warm.Backends, "+")
+	if cb != "" && wb != "" && cb != wb {
+		return fmt.Sprintf("cold ran on %s, warm on %s", cb, wb)
+	}
+	if math.IsNaN(cold.LoadPerCore) || math.IsNaN(warm.LoadPerCore) {
+		return ""
+	}
+	sc, sw := max(1, cold.LoadPerCore), max(1, warm.LoadPerCore)
+	if max(sc, sw)/min(sc, sw) > unlikeLoad {
+		return fmt.Sprintf("mean load per core %.1f cold, %.1f warm", cold.LoadPerCore, warm.LoadPerCore)
+	}
+	return ""
+}
+
+// mergeConditions pools the conditions of several runs (the splits of one
+// table cell): the mean of their loads per core, the union of backends.
+func mergeConditions(cs []Conditions) Conditions {
+	var loads []float64
+	backends := map[string]bool{}
+	for _, c := range cs {
+		if !math.IsNaN(c.LoadPerCore) {
+			loads = append(loads, c.LoadPerCore)
+		}
+		for _, b := range c.Backends {
+			backends[b] = true
+		}
+	}
+	m := Conditions{LoadPerCore: math.NaN()}
+	if len(loads) > 0 {
+		m.LoadPerCore = NewStat(loads).Mean
+	}
+	for b := range backends {
+		m.Backends = append(m.Backends, b)
+	}
+	sort.Strings(m.Backends)
+	return m
 }

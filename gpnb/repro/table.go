@@ -67,6 +67,10 @@ type Entry struct {
 	// the steps: of the mean system, and the mean over the probe columns.
 	// N = 0 for results that did not record them.
 	StopResidualMean, StopResidualProbes Stat
+	// Conditions pools the runs' segments (runs.json): machine load per
+	// core and backends. LoadPerCore is NaN and Backends empty for runs
+	// summarised without their segments.
+	Conditions Conditions
 }
 
 // SolverKey is the solver column of the tables for a job: its solver
@@ -124,6 +128,12 @@ type Report struct {
 	// likewise.
 	AverageSpeedUp        map[string]float64
 	AverageIterationRatio map[string]float64
+	// Unlike[{dataset, solver}] says why the cold and warm runs behind
+	// SpeedUp ran under conditions too different for their wall-time ratio
+	// to be a fair speed-up (backends, or machine loads per core more than
+	// 1.25× apart); absent where they compare. The tables mark such
+	// speed-ups, and averages that include one, with "†".
+	Unlike map[[2]string]string
 }
 
 // Entry returns the aggregate for a dataset, solver and mode, or nil.
@@ -143,13 +153,14 @@ func Summarise(recs []Record) (*Report, error) {
 		srmse, sllh, resMean, resProbes     []float64
 		epochs                              []float64
 		steps, unconverged, budget, stalled int
+		conds                               []Conditions
 	}
 	accs := map[[3]string]*acc{}
 	infos := map[string]*DatasetInfo{}
 	seen := map[string]bool{}
 	solverSeen := map[string]Job{}
 	rep := &Report{Entries: map[[3]string]*Entry{}, SpeedUp: map[[2]string]float64{}, IterationRatio: map[[2]string]float64{},
-		AverageSpeedUp: map[string]float64{}, AverageIterationRatio: map[string]float64{}}
+		AverageSpeedUp: map[string]float64{}, AverageIterationRatio: map[string]float64{}, Unlike: map[[2]string]string{}}
 	for _, rc := range recs {
 		j, r := rc.Job, rc.Result
 		if seen[j.ID()] {
@@ -176,6 +187,9 @@ func Summarise(recs []Record) (*Report, error) {
 		if r.Samples != nil {
 			a.srmse = append(a.srmse, r.Samples.TestRMSE)
 			a.sllh = append(a.sllh, r.Samples.TestLLH)
+		}
+		if c, ok := JobConditions(rc.Segments); ok {
+			a.conds = append(a.conds, c)
 		}
 		if m, p, ok := stopResiduals(r.History); ok {
 			a.resMean = append(a.resMean, m)
@@ -205,7 +219,7 @@ func Summarise(recs []Record) (*Report, error) {
 			RMSE: NewStat(a.rmse), LLH: NewStat(a.llh), TotalSeconds: NewStat(a.total),
 			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Epochs: NewStat(a.epochs), Steps: a.steps, UnconvergedSteps: a.unconverged, StalledSteps: a.stalled,
 			BudgetSteps: a.budget, SampleRMSE: NewStat(a.srmse), SampleLLH: NewStat(a.sllh),
-			StopResidualMean: NewStat(a.resMean), StopResidualProbes: NewStat(a.resProbes)}
+			StopResidualMean: NewStat(a.resMean), StopResidualProbes: NewStat(a.resProbes), Conditions: mergeConditions(a.conds)}
 	}
 	rep.Solvers = solverOrder(solverSeen)
 	var names []string
@@ -232,6 +246,9 @@ func Summarise(recs []Record) (*Report, error) {
 			k := [2]string{d.Name, s}
 			rep.SpeedUp[k] = c.TotalSeconds.Mean / w.TotalSeconds.Mean
 			rep.IterationRatio[k] = c.Iterations.Mean / w.Iterations.Mean
+			if why := unlike(c.Conditions, w.Conditions); why != "" {
+				rep.Unlike[k] = why
+			}
 			sp = append(sp, rep.SpeedUp[k])
 			it = append(it, rep.IterationRatio[k])
 		}
@@ -500,8 +517,61 @@ func (r *Report) notes(unit TimeUnit) []string {
 			break
 		}
 	}
+	notes = append(notes, r.unlikeNotes()...)
 	notes = append(notes, r.variantNotes()...)
 	return append(notes, r.unconvergedNotes()...)
+}
+
+// unlikeMark follows a speed-up whose cold and warm wall times do not
+// compare (Report.Unlike), or an average that includes one.
+const unlikeMark = "†"
+
+// speedUpCell is SpeedUp's cell for a dataset and solver, marked when
+// Unlike flags it.
+func (r *Report) speedUpCell(dataset, solver string) Cell {
+	c := ratioCell(r.SpeedUp, [2]string{dataset, solver})
+	if r.Unlike[[2]string{dataset, solver}] != "" {
+		c.Suffix += unlikeMark
+	}
+	return c
+}
+
+// averageSpeedUpCell is AverageSpeedUp's cell for a solver, marked when a
+// speed-up it averages is.
+func (r *Report) averageSpeedUpCell(solver string) Cell {
+	c := ratioCell(r.AverageSpeedUp, solver)
+	if r.averageUnlike(solver) {
+		c.Suffix += unlikeMark
+	}
+	return c
+}
+
+// averageUnlike reports whether any of solver's per-dataset speed-ups is
+// flagged by Unlike.
+func (r *Report) averageUnlike(solver string) bool {
+	for k := range r.Unlike {
+		if k[1] == solver {
+			return true
+		}
+	}
+	return false
+}
+
+// unlikeNotes explains the speed-ups marked with unlikeMark, in table order.
+func (r *Report) unlikeNotes() []string {
+	var which []string
+	for _, d := range r.Datasets {
+		for _, s := range r.Solvers {
+			if why := r.Unlike[[2]string{d.Name, s}]; why != "" {
+				which = append(which, fmt.Sprintf("%s %s (%s)", d.Name, SolverLabel(s), why))
+			}
+		}
+	}
+	if len(which) == 0 {
+		return nil
+	}
+	return []string{unlikeMark + " The cold and warm runs behind this speed-up ran under unlike conditions (their runs.json segments): " +
+		strings.Join(which, "; ") + ". Their wall-time ratio mixes the machine's state into the speed-up; read the iteration ratio instead. An average marked " + unlikeMark + " includes such a ratio."}
 }
 
 // variantNotes explains the rows of variants, when there are any: the
@@ -581,7 +651,7 @@ func (r *Report) Table1(unit TimeUnit) *Table {
 			row = append(row, statCell(r.Entry(d.Name, solver, mode), func(e *Entry) Stat { return unit.scale(e.TotalSeconds) }, 2, false))
 		}
 		if mode == "warm" {
-			row = append(row, ratioCell(r.AverageSpeedUp, solver), ratioCell(r.AverageIterationRatio, solver))
+			row = append(row, r.averageSpeedUpCell(solver), ratioCell(r.AverageIterationRatio, solver))
 		} else {
 			row = append(row, Missing(), Missing())
 		}
@@ -667,7 +737,7 @@ func (r *Report) Table2(unit TimeUnit) *Table {
 			num(unit.scale(e.TotalSeconds), unit.digits(), ""), num(unit.scale(e.SolverSeconds), unit.digits(), ""),
 			num(e.Iterations, 0, "")}
 		if x.Mode == "warm" {
-			row = append(row, ratioCell(r.SpeedUp, [2]string{x.Dataset, x.Solver}), ratioCell(r.IterationRatio, [2]string{x.Dataset, x.Solver}))
+			row = append(row, r.speedUpCell(x.Dataset, x.Solver), ratioCell(r.IterationRatio, [2]string{x.Dataset, x.Solver}))
 		} else {
 			row = append(row, Missing(), Missing())
 		}

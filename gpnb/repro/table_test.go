@@ -3,11 +3,13 @@ package repro
 import (
 	"bytes"
 	"encoding/csv"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
 )
@@ -377,5 +379,99 @@ func TestStalledNotes(t *testing.T) {
 	p := PlannedJob{Job: recs[i].Job, State: PlanDone, Result: &recs[i].Result}
 	if s := p.String(); !strings.Contains(s, "(3 steps unconverged: 1 at the iteration cap, 2 stalled)") {
 		t.Errorf("plan line %q should split the stalled steps from the capped one", s)
+	}
+}
+
+// segs returns one segment per (seconds, load, backend) triple on a machine
+// of the given cores.
+func segs(cores int, parts ...any) []Segment {
+	var out []Segment
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i+2 < len(parts); i += 3 {
+		sec, load, backend := parts[i].(float64), parts[i+1].(float64), parts[i+2].(string)
+		t1 := t0.Add(time.Duration(sec * float64(time.Second)))
+		out = append(out, Segment{Started: t0, Updated: t1, LoadMean: load, LoadSamples: 3,
+			Environment: map[string]string{"numcpu": strconv.Itoa(cores), "backend": backend}})
+		t0 = t1
+	}
+	return out
+}
+
+func TestJobConditions(t *testing.T) {
+	// 100 s at load 12 and 300 s at load 2 on 2 cores: (100·6 + 300·1)/400.
+	c, ok := JobConditions(segs(2, 100.0, 12.0, "cpu", 300.0, 2.0, "cuda"))
+	if !ok || !near(c.LoadPerCore, 2.25) || !slices.Equal(c.Backends, []string{"cpu", "cuda"}) {
+		t.Errorf("conditions %+v (ok %v), want load 2.25 on cpu+cuda", c, ok)
+	}
+	// A segment without load samples names its backend but no load; no
+	// segments at all: no conditions.
+	s := segs(4, 50.0, 3.0, "")
+	s[0].LoadSamples = 0
+	if c, ok := JobConditions(s); !ok || !math.IsNaN(c.LoadPerCore) || !slices.Equal(c.Backends, []string{"cpu"}) {
+		t.Errorf("unsampled segment: %+v (ok %v)", c, ok)
+	}
+	if _, ok := JobConditions(nil); ok {
+		t.Error("no segments gave conditions")
+	}
+}
+
+// TestUnlikeSpeedUps marks the speed-ups whose cold and warm runs ran under
+// machine loads more than 1.25× apart, or on different backends, in Table 1,
+// Table 2 and the paper comparison, and names them in a note.
+func TestUnlikeSpeedUps(t *testing.T) {
+	recs := fakeRecords()
+	for i := range recs {
+		j := recs[i].Job
+		switch {
+		case j.Dataset == "pol" && j.Solver() == "cg" && !j.Config.WarmStart:
+			recs[i].Segments = segs(2, 60.0, 2.0, "cpu") // alone: 1.0 per core
+		case j.Dataset == "pol" && j.Solver() == "cg":
+			recs[i].Segments = segs(2, 60.0, 8.0, "cpu") // 4.0 per core
+		case j.Dataset == "pol" && j.Solver() == "ap":
+			// Both below one per core, or 1.2 against 1.0: comparable.
+			load := map[bool]float64{false: 0.6, true: 2.4}[j.Config.WarmStart]
+			recs[i].Segments = segs(2, 60.0, load, "cpu")
+		case j.Dataset == "bike" && j.Config.WarmStart:
+			recs[i].Segments = segs(2, 60.0, 2.0, "cuda")
+		case j.Dataset == "bike":
+			recs[i].Segments = segs(2, 60.0, 2.0, "cpu")
+		}
+	}
+	rep, err := Summarise(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[[2]string]string{
+		{"pol", "cg"}:  "mean load per core 1.0 cold, 4.0 warm",
+		{"bike", "cg"}: "cold ran on cpu, warm on cuda",
+	}
+	if !maps.Equal(rep.Unlike, want) {
+		t.Errorf("Unlike %v, want %v", rep.Unlike, want)
+	}
+	for name, tb := range map[string]*Table{"Table1": rep.Table1(Seconds), "Table2": rep.Table2(Seconds), "PaperComparison": rep.PaperComparison()} {
+		var md bytes.Buffer
+		if err := tb.Markdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		s := md.String()
+		// Table 2: pol CG 4.0×†, bike CG 2.0×†, AP 9.0× unmarked; Table 1
+		// and the comparison: CG's average marked, AP's not.
+		marks := map[string][]string{
+			"Table2":          {"| 4.0×† |", "| 2.0×† |", "| 9.0× |"},
+			"Table1":          {"| 3.0×† |", "| 9.0× |"},
+			"PaperComparison": {"| 4.0×† |", "| 3.0×† |", "| 9.0× |"},
+		}[name]
+		for _, m := range marks {
+			if !strings.Contains(s, m) {
+				t.Errorf("%s lacks %q:\n%s", name, m, s)
+			}
+		}
+		if !strings.Contains(s, "pol CG (mean load per core 1.0 cold, 4.0 warm); bike CG (cold ran on cpu, warm on cuda)") {
+			t.Errorf("%s: no note naming the unlike pairs:\n%s", name, s)
+		}
+	}
+	// Without segments (RecordsOf, older results) nothing is marked.
+	if rep, _ := Summarise(fakeRecords()); len(rep.Unlike) != 0 {
+		t.Errorf("records without segments flagged: %v", rep.Unlike)
 	}
 }
