@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,10 +127,7 @@ func JobConditions(segs []Segment) (c Conditions, ok bool) {
 	if weight > 0 {
 		c.LoadPerCore = sum / weight
 	}
-	for b := range backends {
-		c.Backends = append(c.Backends, b)
-	}
-	sort.Strings(c.Backends)
+	c.Backends = slices.Sorted(maps.Keys(backends))
 	return c, true
 }
 
@@ -173,9 +171,6 @@ func mergeConditions(cs []Conditions) Conditions {
 	if len(loads) > 0 {
 		m.LoadPerCore = NewStat(loads).Mean
 	}
-	for b := range backends {
-		m.Backends = append(m.Backends, b)
-	}
-	sort.Strings(m.Backends)
+	m.Backends = slices.Sorted(maps.Keys(backends))
 	return m
 }
