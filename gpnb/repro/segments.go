@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpnb/gpnb/gpnb"
 )
 
 // SegmentsFile is the name of a job's provenance file, DIR/jobs/<id>/runs.json.
@@ -94,16 +96,16 @@ type Conditions struct {
 	// about 1 when the job ran alone on all cores, well above 1 when other
 	// work competed for them. NaN when no segment recorded a load.
 	LoadPerCore float64
-	// Backends lists the backends the segments ran on, sorted ("cpu" for a
-	// segment that names none).
+	// Backends lists the backends the steps ran on, sorted: each segment's
+	// ("cpu" for a segment that names none) and, for steps no segment
+	// covers (run outside the runner, e.g. by gpnb train, and resumed from
+	// that checkpoint), the one their step records' operator names.
 	Backends []string
 }
 
-// JobConditions summarises a job's segments; ok is false without any.
-func JobConditions(segs []Segment) (c Conditions, ok bool) {
-	if len(segs) == 0 {
-		return Conditions{LoadPerCore: math.NaN()}, false
-	}
+// JobConditions summarises a job's segments and the steps of its history
+// that no segment covers; ok is false when neither says anything.
+func JobConditions(segs []Segment, h gpnb.History) (c Conditions, ok bool) {
 	var sum, weight float64
 	backends := map[string]bool{}
 	for _, s := range segs {
@@ -123,12 +125,35 @@ func JobConditions(segs []Segment) (c Conditions, ok bool) {
 		sum += w * s.LoadMean / float64(cores)
 		weight += w
 	}
+	for i, r := range h {
+		if b := operatorBackend(r.Operator); b != "" && !slices.ContainsFunc(segs, func(s Segment) bool { return s.FromStep <= i && i < s.ToStep }) {
+			backends[b] = true
+		}
+	}
+	if len(backends) == 0 {
+		return Conditions{LoadPerCore: math.NaN()}, false
+	}
 	c.LoadPerCore = math.NaN()
 	if weight > 0 {
 		c.LoadPerCore = sum / weight
 	}
 	c.Backends = slices.Sorted(maps.Keys(backends))
 	return c, true
+}
+
+// operatorBackend is the backend that built a step's kernel operator, from
+// its description (kernel.Describe, cuda's "gpu ..." descriptions): "cuda"
+// or "cpu"; "" for a record that does not say (written before step records
+// named their operator).
+func operatorBackend(op string) string {
+	switch {
+	case op == "":
+		return ""
+	case strings.HasPrefix(op, "gpu "):
+		return "cuda"
+	default:
+		return "cpu"
+	}
 }
 
 // unlikeLoad is how far apart (as a ratio) the slowdowns max(1, load per

@@ -188,7 +188,7 @@ func Summarise(recs []Record) (*Report, error) {
 			a.srmse = append(a.srmse, r.Samples.TestRMSE)
 			a.sllh = append(a.sllh, r.Samples.TestLLH)
 		}
-		if c, ok := JobConditions(rc.Segments); ok {
+		if c, ok := JobConditions(rc.Segments, r.History); ok {
 			a.conds = append(a.conds, c)
 		}
 		if m, p, ok := stopResiduals(r.History); ok {

@@ -399,7 +399,7 @@ func segs(cores int, parts ...any) []Segment {
 
 func TestJobConditions(t *testing.T) {
 	// 100 s at load 12 and 300 s at load 2 on 2 cores: (100·6 + 300·1)/400.
-	c, ok := JobConditions(segs(2, 100.0, 12.0, "cpu", 300.0, 2.0, "cuda"))
+	c, ok := JobConditions(segs(2, 100.0, 12.0, "cpu", 300.0, 2.0, "cuda"), nil)
 	if !ok || !near(c.LoadPerCore, 2.25) || !slices.Equal(c.Backends, []string{"cpu", "cuda"}) {
 		t.Errorf("conditions %+v (ok %v), want load 2.25 on cpu+cuda", c, ok)
 	}
@@ -407,11 +407,32 @@ func TestJobConditions(t *testing.T) {
 	// segments at all: no conditions.
 	s := segs(4, 50.0, 3.0, "")
 	s[0].LoadSamples = 0
-	if c, ok := JobConditions(s); !ok || !math.IsNaN(c.LoadPerCore) || !slices.Equal(c.Backends, []string{"cpu"}) {
+	if c, ok := JobConditions(s, nil); !ok || !math.IsNaN(c.LoadPerCore) || !slices.Equal(c.Backends, []string{"cpu"}) {
 		t.Errorf("unsampled segment: %+v (ok %v)", c, ok)
 	}
-	if _, ok := JobConditions(nil); ok {
+	if _, ok := JobConditions(nil, nil); ok {
 		t.Error("no segments gave conditions")
+	}
+	// Steps 1-2 ran on the GPU outside the runner (no segment covers them:
+	// their step records name the operator), steps 3-4 in a CPU segment.
+	h := gpnb.History{{Operator: "gpu dense float64"}, {Operator: "gpu dense float64"}, {Operator: "dense float64"}, {Operator: "dense float64"}}
+	s = segs(2, 100.0, 2.0, "cpu")
+	s[0].FromStep, s[0].ToStep = 2, 4
+	if c, ok := JobConditions(s, h); !ok || !near(c.LoadPerCore, 1) || !slices.Equal(c.Backends, []string{"cpu", "cuda"}) {
+		t.Errorf("steps outside the segments: %+v (ok %v), want load 1 on cpu+cuda", c, ok)
+	}
+	// The same segment over every step: the records add nothing.
+	s[0].FromStep = 0
+	if c, ok := JobConditions(s, h); !ok || !slices.Equal(c.Backends, []string{"cpu"}) {
+		t.Errorf("covered steps: %+v (ok %v), want cpu", c, ok)
+	}
+	// No segments: the records alone name the backends (no load); records
+	// that name no operator (older checkpoints) say nothing.
+	if c, ok := JobConditions(nil, h[:2]); !ok || !math.IsNaN(c.LoadPerCore) || !slices.Equal(c.Backends, []string{"cuda"}) {
+		t.Errorf("records only: %+v (ok %v), want cuda without a load", c, ok)
+	}
+	if _, ok := JobConditions(nil, make(gpnb.History, 3)); ok {
+		t.Error("records without operators gave conditions")
 	}
 }
 
@@ -473,5 +494,30 @@ func TestUnlikeSpeedUps(t *testing.T) {
 	// Without segments (RecordsOf, older results) nothing is marked.
 	if rep, _ := Summarise(fakeRecords()); len(rep.Unlike) != 0 {
 		t.Errorf("records without segments flagged: %v", rep.Unlike)
+	}
+	// A cold run whose first steps ran on the GPU outside the runner (gpnb
+	// train, then resumed by the runner on the CPU) against a warm run all
+	// on the CPU: marked, although both runs' segments say cpu.
+	recs = fakeRecords()
+	for i := range recs {
+		if j := recs[i].Job; j.Dataset == "pol" && j.Solver() == "ap" {
+			h := recs[i].Result.History
+			for k := range h {
+				h[k].Operator = "dense float64"
+			}
+			recs[i].Segments = segs(2, 60.0, 2.0, "cpu")
+			recs[i].Segments[0].ToStep = len(h)
+			if !j.Config.WarmStart {
+				h[0].Operator, h[1].Operator = "gpu dense float64", "gpu dense float64"
+				recs[i].Segments[0].FromStep = 2
+			}
+		}
+	}
+	rep, err = Summarise(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[[2]string]string{{"pol", "ap"}: "cold ran on cpu+cuda, warm on cpu"}; !maps.Equal(rep.Unlike, want) {
+		t.Errorf("GPU steps outside the runner: Unlike %v, want %v", rep.Unlike, want)
 	}
 }
