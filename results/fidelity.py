@@ -148,7 +148,8 @@ def segments(jd, h):
     BACKEND (k segments, load L)" for each run of adjacent segments on one
     backend, with the steps' summed wall time from the history; steps that
     no segment covers (run outside the runner, e.g. by gpnb train, and
-    resumed from that checkpoint) are named as such."""
+    resumed from that checkpoint) are named as such, with the operator their
+    step records name."""
     rp = os.path.join(jd, "runs.json")
     segs = json.load(open(rp)) if os.path.exists(rp) else []
     spans = []  # [from, to, backend, segments, load·steps]
@@ -156,7 +157,7 @@ def segments(jd, h):
         a, b = g["from_step"], min(g["to_step"], len(h))
         if b <= a:
             continue
-        be = g.get("environment", {}).get("backend", "?")
+        be = g.get("environment", {}).get("backend") or "cpu"  # as gpnb: a segment that names none ran on the CPU
         if spans and spans[-1][1] == a and spans[-1][2] == be:
             spans[-1][1] = b
             spans[-1][3] += 1
@@ -174,7 +175,9 @@ def segments(jd, h):
     for a, b, be, k, ls in sorted(spans):
         sec = sum(x["step_seconds"] for x in h[a:b])
         if be is None:
-            parts.append("steps %d–%d: %.0f s, not run by the runner (no runs.json segment)" % (a, b, sec))
+            ops = sorted({x.get("operator") for x in h[a:b] if x.get("operator")})
+            on = " on %s (the step records' operator)" % " and ".join(ops) if ops else ""
+            parts.append("steps %d–%d: %.0f s%s, not run by the runner (no runs.json segment)" % (a, b, sec, on))
         else:
             parts.append("steps %d–%d: %.0f s on %s (%d segment%s, mean load %.1f)" % (a, b, sec, be, k, "s" if k > 1 else "", ls / (b - a)))
     return "; ".join(parts)
@@ -182,31 +185,36 @@ def segments(jd, h):
 
 def measured(jobs, full, w):
     """The re-runs themselves, where they exist (results/full-rules), beside
-    the capped run of results/full: work, cap hits, time and test LLH."""
+    the run of results/full under the paper's-text rules: work, cap hits, time
+    and test LLH. The cold rows always (they are the capped ones); a warm
+    row where results/full-rules holds a warm job."""
     if not os.path.isdir(jobs):
         return
     w("Measured so far (results/full-rules; a job cut short is read from its checkpoint by `gpnb inspect`, partial.json), "
-      "beside the capped run under the paper's-text rules (results/full):")
+      "beside the run under the paper's-text rules (results/full):")
     w("")
-    w("| dataset | rules | steps | solver iterations | capped steps | step time | test LLH | where the steps ran |")
-    w("|---|---|--:|--:|--:|--:|--:|---|")
+    w("| dataset | mode | rules | steps | solver iterations | capped steps | step time | test LLH | where the steps ran |")
+    w("|---|---|---|--:|--:|--:|--:|--:|---|")
     for ds in ["pol", "bike"]:
-        for rules, d in [("authors' (full-rules)", jobs), ("paper's text (full)", full)]:
-            jd = os.path.join(d, ds + "-s0-sgd-cold")
-            if os.path.exists(os.path.join(jd, "result.json")):
-                r = json.load(open(os.path.join(jd, "result.json")))
-            elif os.path.exists(os.path.join(jd, "partial.json")):
-                r = partial(json.load(open(os.path.join(jd, "job.json"))), json.load(open(os.path.join(jd, "partial.json"))))
-            else:
-                w("| %s | %s | not started | | | | | |" % (ds, rules))
+        for mode in ["cold", "warm"]:
+            if mode == "warm" and not os.path.exists(os.path.join(jobs, ds + "-s0-sgd-warm", "job.json")):
                 continue
-            h = r["history"]
-            llh = "—" if r.get("test_llh") is None else "%.3f" % r["test_llh"]
-            steps = json.load(open(os.path.join(jd, "job.json")))["steps"]
-            w("| %s | %s | %d of %d | %d | %d | %.2f h | %s | %s |" % (
-                ds, rules, len(h), steps, sum(x["solver_iterations"] for x in h),
-                sum(1 for x in h if not x["solver_converged"]), sum(x["step_seconds"] for x in h) / 3600, llh,
-                segments(jd, h)))
+            for rules, d in [("authors' (full-rules)", jobs), ("paper's text (full)", full)]:
+                jd = os.path.join(d, ds + "-s0-sgd-" + mode)
+                if os.path.exists(os.path.join(jd, "result.json")):
+                    r = json.load(open(os.path.join(jd, "result.json")))
+                elif os.path.exists(os.path.join(jd, "partial.json")):
+                    r = partial(json.load(open(os.path.join(jd, "job.json"))), json.load(open(os.path.join(jd, "partial.json"))))
+                else:
+                    w("| %s | %s | %s | not started | | | | | |" % (ds, mode, rules))
+                    continue
+                h = r["history"]
+                llh = "—" if r.get("test_llh") is None else "%.3f" % r["test_llh"]
+                steps = json.load(open(os.path.join(jd, "job.json")))["steps"]
+                w("| %s | %s | %s | %d of %d | %d | %d | %.2f h | %s | %s |" % (
+                    ds, mode, rules, len(h), steps, sum(x["solver_iterations"] for x in h),
+                    sum(1 for x in h if not x["solver_converged"]), sum(x["step_seconds"] for x in h) / 3600, llh,
+                    segments(jd, h)))
     w("")
 
 

@@ -32,6 +32,15 @@ fi
 if [ -d "$OUT/fidelity" ]; then
 	GPNB="$GPNB" sh results/render-fidelity.sh
 	python3 results/fidelity.py "$OUT/fidelity" --rerun >"$OUT/.rerun.md"
+	# The finished re-runs' own tables (gpnb table --in results/full-rules):
+	# Table 2 (time, iterations, test LLH; a speed-up where cold and warm
+	# have both finished) and the comparison with the paper.
+	if ls "$OUT"/full-rules/jobs/*/result.json >/dev/null 2>&1; then
+		for t in 2 paper; do
+			"$GPNB" table --in "$OUT/full-rules" --table $t --unit min | sed 's/^# /#### /; s/^## /#### /; s/^### /#### /'
+			echo
+		done >>"$OUT/.rerun.md"
+	fi
 else
 	rm -f "$OUT/.rerun.md"
 fi
