@@ -316,7 +316,7 @@ func (o *Operator) Storage() string {
 	if o.mode == kernel.ModeMatrixFree {
 		m = "matrix-free"
 	}
-	return "gpu " + m + " " + o.opt.Precision.String()
+	return kernel.GPUStoragePrefix + m + " " + o.opt.Precision.String()
 }
 
 // Device returns the GPU's description.

@@ -388,6 +388,11 @@ func (o *Operator) Storage() string {
 	return "dense float64"
 }
 
+// GPUStoragePrefix begins the Storage description of every GPU operator
+// (package cuda: "gpu dense float64", ...); readers of step records tell the
+// backend that ran a step by it.
+const GPUStoragePrefix = "gpu "
+
 // Describe returns op's Storage() when it has one (the CPU and GPU
 // operators do), else its Go type.
 func Describe(op GramOperator) string {

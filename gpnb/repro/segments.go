@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
 // SegmentsFile is the name of a job's provenance file, DIR/jobs/<id>/runs.json.
@@ -142,14 +143,14 @@ func JobConditions(segs []Segment, h gpnb.History) (c Conditions, ok bool) {
 }
 
 // operatorBackend is the backend that built a step's kernel operator, from
-// its description (kernel.Describe, cuda's "gpu ..." descriptions): "cuda"
-// or "cpu"; "" for a record that does not say (written before step records
-// named their operator).
+// its description (kernel.Describe; a GPU operator's begins with
+// kernel.GPUStoragePrefix): "cuda" or "cpu"; "" for a record that does not
+// say (written before step records named their operator).
 func operatorBackend(op string) string {
 	switch {
 	case op == "":
 		return ""
-	case strings.HasPrefix(op, "gpu "):
+	case strings.HasPrefix(op, kernel.GPUStoragePrefix):
 		return "cuda"
 	default:
 		return "cpu"
