@@ -24,7 +24,11 @@ const SegmentsFile = "runs.json"
 // ran, with which build on which machine, and how loaded the machine was. A
 // job that is interrupted and resumed (possibly in another session, with
 // another binary) has several, in order; together they say where every
-// step's wall time comes from.
+// step's wall time comes from. A process killed (SIGKILL, not the SIGTERM
+// the runner checkpoints on) after a step's checkpoint but before that
+// step's report leaves the step in no segment: the next segment begins one
+// step after this one ends, and JobConditions counts the step like one run
+// outside the runner.
 type Segment struct {
 	FromStep int       `json:"from_step"` // steps already done when it began
 	ToStep   int       `json:"to_step"`   // steps done when it last reported

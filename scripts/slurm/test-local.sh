@@ -13,12 +13,13 @@
 #  3. Submits the array job (4 tasks) over a tiny synthetic grid (CG, AP and
 #     SGD cold and warm, and the exact reference), then, as soon as a job
 #     has checkpointed a step, stops one task with `scancel --signal=TERM`
-#     (what scancel and preemption send the job step) and requeues it with
-#     `scontrol requeue`, and sends another the time-limit warning the
-#     script asks for (`scancel --batch --signal=USR1`), on which it
+#     (SIGTERM to the job step) and requeues it with `scontrol requeue`,
+#     and sends another the time-limit warning the script asks for
+#     (`scancel --batch --signal=USR1`), on which it stops gpnb and
 #     requeues itself.
 #  4. Asserts: every array task completed; the two interrupted ones
-#     restarted once; every job finished exactly once (the tasks' logs);
+#     restarted once, their gpnb stopped by SIGTERM at a checkpoint (not
+#     killed); every job finished exactly once (the tasks' logs);
 #     no step ran twice (each job's runs.json segments meet end to start;
 #     the interrupted jobs have two); `gpnb reproduce --status` lists the
 #     stopped job as started at its step while it waits; and `gpnb table`
@@ -314,6 +315,9 @@ for k in 0 1 2 3; do
 	fi
 done
 grep -q "requeueing task $USR1_TASK" "$T/tasks/$USR1_TASK.out" || fail "task $USR1_TASK did not requeue itself on USR1"
+# Its gpnb was stopped by SIGTERM, not killed: it wrote its checkpoint and
+# said so (srun, signalled instead of the step, would kill it at once).
+grep -q "stopped at its last checkpoint" "$T/tasks/$USR1_TASK.out" || fail "task $USR1_TASK's gpnb did not say it stopped at a checkpoint after USR1 (killed instead?)"
 say "tasks: 4 completed; $TERM_TASK (SIGTERM, scontrol requeue) and $USR1_TASK (USR1, requeued itself) restarted once"
 
 "$GPNB" reproduce "${GRID_ARGS[@]}" --dry-run --out "$OUT" | tail -1 | grep -q "^$NJOBS jobs in $OUT: $NJOBS done, 0 started, 0 not started" ||
