@@ -97,8 +97,8 @@ def split(root, w):
 
 
 def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
-    """The commands for the capped full-size SGD cold rows under the
-    authors' rules, and their CPU time estimated from the files: the finished
+    """The command for the capped full-size SGD cold rows (and their warm
+    pairs) under the authors' rules, and the cold rows' CPU time estimated from the files: the finished
     subset runs' ratio of SGD epochs to CG iterations (cold, the same rules), times
     the full-size CG cold iterations, gives the full-size SGD epochs; times
     n/batch iterations per epoch and the full-size run's seconds per SGD
@@ -106,8 +106,10 @@ def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
     full = os.path.join(os.path.dirname(root), "full", "jobs")
     w("### Re-running the capped full-size SGD rows with the authors' rules")
     w("")
+    w("The capped cold jobs and their warm pairs (the speed-up's other half):")
+    w("")
     w("```sh")
-    w("bin/gpnb reproduce --datasets pol,bike --splits 0 --solvers sgd --modes cold --steps 100 --exact never %s --out results/full-rules" % flag)
+    w("bin/gpnb reproduce --datasets pol,bike --splits 0 --solvers sgd --modes cold,warm --steps 100 --exact never %s --out results/full-rules" % flag)
     w("```")
     w("")
     w("(`--out` must be a new directory: results/full holds these jobs under the paper's-text rules, and a job's "

@@ -60,7 +60,7 @@ for rules in paper reference; do
 		FLAGS="--backend cuda" sh results/run-fidelity.sh >>"$OUT/subsets.log" 2>&1
 done
 tail -n 4 "$OUT/subsets.log" | tee -a "$sum"
-stage full 100 "$GPNB" reproduce --backend cuda --datasets pol,bike --splits 0 --solvers sgd --modes cold --steps 100 \
+stage full 100 "$GPNB" reproduce --backend cuda --datasets pol,bike --splits 0 --solvers sgd --modes cold,warm --steps 100 \
 	--exact never --authors-rules --out results/full-rules >>"$OUT/full.log" 2>&1
 tail -n 3 "$OUT/full.log" | tee -a "$sum"
 
