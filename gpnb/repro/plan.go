@@ -168,13 +168,23 @@ func orDash(s string) string {
 
 // provenance summarises the segments: "; steps 0-36 by 4860afc (load 5.1),
 // 36-100 by 6cb8f0c (load 2.3, H·V 48 GFLOP/s)", the rate where the segment
-// measured one.
+// measured one. Steps the job holds that no segment covers are named as such
+// ("0-76 outside the runner's records": run by gpnb train before the runner
+// resumed the checkpoint, or by a process killed between a step's checkpoint
+// and its report), except after the last segment of a job running now.
 func (p PlannedJob) provenance() string {
 	if len(p.Segments) == 0 {
 		return ""
 	}
-	parts := make([]string, len(p.Segments))
-	for i, g := range p.Segments {
+	var parts []string
+	outside := func(from, to int) {
+		if from < to {
+			parts = append(parts, fmt.Sprintf("%d-%d outside the runner's records", from, to))
+		}
+	}
+	at := 0
+	for _, g := range p.Segments {
+		outside(at, g.FromStep)
 		rev := g.Environment["vcs.revision"]
 		if len(rev) > 7 {
 			rev = rev[:7]
@@ -188,7 +198,11 @@ func (p PlannedJob) provenance() string {
 		if g.MachineGFLOPS > 0 {
 			machine = fmt.Sprintf(", H·V %.0f GFLOP/s", g.MachineGFLOPS)
 		}
-		parts[i] = fmt.Sprintf("%d-%d by %s (load %.1f%s)", g.FromStep, g.ToStep, rev, g.LoadMean, machine)
+		parts = append(parts, fmt.Sprintf("%d-%d by %s (load %.1f%s)", g.FromStep, g.ToStep, rev, g.LoadMean, machine))
+		at = max(at, g.ToStep)
+	}
+	if p.RunningBy == "" {
+		outside(at, p.Step)
 	}
 	return "; steps " + strings.Join(parts, ", ")
 }
