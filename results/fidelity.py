@@ -98,8 +98,9 @@ def split(root, w):
 
 def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
     """The command for the capped full-size SGD cold rows (and their warm
-    pairs) under the authors' rules, and the cold rows' CPU time estimated from the files: the finished
-    subset runs' ratio of SGD epochs to CG iterations (cold, the same rules), times
+    pairs) under the authors' rules, and the cold rows' CPU time estimated
+    from the files: the finished subset runs' ratio of SGD epochs to CG
+    iterations (cold, the same rules), times
     the full-size CG cold iterations, gives the full-size SGD epochs; times
     n/batch iterations per epoch and the full-size run's seconds per SGD
     iteration (and its seconds per step outside the solver)."""

@@ -177,14 +177,11 @@ func (p PlannedJob) provenance() string {
 		return ""
 	}
 	var parts []string
-	outside := func(from, to int) {
-		if from < to {
-			parts = append(parts, fmt.Sprintf("%d-%d outside the runner's records", from, to))
-		}
+	upTo := p.Step
+	if p.RunningBy != "" {
+		upTo = 0 // its report of the step just checkpointed may be on its way
 	}
-	at := 0
-	for _, g := range p.Segments {
-		outside(at, g.FromStep)
+	walkSegments(p.Segments, upTo, func(g Segment) {
 		rev := g.Environment["vcs.revision"]
 		if len(rev) > 7 {
 			rev = rev[:7]
@@ -199,10 +196,8 @@ func (p PlannedJob) provenance() string {
 			machine = fmt.Sprintf(", H·V %.0f GFLOP/s", g.MachineGFLOPS)
 		}
 		parts = append(parts, fmt.Sprintf("%d-%d by %s (load %.1f%s)", g.FromStep, g.ToStep, rev, g.LoadMean, machine))
-		at = max(at, g.ToStep)
-	}
-	if p.RunningBy == "" {
-		outside(at, p.Step)
-	}
+	}, func(from, to int) {
+		parts = append(parts, fmt.Sprintf("%d-%d outside the runner's records", from, to))
+	})
 	return "; steps " + strings.Join(parts, ", ")
 }

@@ -113,7 +113,7 @@ type Conditions struct {
 func JobConditions(segs []Segment, h gpnb.History) (c Conditions, ok bool) {
 	var sum, weight float64
 	backends := map[string]bool{}
-	for _, s := range segs {
+	walkSegments(segs, len(h), func(s Segment) {
 		b := s.Environment["backend"]
 		if b == "" {
 			b = "cpu"
@@ -124,17 +124,18 @@ func JobConditions(segs []Segment, h gpnb.History) (c Conditions, ok bool) {
 			cores, _ = strconv.Atoi(s.Environment["gomaxprocs"])
 		}
 		if s.LoadSamples == 0 || cores <= 0 {
-			continue
+			return
 		}
 		w := max(s.Updated.Sub(s.Started).Seconds(), 1)
 		sum += w * s.LoadMean / float64(cores)
 		weight += w
-	}
-	for i, r := range h {
-		if b := operatorBackend(r.Operator); b != "" && !slices.ContainsFunc(segs, func(s Segment) bool { return s.FromStep <= i && i < s.ToStep }) {
-			backends[b] = true
+	}, func(from, to int) {
+		for _, r := range h[min(from, len(h)):min(to, len(h))] {
+			if b := operatorBackend(r.Operator); b != "" {
+				backends[b] = true
+			}
 		}
-	}
+	})
 	if len(backends) == 0 {
 		return Conditions{LoadPerCore: math.NaN()}, false
 	}
@@ -144,6 +145,24 @@ func JobConditions(segs []Segment, h gpnb.History) (c Conditions, ok bool) {
 	}
 	c.Backends = slices.Sorted(maps.Keys(backends))
 	return c, true
+}
+
+// walkSegments visits a job's segments in order, calling seg for each, and
+// outside(from, to) for each span of steps no segment covers: before a
+// segment that begins after the steps covered so far, and after the last
+// segment up to steps (none when steps is 0).
+func walkSegments(segs []Segment, steps int, seg func(Segment), outside func(from, to int)) {
+	at := 0
+	for _, s := range segs {
+		if at < s.FromStep {
+			outside(at, s.FromStep)
+		}
+		seg(s)
+		at = max(at, s.ToStep)
+	}
+	if at < steps {
+		outside(at, steps)
+	}
 }
 
 // operatorBackend is the backend that built a step's kernel operator, from
