@@ -268,6 +268,10 @@ func ReadCheckpoint(path string) (*State, error) {
 // Config tagged `resume:"change"`: learning rate, solver settings, where to
 // checkpoint, residual traces, the evaluation's settings, the operator's
 // memory budget and workers) and refuse the rest with ErrConfigMismatch.
+// A solve interrupted mid-way continues under the settings it started with,
+// except a raised Settings.MaxIterations, which it takes over (so a run
+// resumed with a larger cap goes on as one started with it would); the
+// other changed settings apply from the next step's solve.
 func Resume(path string, ds *data.Dataset, opts ...Option) (*Optimiser, error) {
 	st, err := ReadCheckpoint(path)
 	if err != nil {

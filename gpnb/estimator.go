@@ -352,7 +352,16 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	var sol solvers.Solver
 	tSolve := time.Now()
 	if resumed {
-		sol, err = solvers.Resume(op, e.cfg.Solver, b, e.st.Pending.Clone())
+		pending := e.st.Pending.Clone()
+		// A cap raised on resuming (Resume's WithChanges, a rerun of gpnb
+		// reproduce with a larger --max-iterations) applies to the
+		// interrupted solve too, so that it continues as a solve started
+		// under the larger cap would; every other setting applies from the
+		// next solve on.
+		if c := e.cfg.Settings.MaxIterations; c > pending.Settings.MaxIterations {
+			pending.Settings.MaxIterations = c
+		}
+		sol, err = solvers.Resume(op, e.cfg.Solver, b, pending)
 		if err != nil {
 			return fmt.Errorf("resuming the interrupted solve: %w", err)
 		}

@@ -324,6 +324,65 @@ func TestResumeBitIdentical(t *testing.T) {
 	}
 }
 
+// TestResumeRaisedCap: a solve interrupted under a cap it would have hit,
+// resumed with a larger one, goes on past the old cap and ends as a run
+// started under the larger cap does, bit for bit; resumed without the raise
+// it stops at the old cap, unconverged.
+func TestResumeRaisedCap(t *testing.T) {
+	ds := synth(t, 250, 3, 6)
+	ctx := context.Background()
+	cfg := Config{Solver: solvers.SGD{BatchSize: 50, Seed: 2}, Seed: 3, Settings: solvers.Settings{MaxIterations: 20000}}
+	ref, err := NewOptimiser(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Run(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	need := ref.History()[0].SolverIterations
+	if need < 10 || !ref.History()[0].SolverConverged {
+		t.Fatalf("step 1 took %d iterations (converged %v): the test needs a longer solve", need, ref.History()[0].SolverConverged)
+	}
+	small := cfg
+	small.Settings.MaxIterations = need / 2
+	path := t.TempDir() + "/run.ckpt"
+	c, err := NewOptimiser(ds, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	c.AddRecorder(Hooks{Iteration: func(p Progress) {
+		if p.Step == 1 && p.Iteration == 2 {
+			cancel()
+		}
+	}})
+	if err := c.Run(cctx, 3); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
+	}
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	raised, err := Resume(path, ds, WithChanges(func(c *Config) { c.Settings.MaxIterations = cfg.Settings.MaxIterations }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raised.RunTo(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	compareStates(t, ref.State(), raised.State())
+
+	kept, err := Resume(path, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.RunTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if r := kept.History()[0]; r.SolverIterations != small.Settings.MaxIterations || r.SolverConverged {
+		t.Errorf("resumed under the old cap %d: %d iterations, converged %v; want the cap, unconverged", small.Settings.MaxIterations, r.SolverIterations, r.SolverConverged)
+	}
+}
+
 // checkSaved: a checkpoint keeps the previous solution only with warm
 // start, and the probes only when they are fixed or a solve is pending (its
 // right-hand side needs them); TestResumeBitIdentical shows that what is

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
@@ -211,5 +212,108 @@ func TestGPTrainerResidualTraces(t *testing.T) {
 	}
 	if a, b := stripTimes(res[0]), stripTimes(res[1]); !reflect.DeepEqual(a, b) {
 		t.Errorf("results with and without traces differ beyond the traces:\n%+v\n%+v", a[0].Result, b[0].Result)
+	}
+}
+
+// TestRaisedCap: rerunning a job with a larger iteration cap than the one it
+// started under continues it (the job's record then names the new cap), and
+// its result equals a run under the larger cap from the start, wall-clock
+// fields aside, when none of its steps reached the old cap; a finished job
+// counts as done under the larger cap. When a step did reach the old cap,
+// or the cap is lowered, the rerun is ErrConfigMismatch. A sharded run's
+// shards.json follows the same rule.
+func TestRaisedCap(t *testing.T) {
+	grid := func(maxIter int) []Job {
+		t.Helper()
+		g := Grid{Datasets: []string{"synthetic-60-2-1"}, Splits: []int{0}, Solvers: []string{"cg"}, Steps: 4, Exact: ExactNever, Modes: []string{"cold"}, Config: paperBase()}
+		g.Config.Probes = 4
+		g.Config.Settings.MaxIterations = maxIter
+		jobs, err := g.Jobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	run := func(dir string, jobs []Job, stopAt int) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var tr Trainer = GPTrainer{}
+		if stopAt > 0 {
+			tr = cancelAt{GPTrainer{}, jobs[0].ID(), stopAt, cancel}
+		}
+		_, err := (&Runner{Dir: dir, Trainer: tr}).Run(ctx, jobs)
+		return err
+	}
+	const high = 1000
+	ref := t.TempDir()
+	if err := run(ref, grid(high), 0); err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadResults(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := want[0].Result.History
+	most, least := 0, high
+	for _, r := range h {
+		most, least = max(most, r.SolverIterations), min(least, r.SolverIterations)
+	}
+	if h.UnconvergedSteps() != 0 || least < 3 {
+		t.Fatalf("reference: %d unconverged steps, fewest iterations %d: the test needs converged solves of ≥ 3 iterations", h.UnconvergedSteps(), least)
+	}
+
+	// No step reaches the old cap: resumed under the larger one, the same
+	// result; a finished job is done under it.
+	dir := t.TempDir()
+	if err := run(dir, grid(most+1), 2); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	if err := run(dir, grid(high), 0); err != nil {
+		t.Fatalf("rerun with a raised cap: %v", err)
+	}
+	got, err := LoadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sg, sw := stripTimes(got), stripTimes(want); len(sg) != 1 || !reflect.DeepEqual(sg[0].Job, sw[0].Job) || !reflect.DeepEqual(sg[0].Result, sw[0].Result) {
+		t.Errorf("resumed under the raised cap: %+v, want %+v", sg, sw)
+	}
+	done := t.TempDir()
+	if err := run(done, grid(most+1), 0); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := (&Runner{Dir: done, Trainer: GPTrainer{}}).Run(context.Background(), grid(high))
+	if err != nil || sum.Skipped != 1 {
+		t.Errorf("finished job rerun with a raised cap: %+v, %v; want it skipped as done", sum, err)
+	}
+
+	// A sharded run's record of the deal takes the raised cap too.
+	sharded := &Runner{Dir: t.TempDir(), Trainer: GPTrainer{}}
+	if _, err := sharded.ShardJobs(grid(most+1), Shard{K: 0, N: 1}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(sharded.Dir, grid(most+1), 2); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted sharded run: %v", err)
+	}
+	if _, err := sharded.ShardJobs(grid(high), Shard{K: 0, N: 1}, true); err != nil {
+		t.Fatalf("sharded rerun with a raised cap: %v", err)
+	}
+	if rec, err := ReadShards(sharded.Dir); err != nil || len(rec.Jobs) != 1 || iterationCap(rec.Jobs[0].Job) != high {
+		t.Errorf("shards.json after the raise: %+v, %v; want its job under the cap %d", rec, err, high)
+	}
+	if _, err := sharded.ShardJobs(grid(most), Shard{K: 0, N: 1}, true); !errors.Is(err, ErrConfigMismatch) {
+		t.Errorf("sharded rerun with a lowered cap: %v, want ErrConfigMismatch", err)
+	}
+
+	// A step reached the old cap, or the cap is lowered: refused.
+	capped := t.TempDir()
+	if err := run(capped, grid(least-1), 2); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted capped run: %v", err)
+	}
+	if err := run(capped, grid(high), 0); !errors.Is(err, ErrConfigMismatch) || !strings.Contains(err.Error(), "stopped unconverged") {
+		t.Errorf("raising the cap of a job with capped steps: %v, want ErrConfigMismatch naming the unconverged steps", err)
+	}
+	if err := run(done, grid(most), 0); !errors.Is(err, ErrConfigMismatch) {
+		t.Errorf("lowering the cap: %v, want ErrConfigMismatch", err)
 	}
 }

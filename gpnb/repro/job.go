@@ -54,7 +54,8 @@ const NumSplits = data.NumSplits
 // Job is one training run of the grid: its data (dataset, split, subset),
 // its number of Adam steps and its configuration, the one plain-data
 // description of a run (gpnb.Config). It is stored as DIR/jobs/<ID>/job.json;
-// a rerun whose job differs from the stored one is refused.
+// a rerun whose job differs from the stored one is refused, unless only by
+// a larger iteration cap that none of its steps reached (Runner.Run).
 type Job struct {
 	Dataset string      `json:"dataset"`          // a UCI name or synthetic-N-D-SEED
 	Split   int         `json:"split"`            // 0–9

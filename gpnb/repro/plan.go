@@ -37,29 +37,31 @@ type PlannedJob struct {
 	Problem string
 }
 
-// CheckpointReader is implemented by Trainers whose checkpoints Plan can
-// read: it returns the number of completed steps a checkpoint holds.
+// CheckpointReader is implemented by Trainers whose checkpoints Plan and Run
+// can read: it returns the number of completed steps a checkpoint holds and
+// how many of them stopped unconverged (at the iteration cap, or stalled).
 type CheckpointReader interface {
-	CheckpointStep(path string) (int, error)
+	CheckpointSteps(path string) (steps, unconverged int, err error)
 }
 
-// checkpointStep asks t for the step a checkpoint holds; a Trainer that is
+// checkpointSteps asks t for the steps a checkpoint holds; a Trainer that is
 // not a CheckpointReader (or none) is read as a GPTrainer.
-func checkpointStep(t Trainer, path string) (int, error) {
+func checkpointSteps(t Trainer, path string) (steps, unconverged int, err error) {
 	if cr, ok := t.(CheckpointReader); ok {
-		return cr.CheckpointStep(path)
+		return cr.CheckpointSteps(path)
 	}
-	return GPTrainer{}.CheckpointStep(path)
+	return GPTrainer{}.CheckpointSteps(path)
 }
 
-// CheckpointStep returns the number of steps the gpnb checkpoint at path
-// holds; a corrupt file is an error.
-func (GPTrainer) CheckpointStep(path string) (int, error) {
+// CheckpointSteps returns the number of steps the gpnb checkpoint at path
+// holds and how many of them stopped unconverged; a corrupt file is an
+// error.
+func (GPTrainer) CheckpointSteps(path string) (steps, unconverged int, err error) {
 	st, err := gpnb.ReadCheckpoint(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return st.Step, nil
+	return st.Step, st.History.UnconvergedSteps(), nil
 }
 
 // Plan reports, without running or writing anything, the state of every job
@@ -79,7 +81,7 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 			return nil, err
 		}
 		p := PlannedJob{Job: j, State: PlanNotStarted}
-		done, err := r.checkJob(j)
+		done, _, err := r.checkJob(j)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +102,7 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 			if _, err := os.Stat(ckpt); errors.Is(err, os.ErrNotExist) {
 				break
 			}
-			step, err := checkpointStep(r.Trainer, ckpt)
+			step, _, err := checkpointSteps(r.Trainer, ckpt)
 			if err != nil {
 				p.Problem = err.Error()
 				break

@@ -144,7 +144,9 @@ type Summary struct {
 
 // Run runs every unfinished job of jobs. Before anything runs it checks every
 // job directory that exists: a stored job.json that differs from the job is
-// ErrConfigMismatch. A job that fails is recorded in status.json and the run
+// ErrConfigMismatch, unless the job only raises an iteration cap that none
+// of the stored job's steps reached; the job then goes on under the larger
+// cap (its job.json is rewritten when it runs). A job that fails is recorded in status.json and the run
 // goes on with the next; the returned error then lists the failures. A job
 // that another process is running (its LockFile is held) is skipped and
 // listed in Summary.Elsewhere. When ctx is cancelled the running job
@@ -192,9 +194,12 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	st := Status{State: "running", Started: now(), Total: len(jobs), ETASeconds: -1, Command: r.Command, Environment: r.Environment}
 	done := make([]bool, len(jobs))
 	for i, j := range jobs {
-		d, err := r.checkJob(j)
+		d, raised, err := r.checkJob(j)
 		if err != nil {
 			return Summary{}, err
+		}
+		if raised != "" {
+			r.logf(false, "%s: %s\n", j.ID(), raised)
 		}
 		done[i] = d
 		s := "pending"
@@ -257,7 +262,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			continue
 		}
 		// Another runner may have finished the job since checkJob looked.
-		if d, err := r.checkJob(j); err != nil || d {
+		if d, _, err := r.checkJob(j); err != nil || d {
 			lock.release(false)
 			if err != nil {
 				return sum, err
@@ -461,29 +466,84 @@ func fmtDuration(sec float64) string {
 }
 
 // checkJob reports whether j is finished in r.Dir, and an error when the
-// stored job.json differs from j.
-func (r *Runner) checkJob(j Job) (bool, error) {
+// stored job.json differs from j. A stored job that differs from j only in a
+// smaller iteration cap that none of its steps reached is the same job (see
+// raisedCap); raised then says so, for the log.
+func (r *Runner) checkJob(j Job) (done bool, raised string, err error) {
 	dir := filepath.Join(r.Dir, JobsDir, j.ID())
 	b, err := os.ReadFile(filepath.Join(dir, JobFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return false, "", nil
 	}
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	var stored Job
 	if err := json.Unmarshal(b, &stored); err != nil {
-		return false, fmt.Errorf("repro: %s is not a valid job file (%v): delete the directory %s to rerun that job", filepath.Join(dir, JobFile), err, dir)
+		return false, "", fmt.Errorf("repro: %s is not a valid job file (%v): delete the directory %s to rerun that job", filepath.Join(dir, JobFile), err, dir)
 	}
-	if !stored.Normalize().Equal(j) {
-		return false, fmt.Errorf("%w: %s was written for %s, but this run asks for %s: rerun with the original arguments, or use a different --out",
-			ErrConfigMismatch, filepath.Join(dir, JobFile), jobDiff(stored, j, true), jobDiff(stored, j, false))
+	if stored = stored.Normalize(); !stored.Equal(j) {
+		raised, err = r.raisedCap(stored, j, dir)
+		if err != nil {
+			return false, "", err
+		}
+		if raised == "" {
+			return false, "", fmt.Errorf("%w: %s was written for %s, but this run asks for %s: rerun with the original arguments, or use a different --out",
+				ErrConfigMismatch, filepath.Join(dir, JobFile), jobDiff(stored, j, true), jobDiff(stored, j, false))
+		}
 	}
 	res, err := readResult(filepath.Join(dir, ResultFile))
 	if err != nil {
-		return false, nil // missing or torn result: run (resume) the job again
+		return false, raised, nil // missing or torn result: run (resume) the job again
 	}
-	return checkResult(j, res) == nil, nil
+	return checkResult(j, res) == nil, raised, nil
+}
+
+// raisedCap returns a note when j differs from the stored job only in a
+// larger iteration cap (Settings.MaxIterations, resolved: the solver's
+// default when unset) and none of the steps the job has done, finished
+// (result.json) or checkpointed, stopped unconverged: a cap that no solve
+// reached changed nothing, so those steps are what a run under j's cap
+// gives, and the job continues under it (a pending solve included, see
+// gpnb.Resume). It returns "" when the jobs differ otherwise, and an error
+// wrapping ErrConfigMismatch when a step did reach the stored cap.
+func (r *Runner) raisedCap(stored, j Job, dir string) (string, error) {
+	if d := stored.differences(j); len(d) != 1 || d[0] != "config.Settings.MaxIterations" {
+		return "", nil
+	}
+	was, now := iterationCap(stored), iterationCap(j)
+	if was == 0 || now <= was {
+		return "", nil
+	}
+	steps, unconverged := 0, 0
+	if res, err := readResult(filepath.Join(dir, ResultFile)); err == nil {
+		steps, unconverged = len(res.History), res.History.UnconvergedSteps()
+	} else if ckpt := filepath.Join(dir, CheckpointFile); fileExists(ckpt) {
+		var err error
+		if steps, unconverged, err = checkpointSteps(r.Trainer, ckpt); err != nil {
+			return "", fmt.Errorf("repro: %s: raising the iteration cap from %d to %d needs the steps done so far, but its checkpoint cannot be read: %w", j.ID(), was, now, err)
+		}
+	}
+	if unconverged > 0 {
+		return "", fmt.Errorf("%w: %s ran under an iteration cap of %d, and %d of its %d steps stopped unconverged (at that cap, or stalled): a larger cap (%d) would change them, so it is a different job: rerun with the original cap, or use a different --out to run it afresh",
+			ErrConfigMismatch, j.ID(), was, unconverged, steps, now)
+	}
+	return fmt.Sprintf("iteration cap raised from %d to %d: none of the %d steps done so far reached it, so they stand", was, now, steps), nil
+}
+
+// iterationCap returns the iteration cap j's solves run under, or 0 when it
+// depends on the data (Settings.MaxEpochs) or the settings are invalid.
+func iterationCap(j Job) int {
+	s, err := j.Config.Settings.Resolve(j.Config.Solver)
+	if err != nil {
+		return 0
+	}
+	return s.MaxIterations
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // jobDiff lists the fields in which a and b differ, with a's values (first)

@@ -38,17 +38,18 @@ type fakeCkpt struct {
 	Iters []int
 }
 
-// CheckpointStep reads the fake's JSON checkpoint, for Runner.Plan.
-func (f *fakeTrainer) CheckpointStep(path string) (int, error) {
+// CheckpointSteps reads the fake's JSON checkpoint, for Runner.Plan (its
+// steps never stop unconverged).
+func (f *fakeTrainer) CheckpointSteps(path string) (steps, unconverged int, err error) {
 	var st fakeCkpt
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return st.Step, nil
+	return st.Step, 0, nil
 }
 
 func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {

@@ -267,15 +267,29 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 	for _, sj := range rec.Jobs {
 		assigned[sj.ID], dealt[sj.ID] = sj.Shard, sj.Job
 	}
+	added := false // rec changed
 	for _, j := range norm {
-		// The same comparison as Run's with job.json.
-		if old, ok := dealt[j.ID()]; ok && !reflect.DeepEqual(old, j) {
+		// The same comparison as Run's with job.json, raised caps included.
+		old, ok := dealt[j.ID()]
+		if !ok || reflect.DeepEqual(old, j) {
+			continue
+		}
+		raised, err := r.raisedCap(old, j, filepath.Join(r.Dir, JobsDir, j.ID()))
+		if err != nil {
+			return nil, err
+		}
+		if raised == "" {
 			return nil, fmt.Errorf("%w: %s deals %s with %s, but this run asks for %s: rerun with the original arguments, use a different --out, or delete %s to deal the grid afresh",
 				ErrConfigMismatch, path, j.ID(), jobDiff(old, j, true), jobDiff(old, j, false), path)
 		}
+		for i := range rec.Jobs {
+			if rec.Jobs[i].ID == j.ID() {
+				rec.Jobs[i].Job = j
+			}
+		}
+		added = true
 	}
 	deal := Deal(norm, s.N, assigned, r.remainingCost)
-	added := false
 	for _, j := range norm {
 		if _, ok := assigned[j.ID()]; !ok {
 			rec.Jobs = append(rec.Jobs, ShardedJob{Shard: deal[j.ID()], ID: j.ID(), Job: j})
@@ -301,12 +315,12 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 // can be read, all of it otherwise.
 func (r *Runner) remainingCost(j Job) float64 {
 	c := EstimateCost(j)
-	if done, err := r.checkJob(j); err == nil && done {
+	if done, _, err := r.checkJob(j); err == nil && done {
 		return 0
 	}
 	if j.Steps > 0 {
 		ckpt := filepath.Join(r.Dir, JobsDir, j.ID(), CheckpointFile)
-		if step, err := checkpointStep(r.Trainer, ckpt); err == nil && step >= 0 && step <= j.Steps {
+		if step, _, err := checkpointSteps(r.Trainer, ckpt); err == nil && step >= 0 && step <= j.Steps {
 			return c * float64(j.Steps-step) / float64(j.Steps)
 		}
 	}
