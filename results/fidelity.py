@@ -97,7 +97,8 @@ def split(root, w):
 
 
 # RERUN_CAP is the iteration cap of the full-size SGD re-runs under the
-# authors' rules (results/full-rules), as results/gpu/fidelity.sh passes it.
+# authors' rules (results/full-rules); results/gpu/fidelity.sh reads it from
+# here.
 RERUN_CAP = 200000
 
 

@@ -146,12 +146,12 @@ type Summary struct {
 // job directory that exists: a stored job.json that differs from the job is
 // ErrConfigMismatch, unless the job only raises an iteration cap that none
 // of the stored job's steps reached; the job then goes on under the larger
-// cap (its job.json is rewritten when it runs). A job that fails is recorded in status.json and the run
-// goes on with the next; the returned error then lists the failures. A job
-// that another process is running (its LockFile is held) is skipped and
-// listed in Summary.Elsewhere. When ctx is cancelled the running job
-// checkpoints and Run returns an error wrapping ErrInterrupted that says how
-// to resume.
+// cap (its job.json is rewritten when it runs). A job that fails is
+// recorded in status.json and the run goes on with the next; the returned
+// error then lists the failures. A job that another process is running (its
+// LockFile is held) is skipped and listed in Summary.Elsewhere. When ctx is
+// cancelled the running job checkpoints and Run returns an error wrapping
+// ErrInterrupted that says how to resume.
 func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	if r.Trainer == nil {
 		return Summary{}, errors.New("repro: Runner.Trainer is nil")
@@ -515,14 +515,13 @@ func (r *Runner) raisedCap(stored, j Job, dir string) (string, error) {
 	if was == 0 || now <= was {
 		return "", nil
 	}
-	steps, unconverged := 0, 0
+	var steps, unconverged int
 	if res, err := readResult(filepath.Join(dir, ResultFile)); err == nil {
 		steps, unconverged = len(res.History), res.History.UnconvergedSteps()
-	} else if ckpt := filepath.Join(dir, CheckpointFile); fileExists(ckpt) {
-		var err error
-		if steps, unconverged, err = checkpointSteps(r.Trainer, ckpt); err != nil {
-			return "", fmt.Errorf("repro: %s: raising the iteration cap from %d to %d needs the steps done so far, but its checkpoint cannot be read: %w", j.ID(), was, now, err)
-		}
+	} else if steps, unconverged, err = checkpointSteps(r.Trainer, filepath.Join(dir, CheckpointFile)); errors.Is(err, os.ErrNotExist) {
+		steps, unconverged = 0, 0 // nothing run yet
+	} else if err != nil {
+		return "", fmt.Errorf("repro: %s: raising the iteration cap from %d to %d needs the steps done so far, but its checkpoint cannot be read: %w", j.ID(), was, now, err)
 	}
 	if unconverged > 0 {
 		return "", fmt.Errorf("%w: %s ran under an iteration cap of %d, and %d of its %d steps stopped unconverged (at that cap, or stalled): a larger cap (%d) would change them, so it is a different job: rerun with the original cap, or use a different --out to run it afresh",
@@ -539,11 +538,6 @@ func iterationCap(j Job) int {
 		return 0
 	}
 	return s.MaxIterations
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // jobDiff lists the fields in which a and b differ, with a's values (first)

@@ -267,7 +267,7 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 	for _, sj := range rec.Jobs {
 		assigned[sj.ID], dealt[sj.ID] = sj.Shard, sj.Job
 	}
-	added := false // rec changed
+	changed := false // rec needs writing
 	for _, j := range norm {
 		// The same comparison as Run's with job.json, raised caps included.
 		old, ok := dealt[j.ID()]
@@ -287,16 +287,16 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 				rec.Jobs[i].Job = j
 			}
 		}
-		added = true
+		changed = true
 	}
 	deal := Deal(norm, s.N, assigned, r.remainingCost)
 	for _, j := range norm {
 		if _, ok := assigned[j.ID()]; !ok {
 			rec.Jobs = append(rec.Jobs, ShardedJob{Shard: deal[j.ID()], ID: j.ID(), Job: j})
-			added = true
+			changed = true
 		}
 	}
-	if record && added {
+	if record && changed {
 		if err := atomicfile.WriteJSON(path, rec, true); err != nil {
 			return nil, err
 		}

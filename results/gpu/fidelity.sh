@@ -23,9 +23,9 @@
 #	full     gpnb reproduce --authors-rules --out results/full-rules: pol and
 #	         bike SGD cold at full size (split 0, 100 steps), the rows that
 #	         hit the 50 000-iteration cap under the paper's text in
-#	         results/full, under a cap of 200 000 (RERUN_CAP in
-#	         results/fidelity.py: bike cold outgrows 50 000 under these
-#	         rules too); the rest of the time
+#	         results/full, under the cap RERUN_CAP of results/fidelity.py
+#	         (bike cold outgrows 50 000 under these rules too); the rest of
+#	         the time
 #
 # Each output directory's jobs come back as one archive per directory
 # ($OUT/full-rules.tar.gz, $OUT/fidelity-paper.tar.gz,
@@ -62,8 +62,9 @@ for rules in paper reference; do
 		FLAGS="--backend cuda" sh results/run-fidelity.sh >>"$OUT/subsets.log" 2>&1
 done
 tail -n 4 "$OUT/subsets.log" | tee -a "$sum"
+cap=$(sed -n 's/^RERUN_CAP = //p' results/fidelity.py) # the one place it is set
 stage full 100 "$GPNB" reproduce --backend cuda --datasets pol,bike --splits 0 --solvers sgd --modes cold,warm --steps 100 \
-	--exact never --authors-rules --max-iterations 200000 --out results/full-rules >>"$OUT/full.log" 2>&1
+	--exact never --authors-rules --max-iterations "$cap" --out results/full-rules >>"$OUT/full.log" 2>&1
 tail -n 3 "$OUT/full.log" | tee -a "$sum"
 
 for d in full-rules fidelity/paper fidelity/reference; do
