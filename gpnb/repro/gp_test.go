@@ -3,6 +3,7 @@ package repro
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -282,9 +283,13 @@ func TestRaisedCap(t *testing.T) {
 	if err := run(done, grid(most+1), 0); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := (&Runner{Dir: done, Trainer: GPTrainer{}}).Run(context.Background(), grid(high))
+	var log strings.Builder
+	sum, err := (&Runner{Dir: done, Trainer: GPTrainer{}, Log: &log}).Run(context.Background(), grid(high))
 	if err != nil || sum.Skipped != 1 {
 		t.Errorf("finished job rerun with a raised cap: %+v, %v; want it skipped as done", sum, err)
+	}
+	if note := fmt.Sprintf("finished under an iteration cap of %d, which none of its 4 steps reached", most+1); !strings.Contains(log.String(), note) {
+		t.Errorf("finished job rerun with a raised cap logged %q, want it to say %q", log.String(), note)
 	}
 
 	// A sharded run's record of the deal takes the raised cap too.

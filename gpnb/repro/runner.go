@@ -516,8 +516,10 @@ func (r *Runner) raisedCap(stored, j Job, dir string) (string, error) {
 		return "", nil
 	}
 	var steps, unconverged int
+	finished := false
 	if res, err := readResult(filepath.Join(dir, ResultFile)); err == nil {
 		steps, unconverged = len(res.History), res.History.UnconvergedSteps()
+		finished = checkResult(j, res) == nil
 	} else if steps, unconverged, err = checkpointSteps(r.Trainer, filepath.Join(dir, CheckpointFile)); errors.Is(err, os.ErrNotExist) {
 		steps, unconverged = 0, 0 // nothing run yet
 	} else if err != nil {
@@ -526,6 +528,10 @@ func (r *Runner) raisedCap(stored, j Job, dir string) (string, error) {
 	if unconverged > 0 {
 		return "", fmt.Errorf("%w: %s ran under an iteration cap of %d, and %d of its %d steps stopped unconverged (at that cap, or stalled): a larger cap (%d) would change them, so it is a different job: rerun with the original cap, or use a different --out to run it afresh",
 			ErrConfigMismatch, j.ID(), was, unconverged, steps, now)
+	}
+	if finished {
+		// Nothing of it runs again, and job.json keeps the cap it ran under.
+		return fmt.Sprintf("finished under an iteration cap of %d, which none of its %d steps reached: its result stands for the cap of %d", was, steps, now), nil
 	}
 	return fmt.Sprintf("iteration cap raised from %d to %d: none of the %d steps done so far reached it, so they stand", was, now, steps), nil
 }
