@@ -81,7 +81,7 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 			return nil, err
 		}
 		p := PlannedJob{Job: j, State: PlanNotStarted}
-		done, _, err := r.checkJob(j)
+		res, _, err := r.checkJob(j)
 		if err != nil {
 			return nil, err
 		}
@@ -91,11 +91,7 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 			p.RunningBy = who
 		}
 		switch {
-		case done:
-			res, err := readResult(filepath.Join(dir, ResultFile))
-			if err != nil {
-				return nil, err
-			}
+		case res != nil:
 			p.State, p.Step, p.Result = PlanDone, j.Steps, res
 		default:
 			ckpt := filepath.Join(dir, CheckpointFile)

@@ -194,16 +194,16 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	st := Status{State: "running", Started: now(), Total: len(jobs), ETASeconds: -1, Command: r.Command, Environment: r.Environment}
 	done := make([]bool, len(jobs))
 	for i, j := range jobs {
-		d, raised, err := r.checkJob(j)
+		res, raised, err := r.checkJob(j)
 		if err != nil {
 			return Summary{}, err
 		}
 		if raised != "" {
 			r.logf(false, "%s: %s\n", j.ID(), raised)
 		}
-		done[i] = d
+		done[i] = res != nil
 		s := "pending"
-		if d {
+		if done[i] {
 			s = "done"
 			st.Done++
 			// A run killed between writing result.json and deleting the
@@ -262,7 +262,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			continue
 		}
 		// Another runner may have finished the job since checkJob looked.
-		if d, _, err := r.checkJob(j); err != nil || d {
+		if res, _, err := r.checkJob(j); err != nil || res != nil {
 			lock.release(false)
 			if err != nil {
 				return sum, err
@@ -465,49 +465,59 @@ func fmtDuration(sec float64) string {
 	return (time.Duration(sec*10) * (time.Second / 10)).String()
 }
 
-// checkJob reports whether j is finished in r.Dir, and an error when the
-// stored job.json differs from j. A stored job that differs from j only in a
-// smaller iteration cap that none of its steps reached is the same job (see
-// raisedCap); raised then says so, for the log.
-func (r *Runner) checkJob(j Job) (done bool, raised string, err error) {
+// checkJob returns j's result in r.Dir when the job is finished (nil when it
+// is not), and an error when the stored job.json differs from j. A stored
+// job that differs from j only in a smaller iteration cap that none of its
+// steps reached is the same job (see raisedCap); raised then says so, for
+// the log.
+func (r *Runner) checkJob(j Job) (finished *gpnb.Result, raised string, err error) {
 	dir := filepath.Join(r.Dir, JobsDir, j.ID())
 	b, err := os.ReadFile(filepath.Join(dir, JobFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return false, "", nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return false, "", err
+		return nil, "", err
 	}
 	var stored Job
 	if err := json.Unmarshal(b, &stored); err != nil {
-		return false, "", fmt.Errorf("repro: %s is not a valid job file (%v): delete the directory %s to rerun that job", filepath.Join(dir, JobFile), err, dir)
+		return nil, "", fmt.Errorf("repro: %s is not a valid job file (%v): delete the directory %s to rerun that job", filepath.Join(dir, JobFile), err, dir)
 	}
+	finished = finishedResult(j, dir)
 	if stored = stored.Normalize(); !stored.Equal(j) {
-		raised, err = r.raisedCap(stored, j, dir)
+		raised, err = r.raisedCap(stored, j, dir, finished)
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		if raised == "" {
-			return false, "", fmt.Errorf("%w: %s was written for %s, but this run asks for %s: rerun with the original arguments, or use a different --out",
+			return nil, "", fmt.Errorf("%w: %s was written for %s, but this run asks for %s: rerun with the original arguments, or use a different --out",
 				ErrConfigMismatch, filepath.Join(dir, JobFile), jobDiff(stored, j, true), jobDiff(stored, j, false))
 		}
 	}
+	return finished, raised, nil
+}
+
+// finishedResult returns the result in job directory dir when it is a
+// complete result of j, and nil when it is missing or torn (the job runs, or
+// resumes, again).
+func finishedResult(j Job, dir string) *gpnb.Result {
 	res, err := readResult(filepath.Join(dir, ResultFile))
-	if err != nil {
-		return false, raised, nil // missing or torn result: run (resume) the job again
+	if err != nil || checkResult(j, res) != nil {
+		return nil
 	}
-	return checkResult(j, res) == nil, raised, nil
+	return res
 }
 
 // raisedCap returns a note when j differs from the stored job only in a
 // larger iteration cap (Settings.MaxIterations, resolved: the solver's
 // default when unset) and none of the steps the job has done, finished
-// (result.json) or checkpointed, stopped unconverged: a cap that no solve
-// reached changed nothing, so those steps are what a run under j's cap
-// gives, and the job continues under it (a pending solve included, see
-// gpnb.Resume). It returns "" when the jobs differ otherwise, and an error
-// wrapping ErrConfigMismatch when a step did reach the stored cap.
-func (r *Runner) raisedCap(stored, j Job, dir string) (string, error) {
+// (finished, its result in dir, or nil) or checkpointed, stopped
+// unconverged: a cap that no solve reached changed nothing, so those steps
+// are what a run under j's cap gives, and the job continues under it (a
+// pending solve included, see gpnb.Resume). It returns "" when the jobs
+// differ otherwise, and an error wrapping ErrConfigMismatch when a step did
+// reach the stored cap.
+func (r *Runner) raisedCap(stored, j Job, dir string, finished *gpnb.Result) (string, error) {
 	if d := stored.differences(j); len(d) != 1 || d[0] != "config.Settings.MaxIterations" {
 		return "", nil
 	}
@@ -516,10 +526,9 @@ func (r *Runner) raisedCap(stored, j Job, dir string) (string, error) {
 		return "", nil
 	}
 	var steps, unconverged int
-	finished := false
-	if res, err := readResult(filepath.Join(dir, ResultFile)); err == nil {
-		steps, unconverged = len(res.History), res.History.UnconvergedSteps()
-		finished = checkResult(j, res) == nil
+	var err error
+	if finished != nil {
+		steps, unconverged = len(finished.History), finished.History.UnconvergedSteps()
 	} else if steps, unconverged, err = checkpointSteps(r.Trainer, filepath.Join(dir, CheckpointFile)); errors.Is(err, os.ErrNotExist) {
 		steps, unconverged = 0, 0 // nothing run yet
 	} else if err != nil {
@@ -529,7 +538,7 @@ func (r *Runner) raisedCap(stored, j Job, dir string) (string, error) {
 		return "", fmt.Errorf("%w: %s ran under an iteration cap of %d, and %d of its %d steps stopped unconverged (at that cap, or stalled): a larger cap (%d) would change them, so it is a different job: rerun with the original cap, or use a different --out to run it afresh",
 			ErrConfigMismatch, j.ID(), was, unconverged, steps, now)
 	}
-	if finished {
+	if finished != nil {
 		// Nothing of it runs again, and job.json keeps the cap it ran under.
 		return fmt.Sprintf("finished under an iteration cap of %d, which none of its %d steps reached: its result stands for the cap of %d", was, steps, now), nil
 	}

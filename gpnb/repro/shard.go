@@ -274,7 +274,8 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 		if !ok || reflect.DeepEqual(old, j) {
 			continue
 		}
-		raised, err := r.raisedCap(old, j, filepath.Join(r.Dir, JobsDir, j.ID()))
+		dir := filepath.Join(r.Dir, JobsDir, j.ID())
+		raised, err := r.raisedCap(old, j, dir, finishedResult(j, dir))
 		if err != nil {
 			return nil, err
 		}
@@ -315,7 +316,7 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 // can be read, all of it otherwise.
 func (r *Runner) remainingCost(j Job) float64 {
 	c := EstimateCost(j)
-	if done, _, err := r.checkJob(j); err == nil && done {
+	if res, _, err := r.checkJob(j); err == nil && res != nil {
 		return 0
 	}
 	if j.Steps > 0 {
