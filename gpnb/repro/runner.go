@@ -26,6 +26,11 @@ const (
 	JobsDir        = "jobs"
 )
 
+// PlainLogInterval is the longest a plain (non-terminal) Runner log goes
+// without a step line while steps finish: a step ending this long after the
+// last step line is logged even when it is not a tenth step.
+const PlainLogInterval = time.Minute
+
 // Progress is what a Trainer reports while a job runs: at least once per
 // completed marginal-likelihood step.
 type Progress struct {
@@ -59,7 +64,9 @@ type Runner struct {
 	Trainer Trainer // does the work of one job
 
 	// Log receives progress: one line rewritten in place when TTY is true,
-	// plain lines (job start and end, every tenth step) otherwise. nil: none.
+	// plain lines otherwise (job start and end; a step line at every tenth
+	// step, and at any step ending PlainLogInterval or more after the last
+	// line, so that a log of slow steps is never silent for long). nil: none.
 	Log io.Writer
 	TTY bool
 
@@ -221,6 +228,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		}
 	}
 	runStart := now()
+	lastLine := runStart    // when the last plain step line was logged
 	var runSteps int        // steps completed in this process
 	var runStepTime float64 // wall time spent on them
 	ran := 0
@@ -346,8 +354,9 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 				fmtDuration(t.Sub(runStart).Seconds()), fmtDuration(st.ETASeconds))
 			if r.TTY {
 				r.logf(true, "%s", line)
-			} else if p.Step%10 == 0 || p.Step == p.Steps {
+			} else if p.Step%10 == 0 || p.Step == p.Steps || t.Sub(lastLine) >= PlainLogInterval {
 				r.logf(false, "%s\n", line)
+				lastLine = t
 			}
 		}
 		ckpt := filepath.Join(dir, CheckpointFile)

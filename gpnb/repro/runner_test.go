@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -414,6 +416,33 @@ func TestRunnerETA(t *testing.T) {
 	want := []float64{-1, 5, 4, 3, 2, 1, 0}
 	if !reflect.DeepEqual(etas, want) || steps[0] != 2 {
 		t.Errorf("ETAs after resume %v (steps %v), want %v", etas, steps, want)
+	}
+}
+
+// TestRunnerPlainLog checks the step lines of a plain (non-terminal) log:
+// every tenth step and the last, and any step ending PlainLogInterval or
+// more after the last step line, so that slow steps are never silent long.
+func TestRunnerPlainLog(t *testing.T) {
+	jobs := tinyGrid(t, 12)[:1]
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// How long each step takes: steps 3 and 8 end over PlainLogInterval
+	// after the last step line, step 7 does not.
+	s, half := time.Second, PlainLogInterval/2
+	took := []time.Duration{s, s, PlainLogInterval + 10*s, s, s, s, half, half + s, s, s, s, s}
+	k := 0
+	ft := &fakeTrainer{beforeStep: func() { clock = clock.Add(took[k]); k++ }}
+	var log bytes.Buffer
+	r := &Runner{Dir: t.TempDir(), Trainer: ft, Log: &log, now: func() time.Time { return clock }}
+	if _, err := r.Run(context.Background(), jobs); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, m := range regexp.MustCompile(`step (\d+)/12 `).FindAllStringSubmatch(log.String(), -1) {
+		n, _ := strconv.Atoi(m[1])
+		got = append(got, n)
+	}
+	if want := []int{3, 8, 10, 12}; !reflect.DeepEqual(got, want) {
+		t.Errorf("step lines at %v, want %v; log:\n%s", got, want, log.String())
 	}
 }
 
