@@ -201,12 +201,12 @@ def measured(jobs, full, w):
     row where results/full-rules holds a warm job."""
     if not os.path.isdir(jobs):
         return
-    ids = [j for j in sorted(os.listdir(jobs)) if os.path.exists(os.path.join(jobs, j, "job.json"))]
+    ids = [j for j in os.listdir(jobs) if os.path.exists(os.path.join(jobs, j, "job.json"))]
     if ids and all(os.path.exists(os.path.join(jobs, j, "result.json")) for j in ids):
-        w("Measured, every job finished (results/full-rules), beside the run under the paper's-text rules (results/full):")
+        where = ", every job finished (results/full-rules)"
     else:
-        w("Measured so far (results/full-rules; a job cut short is read from its checkpoint by `gpnb inspect`, partial.json), "
-          "beside the run under the paper's-text rules (results/full):")
+        where = " so far (results/full-rules; a job cut short is read from its checkpoint by `gpnb inspect`, partial.json)"
+    w("Measured" + where + ", beside the run under the paper's-text rules (results/full):")
     w("")
     w("| dataset | mode | rules | steps | solver iterations | capped steps | step time | test LLH | where the steps ran |")
     w("|---|---|---|--:|--:|--:|--:|--:|---|")
