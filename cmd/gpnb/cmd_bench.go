@@ -495,14 +495,6 @@ func bestTime(f func()) float64 {
 	return best
 }
 
-func maxRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return -1
-	}
-	return ru.Maxrss * 1024 // kilobytes on Linux
-}
-
 func goTotalMemory() int64 {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
 	metrics.Read(s)
