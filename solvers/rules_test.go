@@ -20,9 +20,14 @@ func rulesSystem(t *testing.T) *kernelSystem {
 }
 
 // ruleMet is the stopping rule computed here, independently of Settings.met:
-// column 0 below 0.01 and the probes each (or on average) below 0.1.
+// column 0 below 0.01 and the probes each (or on average) below 0.1, each
+// tolerance widened by 1e-9 relative. rel comes from gonum's product, the
+// solver judged its own: the two round differently in the last bits (about
+// cond(H)·ε ≈ 1e-12 relative here), and a residual may sit that close to its
+// tolerance.
 func ruleMet(rel []float64, mean bool) bool {
-	if !(rel[0] < DefaultRelTolMean) {
+	const slack = 1 + 1e-9
+	if !(rel[0] < DefaultRelTolMean*slack) {
 		return false
 	}
 	sum, worst := 0.0, 0.0
@@ -31,9 +36,9 @@ func ruleMet(rel []float64, mean bool) bool {
 		worst = math.Max(worst, r)
 	}
 	if mean {
-		return sum/float64(len(rel)-1) < DefaultRelTolProbes
+		return sum/float64(len(rel)-1) < DefaultRelTolProbes*slack
 	}
-	return worst < DefaultRelTolProbes
+	return worst < DefaultRelTolProbes*slack
 }
 
 // TestRulesStopWhereTheySay: under every combination of ProbeRule and
@@ -42,11 +47,26 @@ func ruleMet(rel []float64, mean bool) bool {
 // more iterations than the each rule, and under FreezeJoint CG's columns
 // that met their tolerance early end with no larger energy error than
 // under FreezeColumn (CG minimises it over a growing Krylov space).
+//
+// CG's columns do not interact, so in exact arithmetic FreezeJoint and
+// FreezeColumn stop at the same iteration. In floating point they do not
+// compute the same bits: a frozen column leaves the products, which then
+// take another shape, and BLAS kernels (OpenBLAS picks them by CPU) round
+// products of different shapes differently in the last bits. A column
+// whose residual sits within that rounding of its tolerance can then
+// cross it one iteration apart, so the test allows ±1 iteration, and
+// compares energy errors only where the joint run did at least as many
+// iterations on the column as the column run, allowing 1e-6 relative: the
+// rounding moves the iterates by about cond(H)·ε ≈ 1e-12 relative here,
+// while one more CG iteration lowers the energy error by a factor of order
+// one.
 func TestRulesStopWhereTheySay(t *testing.T) {
 	sys := rulesSystem(t)
 	for _, m := range methodsUnderTest() {
 		iters := map[string]int{}
 		errs := map[string][]float64{}
+		frozeAt := map[string][]int{} // the first iteration at which each column met its tolerance
+		verifications := map[string]int{}
 		for _, pr := range []ProbeRule{ProbeEach, ProbeMean} {
 			for _, fr := range []Freeze{FreezeColumn, FreezeJoint} {
 				name := fmt.Sprintf("%s/%v/%v", m.Name(), pr, fr)
@@ -68,27 +88,60 @@ func TestRulesStopWhereTheySay(t *testing.T) {
 				}
 				iters[name] = st.Iteration
 				errs[name] = energyErr(sys.h, sv.Solution(), sys.vstar)
+				frozeAt[name] = firstMet(st)
+				if st.SGD != nil {
+					verifications[name] = st.SGD.Verifications
+				}
 				t.Logf("%s: %d iterations, %d products, true residuals y %.4f probes max %.4f", name, st.Iteration, st.Work.OperatorProducts, rel[0], maxOf(rel[1:]))
 			}
 		}
+		// The each rule implies the mean rule, and for one Freeze the two
+		// runs do the same arithmetic until the mean rule is met (which
+		// columns freeze depends on each column's own tolerance, not on
+		// the probe rule), so the mean rule stops no later, by
+		// construction, on any machine. SGD is the exception: a failed
+		// verification replaces its residual estimates, which then decide
+		// when columns freeze, so there it holds by construction only when
+		// the mean run verified once, at its stop.
 		for _, fr := range []Freeze{FreezeColumn, FreezeJoint} {
 			e, mn := fmt.Sprintf("%s/each/%v", m.Name(), fr), fmt.Sprintf("%s/mean/%v", m.Name(), fr)
+			if verifications[mn] > 1 {
+				t.Logf("%s: %d verifications before the mean rule's stop: the runs part before it, not compared", mn, verifications[mn])
+				continue
+			}
 			if iters[mn] > iters[e] {
 				t.Errorf("%s: the mean rule took %d iterations, the each rule %d", m.Name(), iters[mn], iters[e])
 			}
 		}
 		if m.Name() == "cg" {
 			col, joint := errs["cg/each/column"], errs["cg/each/joint"]
-			if iters["cg/each/joint"] != iters["cg/each/column"] {
-				t.Errorf("cg: joint took %d iterations, column %d: CG's columns do not interact", iters["cg/each/joint"], iters["cg/each/column"])
+			nj, nc := iters["cg/each/joint"], iters["cg/each/column"]
+			if nj < nc-1 || nj > nc+1 {
+				t.Errorf("cg: joint took %d iterations, column %d: CG's columns do not interact, so at most ±1 from rounding", nj, nc)
 			}
-			for j := range col {
-				if joint[j] > col[j]*(1+1e-9) {
-					t.Errorf("cg column %d: energy error %g under joint > %g under column freezing", j, joint[j], col[j])
+			for j, at := range frozeAt["cg/each/column"] {
+				if at <= nj && joint[j] > col[j]*(1+1e-6) {
+					t.Errorf("cg column %d (met its tolerance at iteration %d of %d): energy error %g under joint > %g under column freezing", j, at, nj, joint[j], col[j])
 				}
 			}
 		}
 	}
+}
+
+// firstMet returns, per column, the first iteration after which its
+// relative residual in st.Trace met its tolerance (len(st.Trace) if never).
+func firstMet(st *State) []int {
+	at := make([]int, st.M)
+	for j := range at {
+		at[j] = len(st.Trace)
+		for t, row := range st.Trace {
+			if row[j] < st.Settings.tol(j) {
+				at[j] = t
+				break
+			}
+		}
+	}
+	return at
 }
 
 func maxOf(v []float64) float64 {
