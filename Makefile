@@ -32,6 +32,13 @@ BENCH     ?= .
 BENCHTIME ?= 3x
 BENCHPKG  ?= ./...
 
+# lint: the platforms `go vet` checks besides this one's tagged build.
+CROSS ?= linux/amd64 linux/arm64 darwin/arm64 windows/amd64
+
+# gotest: a package whose dependencies include this one uses BLAS, and its
+# tests run both with $(TAGS) and pure Go.
+BLAS64 := gonum.org/v1/gonum/blas/blas64
+
 # ptx: the CUDA compiler cuda/kernels/gen.sh uses (CUDA 11.8 or later).
 NVCC ?= nvcc
 
@@ -45,9 +52,9 @@ NVCC ?= nvcc
 help:
 	@echo "gpnb make targets:"
 	@echo "  demo             build bin/gpnb and run 'gpnb demo' (warm vs cold start, embedded data)"
-	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)) and -tags cudaemu ./cuda, test-slurm, test-notebooks"
+	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)), again pure Go where BLAS is used, -tags cudaemu ./cuda, test-slurm, test-notebooks"
 	@echo "  build            go build -o bin/gpnb ./cmd/gpnb (tags: '$(TAGS)'; OPENBLAS=0 for pure Go)"
-	@echo "  lint             gofmt -l (must be empty), go vet, staticcheck"
+	@echo "  lint             gofmt -l (must be empty), go vet, staticcheck, go vet for $(CROSS)"
 	@echo "  echarts          npm install echarts@$(ECHARTS_VERSION) into .cache/echarts (offline charts)"
 	@echo "  notebook         install gonb, goimports, gopls; gonb --install; start Jupyter on notebooks/"
 	@echo "  test-notebooks   execute every notebook headless (notebooks/testdata/* 5 times) and fail on any cell error, lost output or undrawn chart"
@@ -100,10 +107,16 @@ lint: tools
 	$(GO) vet $(TAGFLAGS) ./...
 	@echo "==> staticcheck"
 	$(TOOLBIN)/staticcheck $(TAGFLAGS) ./...
+	@echo "==> go vet for $(CROSS) (no cgo, no cuda tag)"
+	@for p in $(CROSS); do echo "    $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet ./... || exit 1; done
 
 gotest: echarts
-	@echo "==> go test (GPNB_DATA=$(GPNB_DATA))"
+	@echo "==> go test $(TAGFLAGS) (GPNB_DATA=$(GPNB_DATA))"
 	GPNB_REQUIRE_BROWSER=1 $(GO) test $(TAGFLAGS) -count=1 -p 1 ./...
+ifneq ($(strip $(TAGS)),)
+	@echo "==> go test, pure Go (gonum's BLAS): the packages that use BLAS, a second rounding source"
+	GPNB_REQUIRE_BROWSER=1 $(GO) test -count=1 -p 1 $$($(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "$(BLAS64)"}} blas{{end}}{{end}}' ./... | awk '$$2 == "blas" {print $$1}')
+endif
 	@echo "==> go test -tags cudaemu ./cuda (the GPU kernels compiled as host C++)"
 	$(GO) test -tags cudaemu -count=1 ./cuda/...
 
