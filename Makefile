@@ -10,8 +10,8 @@ GO        ?= go
 GPNB_DATA ?= $(abspath $(CURDIR)/../shared/data/uci)
 export GPNB_DATA
 
-# OPENBLAS=1 builds with the cgo OpenBLAS backend (build tag openblas); it is
-# on by default when the library is installed. `make OPENBLAS=0 ...` to switch
+# OPENBLAS=1 builds with the cgo OpenBLAS backend (build tag openblas) for
+# dgemm; it is on by default when the library is installed. `make OPENBLAS=0 ...` to switch
 # it off.
 OPENBLAS_LIB ?= /usr/lib/x86_64-linux-gnu/libopenblas.so
 OPENBLAS     ?= $(if $(wildcard $(OPENBLAS_LIB)),1,0)
@@ -36,7 +36,8 @@ BENCHPKG  ?= ./...
 CROSS ?= linux/amd64 linux/arm64 darwin/arm64 windows/amd64
 
 # gotest: a package whose dependencies include this one uses BLAS, and its
-# tests run both with $(TAGS) and pure Go.
+# tests run twice: with cgo and $(TAGS), and pure Go (CGO_ENABLED=0), so
+# two BLAS implementations and both kernel paths check every assertion.
 BLAS64 := gonum.org/v1/gonum/blas/blas64
 
 # ptx: the CUDA compiler cuda/kernels/gen.sh uses (CUDA 11.8 or later).
@@ -53,7 +54,7 @@ help:
 	@echo "gpnb make targets:"
 	@echo "  demo             build bin/gpnb and run 'gpnb demo' (warm vs cold start, embedded data)"
 	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)), again pure Go where BLAS is used, -tags cudaemu ./cuda, test-slurm, test-notebooks"
-	@echo "  build            go build -o bin/gpnb ./cmd/gpnb (tags: '$(TAGS)'; OPENBLAS=0 for pure Go)"
+	@echo "  build            go build -o bin/gpnb ./cmd/gpnb (tags: '$(TAGS)'; OPENBLAS=0 for gonum's BLAS)"
 	@echo "  lint             gofmt -l (must be empty), go vet, staticcheck, go vet for $(CROSS)"
 	@echo "  echarts          npm install echarts@$(ECHARTS_VERSION) into .cache/echarts (offline charts)"
 	@echo "  notebook         install gonb, goimports, gopls; gonb --install; start Jupyter on notebooks/"
@@ -113,10 +114,8 @@ lint: tools
 gotest: echarts
 	@echo "==> go test $(TAGFLAGS) (GPNB_DATA=$(GPNB_DATA))"
 	GPNB_REQUIRE_BROWSER=1 $(GO) test $(TAGFLAGS) -count=1 -p 1 ./...
-ifneq ($(strip $(TAGS)),)
-	@echo "==> go test, pure Go (gonum's BLAS): the packages that use BLAS, a second rounding source"
-	GPNB_REQUIRE_BROWSER=1 $(GO) test -count=1 -p 1 $$($(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "$(BLAS64)"}} blas{{end}}{{end}}' ./... | awk '$$2 == "blas" {print $$1}')
-endif
+	@echo "==> go test, pure Go (no cgo: gonum's BLAS, Go's kernel code): the packages that use BLAS"
+	CGO_ENABLED=0 GPNB_REQUIRE_BROWSER=1 $(GO) test -count=1 -p 1 $$(CGO_ENABLED=0 $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "$(BLAS64)"}} blas{{end}}{{end}}' ./... | awk '$$2 == "blas" {print $$1}')
 	@echo "==> go test -tags cudaemu ./cuda (the GPU kernels compiled as host C++)"
 	$(GO) test -tags cudaemu -count=1 ./cuda/...
 

@@ -331,7 +331,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	// 4. Building K and the gradient reduction, scalar against vectorised.
 	fmt.Fprintf(stdout, "\nKernel build (SetKernel: n(n+1)/2 = %d kernel values) and gradient reduction (Reduce, %d columns) at n=%d, best of several, timed in turns:\n", on*(on+1)/2, *cols, on)
 	if kernel.VectorKernel() == "" {
-		fmt.Fprintf(stdout, "  no vectorised kernel evaluation in this build (it needs -tags openblas on amd64 with AVX2): Go math.Exp only\n")
+		fmt.Fprintf(stdout, "  no vectorised kernel evaluation in this build (it needs cgo on amd64 and a CPU with AVX2): Go math.Exp only\n")
 	}
 	for _, m := range modes[:2] {
 		bs, rs, err := buildReduceTimes(opDS.XTrain, k, m.opt, v)

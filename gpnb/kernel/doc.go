@@ -35,17 +35,18 @@
 // a fixed perturbation of H, which a solver sees as a slightly different
 // system rather than as noise in every product, and CG keeps float64's
 // iteration counts (TestFloat32CGPol). Dense MulTo, the product CG and the
-// probes use, goes through a vectorised AVX2+FMA kernel with -tags openblas
-// on amd64 (MixedKernel), bound like sgemm by reading K's float32 values;
+// probes use, goes through a vectorised AVX2+FMA kernel in cgo builds on
+// amd64 (MixedKernel), bound like sgemm by reading K's float32 values;
 // the other products convert K's tiles to float64 for dgemm. In
 // ModeMatrixFree Mixed is Float64. Precision() (or PrecisionOf for any
 // GramOperator) reports the precision, and Precision.Epsilon its unit
 // roundoff.
 //
-// Kernel values are computed in float64 from the gemm-shaped distances. With
-// -tags openblas on amd64 (cgo) they are evaluated four at a time with AVX2
-// (VectorKernel), by a lane-for-lane port of Go's math.Exp that gives the
-// same bits as the Go code, several times faster; elsewhere by the Go code.
+// Kernel values are computed in float64 from the gemm-shaped distances. In
+// cgo builds on amd64 (the default there, no tag needed) they are evaluated
+// four at a time with AVX2 where the CPU has it (VectorKernel), by a
+// lane-for-lane port of Go's math.Exp that gives the same bits as the Go
+// code, several times faster; elsewhere by the Go code.
 // Work reports, besides counts, the seconds spent building K, in products
 // and in the reductions, so a caller can split a step's time.
 //

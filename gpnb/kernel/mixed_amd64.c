@@ -1,4 +1,4 @@
-//go:build openblas && amd64
+//go:build amd64 && cgo
 
 // Mixed-precision products for mixed_amd64.go: K stored in float32, the
 // right-hand sides and every sum in float64. The product is bound by

@@ -43,7 +43,7 @@ func mixedRef(k []float32, ldk, nr, nc int, vt []float64, ldv, m int) []float64 
 // group size and tail, chunk boundaries and column tails.
 func TestMixedRowsVec(t *testing.T) {
 	if mixedKernel == "" {
-		t.Skip("no vectorised mixed-precision kernel in this build (needs -tags openblas on amd64 with AVX2 and FMA)")
+		t.Skip("no vectorised mixed-precision kernel in this build (needs cgo on amd64 with AVX2 and FMA)")
 	}
 	rng := rand.New(rand.NewPCG(81, 82))
 	for _, sh := range []struct{ nr, nc, m int }{{1, 1, 1}, {3, 5, 2}, {5, 2051, 13}, {2, 1024, 6}, {7, 3000, 17}, {4, 1027, 7}} {

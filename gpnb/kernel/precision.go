@@ -32,8 +32,8 @@ const (
 	// Mixed stores K in single precision (half the memory, as Float32) and
 	// multiplies in double: K's float32 values convert exactly to float64,
 	// the right-hand sides are not rounded and every sum is float64. A
-	// product is bound by reading K, so with the vectorised kernel (-tags
-	// openblas on amd64 with AVX2 and FMA) it costs about what a Float32
+	// product is bound by reading K, so with the vectorised kernel (cgo
+	// builds on amd64 with AVX2 and FMA) it costs about what a Float32
 	// product does; elsewhere K's tiles are converted and multiplied by a
 	// float64 gemm, slower than Float64. The only rounding is K's own, a
 	// fixed perturbation of H of 2⁻²⁴ relative per entry, which a solver
@@ -118,13 +118,13 @@ func PrecisionOf(op GramOperator) Precision {
 
 // VectorKernel names the vectorised kernel evaluation operators use, e.g.
 // "avx2 (libmvec exp)", or returns "" when kernel values are evaluated by
-// the portable Go code (builds without -tags openblas, non-amd64 machines,
-// CPUs without AVX2). Options.ScalarKernel turns it off for one operator.
+// the portable Go code (builds without cgo, non-amd64 machines, CPUs
+// without AVX2). Options.ScalarKernel turns it off for one operator.
 func VectorKernel() string { return vectorKernel }
 
 // MixedKernel names the vectorised kernel of Mixed products (dense MulTo,
 // RowsMulTo and ColsMulTo over contiguous columns), "avx2+fma", or returns
-// "" when there is none (builds without -tags openblas, non-amd64 machines,
-// CPUs without AVX2 and FMA): then Mixed products convert K's tiles to
+// "" when there is none (builds without cgo, non-amd64 machines, CPUs
+// without AVX2 and FMA): then Mixed products convert K's tiles to
 // float64 and use a float64 gemm, correct but slower than Float64.
 func MixedKernel() string { return mixedKernel }

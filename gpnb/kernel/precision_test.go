@@ -94,7 +94,7 @@ func vectorInputs() []float64 {
 // wherever a value sits in its slice.
 func TestVectorKernel(t *testing.T) {
 	if VectorKernel() == "" {
-		t.Skipf("no vectorised kernel evaluation in this build (BLAS %s, %s): the Go path is the only one", BLASName(), runtime.GOARCH)
+		t.Skipf("no vectorised kernel evaluation in this build (cgo off, %s, or a CPU without AVX2): the Go path is the only one", runtime.GOARCH)
 	}
 	in := vectorInputs()
 	for _, f := range families {

@@ -1,4 +1,4 @@
-//go:build openblas && amd64
+//go:build amd64 && cgo
 
 // Vectorised kernel evaluation for vec_amd64.go: fillK and fillMD four
 // values at a time with AVX2. The exponential is Go's own math.Exp for

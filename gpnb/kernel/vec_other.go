@@ -1,10 +1,9 @@
-//go:build !(openblas && amd64)
+//go:build !(amd64 && cgo)
 
 package kernel
 
 // vectorKernel is "" in this build: kernel values are evaluated by the Go
-// code (math.Exp). The vectorised evaluation needs -tags openblas (cgo) on
-// amd64.
+// code (math.Exp). The vectorised evaluation needs cgo on amd64.
 const vectorKernel = ""
 
 func fillKVec(f Family, s2 float64, r2 []float64) { fillK(f, s2, r2) }
