@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 )
 
@@ -53,7 +52,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--resume %s: %w (give the --data flags the run was trained with)", *resume, err)
 	}
 	defer opt.Close()
-	x, err := data.LoadPoints(*points)
+	x, err := ds.LoadPoints(*points)
 	if err != nil {
 		return fmt.Errorf("--points: %w", err)
 	}
