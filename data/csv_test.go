@@ -23,7 +23,7 @@ func writeFile(t *testing.T, name, content string) string {
 
 func TestParseCSVValues(t *testing.T) {
 	in := "\xef\xbb\xbf1, 2.5,-3e2\r\n\n  \n4,\t0x1p-2 ,1e-400\n7,8,9"
-	tb, err := parseCSV(strings.NewReader(in), "in")
+	tb, err := scanCSV(strings.NewReader(in), "in")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,30 +38,33 @@ func TestParseCSVValues(t *testing.T) {
 	}
 	// A line longer than the reader's buffer.
 	long := strings.Repeat("1.25,", 30000) + "2\n" + strings.Repeat("3,", 30000) + "4\n"
-	tb, err = parseCSV(strings.NewReader(long), "long")
+	tb, err = scanCSV(strings.NewReader(long), "long")
 	if err != nil || tb.rows != 2 || tb.cols != 30001 || tb.vals[30000] != 2 || tb.vals[30001] != 3 {
 		t.Fatalf("long lines: %d×%d %v", tb.rows, tb.cols, err)
 	}
 }
 
+// TestParseCSVErrors: what a bad field or line says, read with the
+// defaults (and HeaderNo for a header line).
 func TestParseCSVErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		want     error
 		says     []string
+		opts     []Option
 	}{
-		{"NaN", "1,2\n3,NaN\n", ErrNonFinite, []string{"line 2 column 2", "NaN"}},
-		{"Inf", "1,2\n-Inf,4\n", ErrNonFinite, []string{"line 2 column 1"}},
-		{"overflow", "1,1e400\n", ErrNonFinite, []string{"line 1 column 2", "overflows"}},
-		{"ragged", "1,2,3\n4,5,6\n7,8\n", ErrRagged, []string{"line 3 has 2 fields, expected 3"}},
-		{"ragged more", "1,2\n3,4,5\n", ErrRagged, []string{"line 2 has 3 fields, expected 2"}},
-		{"text", "1,2\n3,abc\n", ErrNotNumber, []string{"line 2 column 2", `"abc"`}},
-		{"header", "x,y\n1,2\n", ErrNotNumber, []string{"line 1 column 1", "header"}},
-		{"empty field", "1,,3\n", ErrNotNumber, []string{"line 1 column 2 is empty"}},
-		{"trailing comma", "1,2,\n", ErrNotNumber, []string{"column 3 is empty"}},
+		{"NaN", "1,2\n3,NaN\n", ErrNonFinite, []string{"line 2 column 2", "NaN"}, nil},
+		{"Inf", "1,2\n-Inf,4\n", ErrNonFinite, []string{"line 2 column 1"}, nil},
+		{"overflow", "1,1e400\n", ErrNonFinite, []string{"line 1 column 2", "overflows"}, nil},
+		{"ragged", "1,2,3\n4,5,6\n7,8\n", ErrRagged, []string{"line 3 has 2 fields, expected 3"}, nil},
+		{"ragged more", "1,2\n3,4,5\n", ErrRagged, []string{"line 2 has 3 fields, expected 2"}, nil},
+		{"text", "1,2\n3,abc\n", ErrNotNumber, []string{"line 2 column 2", `"abc"`}, nil},
+		{"header", "x,y\n1,2\n", ErrNotNumber, []string{"line 1 column 1", "header"}, []Option{Header(HeaderNo)}},
+		{"empty field", "1,,3\n", ErrNotNumber, []string{"line 1 column 2 is empty"}, nil},
+		{"trailing comma", "1,2,\n", ErrNotNumber, []string{"column 3 is empty"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseCSV(strings.NewReader(tc.in), "f.csv")
+			_, err := LoadCSV(writeFile(t, "f.csv", tc.in), tc.opts...)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -170,33 +173,41 @@ func TestLoadCSVErrors(t *testing.T) {
 	}
 }
 
-// FuzzParseCSV checks that the parser never panics and that what it accepts
-// is a well-formed table of finite values that a reference parse agrees with.
+// FuzzParseCSV checks that the scanner never panics and that what it
+// accepts is a well-formed table: for a line without quotes, a reference
+// split with the bytes package agrees on every field, a finite number
+// stored as such and any other field as NaN or ±Inf with its text kept;
+// every field of a quoted line is such a number or has its text kept.
 func FuzzParseCSV(f *testing.F) {
 	for _, s := range []string{
 		"", "\n", "1", "1,2\n3,4\n", "1,2\n3\n", "a,b\n1,2", "NaN,1", "1e400,0", "1,,2", " 1 ,\t2\r\n",
 		"\xef\xbb\xbf1,2", "0x1p-2,1_0", "-0,+1.5e-3\n\n\n7,8", ",", "1,2,\n", "inf", "\x00,\xff",
+		`"a,b",1`, `"x""y",2`, `"1`, `"1" x,2`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		tb, err := parseCSV(bytes.NewReader(in), "fuzz")
+		tb, err := scanCSV(bytes.NewReader(in), "fuzz")
 		if err != nil {
-			if tb.vals != nil || tb.rows != 0 {
-				t.Fatalf("error %v with a non-empty table", err)
+			if tb != nil {
+				t.Fatalf("error %v with a table", err)
 			}
 			return
 		}
-		if len(tb.vals) != tb.rows*tb.cols {
-			t.Fatalf("%d values for %d×%d", len(tb.vals), tb.rows, tb.cols)
+		if len(tb.vals) != tb.rows*tb.cols || len(tb.lines) != tb.rows || (tb.rows > 0 && len(tb.first) != tb.cols) {
+			t.Fatalf("%d values, %d lines, %d first fields for %d×%d", len(tb.vals), len(tb.lines), len(tb.first), tb.rows, tb.cols)
 		}
-		for _, v := range tb.vals {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				t.Fatalf("non-finite value %v accepted", v)
+		for i, v := range tb.vals {
+			text, odd := tb.odd[[2]int{i / tb.cols, i % tb.cols}]
+			if odd != (math.IsNaN(v) || math.IsInf(v, 0)) {
+				t.Fatalf("value %d = %v, text kept: %v", i, v, odd)
+			}
+			if odd && kindOf(text) == numberCell {
+				t.Fatalf("value %d = %v from the number %q", i, v, text)
 			}
 		}
 		// Reference: split lines and fields with the bytes package.
-		var ref []float64
+		row := 0
 		for i, line := range bytes.Split(in, []byte("\n")) {
 			if i == 0 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
@@ -205,25 +216,32 @@ func FuzzParseCSV(f *testing.F) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
+			if tb.lines[row] != i+1 {
+				t.Fatalf("row %d is line %d, expected %d", row, tb.lines[row], i+1)
+			}
+			row++
+			if bytes.IndexByte(line, '"') >= 0 {
+				continue
+			}
 			fields := bytes.Split(line, []byte(","))
 			if len(fields) != tb.cols {
 				t.Fatalf("accepted a line with %d fields in a %d-column table", len(fields), tb.cols)
 			}
-			for _, fl := range fields {
-				v, err := strconv.ParseFloat(string(bytes.Trim(fl, " \t")), 64)
-				if err != nil && !errors.Is(err, strconv.ErrRange) {
-					t.Fatalf("accepted %q: %v", fl, err)
+			for j, fl := range fields {
+				fl = bytes.Trim(fl, " \t")
+				got := tb.vals[(row-1)*tb.cols+j]
+				v, err := strconv.ParseFloat(string(fl), 64)
+				if (err == nil || errors.Is(err, strconv.ErrRange)) && !math.IsNaN(v) && !math.IsInf(v, 0) {
+					if math.Float64bits(v) != math.Float64bits(got) {
+						t.Fatalf("line %d field %d: %v, reference %v", i+1, j+1, got, v)
+					}
+				} else if tb.odd[[2]int{row - 1, j}] != string(fl) {
+					t.Fatalf("line %d field %d: text %q kept, reference %q", i+1, j+1, tb.odd[[2]int{row - 1, j}], fl)
 				}
-				ref = append(ref, v)
 			}
 		}
-		if len(ref) != len(tb.vals) {
-			t.Fatalf("%d values, reference has %d", len(tb.vals), len(ref))
-		}
-		for i := range ref {
-			if math.Float64bits(ref[i]) != math.Float64bits(tb.vals[i]) {
-				t.Fatalf("value %d: %v, reference %v", i, tb.vals[i], ref[i])
-			}
+		if row != tb.rows {
+			t.Fatalf("%d rows, reference has %d", tb.rows, row)
 		}
 	})
 }

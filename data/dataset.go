@@ -28,6 +28,11 @@ type Dataset struct {
 	YTest  []float64
 
 	Stats Stats
+	// Columns records the CSV columns the data were read from (LoadCSV);
+	// zero for other data. It is not part of the Fingerprint.
+	Columns Columns
+
+	warnings []Warning // see Warnings
 }
 
 // Stats are the training split's statistics used for z-scoring, kept so

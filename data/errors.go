@@ -22,14 +22,28 @@ var (
 	ErrNotNumber = errors.New("data: field is not a number")
 	// ErrNonFinite: a NaN or ±Inf value (or one that overflows float64).
 	ErrNonFinite = errors.New("data: value is not finite")
+	// ErrMissing: a missing value (an empty field, NA, NaN, ...; NaN in a
+	// matrix given to New) where DropMissing is off. It comes with
+	// ErrNotNumber (a field of text) or ErrNonFinite (a NaN), which the
+	// same error also matches.
+	ErrMissing = errors.New("data: missing value")
 	// ErrRagged: a CSV row with a different number of fields than the first.
 	ErrRagged = errors.New("data: rows have different numbers of fields")
 	// ErrEmpty: a file (or split) without data rows.
 	ErrEmpty = errors.New("data: no data rows")
+	// ErrTooFew: a single training row (after DropMissing and Subset). It
+	// is an error, not a Warning, because nothing at all could be learnt:
+	// z-scored, the row is all zeros; the likelihood does not depend on the
+	// length scales (k(x, x) = s² whatever they are) and only drives the
+	// signal and noise towards 0. Two rows make a (poor) regression, which
+	// the FewRows warning then flags.
+	ErrTooFew = errors.New("data: fewer than two training rows")
 	// ErrNoInputs: a file with only a target column (d = 0).
 	ErrNoInputs = errors.New("data: no input columns")
-	// ErrColumns: a test file whose column count differs from the train file.
-	ErrColumns = errors.New("data: train and test column counts differ")
+	// ErrColumns: a column that is unknown, ambiguous or chosen twice, or a
+	// second file (test, points) whose columns do not match the training
+	// file's.
+	ErrColumns = errors.New("data: bad columns")
 	// ErrMask: a UCI test-mask file that does not fit its data file.
 	ErrMask = errors.New("data: bad test mask")
 	// ErrDims: a destination or argument of the wrong size.

@@ -3,6 +3,8 @@ package data_test
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/gpnb/gpnb/data"
 )
 
@@ -35,6 +37,53 @@ func ExampleLoadCSV() {
 	// Output:
 	// toy split 0: 6 train, 2 test, d=2, normalised
 	// target mean 3.5, std 1.71
+}
+
+// A CSV file with a header line and the target in its first column: the
+// target by name; new points are matched to the columns by name.
+func ExampleLoadCSV_header() {
+	ds, err := data.LoadCSV("testdata/houses.csv", data.Target("price"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ds)
+	fmt.Println("target", ds.Columns.TargetName(), "inputs", ds.Columns.InputNames())
+	x, err := ds.LoadPoints("testdata/houses_new.csv") // area,rooms,age
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("first point (rooms, area, age):", x.RawRowView(0))
+	// Output:
+	// houses split 0: 60 train, 0 test, d=3, normalised
+	// target price inputs [rooms area age]
+	// first point (rooms, area, age): [1 45 30]
+}
+
+// Matrices computed in Go go through the loaders' checks; the warnings
+// say what the data cannot support.
+func ExampleNew() {
+	x := mat.NewDense(4, 2, []float64{
+		0.1, 1,
+		0.5, 1,
+		0.9, 1,
+		0.5, 1,
+	})
+	y := []float64{0.3, 0.8, 0.2, 0.7}
+	ds, err := data.New(x, y)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ds)
+	for _, w := range ds.Warnings() {
+		fmt.Println(w.Kind)
+	}
+	// Output:
+	// data split 0: 4 train, 0 test, d=2, normalised
+	// constant-inputs
+	// duplicate-rows
 }
 
 // Errors wrap sentinels and say what to do.

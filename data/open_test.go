@@ -36,9 +36,15 @@ func TestOpen(t *testing.T) {
 	if err != nil || csv.NTrain() != 3 || csv.D() != 2 || csv.Source != path {
 		t.Errorf("CSV: %v, %+v", err, csv)
 	}
-	pts, err := LoadPoints(path)
-	if err != nil || !mat.Equal(pts, mat.NewDense(3, 3, []float64{1, 2, 3, 4, 5, 6, 7, 8, 10})) {
+	// Points in the training file's layout give its input columns; for a
+	// dataset of three inputs, the same file is three points.
+	pts, err := csv.LoadPoints(path)
+	if err != nil || !mat.Equal(pts, mat.NewDense(3, 2, []float64{1, 2, 4, 5, 7, 8})) {
 		t.Errorf("LoadPoints: %v %v", err, pts)
+	}
+	pts, err = want.LoadPoints(path)
+	if err != nil || !mat.Equal(pts, mat.NewDense(3, 3, []float64{1, 2, 3, 4, 5, 6, 7, 8, 10})) {
+		t.Errorf("LoadPoints, d = 3: %v %v", err, pts)
 	}
 	for _, bad := range []string{"mnist", "synthetic-1-3-0", "synthetic-10-2"} {
 		if _, err := Open(bad); !errors.Is(err, ErrUnknownDataset) {

@@ -3,11 +3,16 @@ package data
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
 )
 
-// Option configures Load, LoadCSV or Synthetic. Options are checked when the
-// loader runs: an invalid value, or an option that does not apply to that
-// loader, is an ErrOption, ErrSplit or ErrSubset error, never a panic.
+// Option configures Load, LoadCSV, Synthetic, New or Dataset.LoadPoints.
+// Options are checked when the loader runs: an invalid value, or an option
+// that does not apply to that loader, is an ErrOption, ErrSplit or
+// ErrSubset error, never a panic.
 type Option func(*config)
 
 type loader int
@@ -16,10 +21,12 @@ const (
 	loaderUCI loader = iota
 	loaderCSV
 	loaderSynthetic
+	loaderNew
+	loaderPoints
 )
 
 func (l loader) String() string {
-	return [...]string{"Load", "LoadCSV", "Synthetic"}[l]
+	return [...]string{"Load", "LoadCSV", "Synthetic", "New", "LoadPoints"}[l]
 }
 
 type config struct {
@@ -32,6 +39,12 @@ type config struct {
 	client     *http.Client
 	testFile   string
 	testSize   int
+	header     HeaderRule
+	target     string
+	inputs     []string
+	drop       bool
+	testX      *mat.Dense
+	testY      []float64
 
 	set map[string]bool // option names given
 }
@@ -80,10 +93,59 @@ func TestFile(path string) Option {
 // no test part). Synthetic only.
 func TestSize(n int) Option { return func(c *config) { c.testSize = n; c.set["TestSize"] = true } }
 
-// applies lists the loaders each option is meaningful for; the rest apply to all.
-var applies = map[string]loader{
-	"Split": loaderUCI, "Dir": loaderUCI, "BaseURL": loaderUCI, "HTTPClient": loaderUCI,
-	"TestFile": loaderCSV, "TestSize": loaderSynthetic,
+// Header says whether a CSV file starts with a header line (default
+// HeaderAuto: detected). LoadCSV (for the training and the test file) and
+// LoadPoints.
+func Header(h HeaderRule) Option { return func(c *config) { c.header = h; c.set["Header"] = true } }
+
+// Target chooses the target column of a CSV file: a name from its header,
+// else a column number counted from 1 ("3"). The default is the last
+// column. LoadCSV only.
+func Target(col string) Option { return func(c *config) { c.target = col; c.set["Target"] = true } }
+
+// Inputs chooses the input columns of a CSV file, in the order the
+// dataset's inputs take: names from its header, else column numbers counted
+// from 1. The default is every column but the target, leaving out columns
+// whose header name is empty (the row index pandas and R write), with a
+// warning. LoadCSV only.
+func Inputs(cols ...string) Option {
+	return func(c *config) { c.inputs = append([]string(nil), cols...); c.set["Inputs"] = true }
+}
+
+// DropMissing drops the rows (training and test) that hold a missing
+// value instead of refusing them (the default, off: an ErrMissing error
+// naming the first). A Warning of kind DroppedRows counts them. Missing
+// values are empty fields and, ignoring case, NA, N/A, NaN, NULL, None,
+// #N/A, <NA> and ?; in New, NaN. LoadCSV and New.
+func DropMissing(on bool) Option { return func(c *config) { c.drop = on; c.set["DropMissing"] = true } }
+
+// TestData adds a test part to New: inputs x (with New's columns) and
+// targets y, in the same units as New's, copied. New only; without it the
+// dataset has no test part.
+func TestData(x *mat.Dense, y []float64) Option {
+	return func(c *config) { c.testX, c.testY = x, y; c.set["TestData"] = true }
+}
+
+// applies lists the loaders each option is meaningful for.
+var applies = map[string][]loader{
+	"Split": {loaderUCI}, "Dir": {loaderUCI}, "BaseURL": {loaderUCI}, "HTTPClient": {loaderUCI},
+	"TestFile": {loaderCSV}, "Target": {loaderCSV}, "Inputs": {loaderCSV},
+	"Header": {loaderCSV, loaderPoints}, "DropMissing": {loaderCSV, loaderNew},
+	"TestSize": {loaderSynthetic}, "TestData": {loaderNew},
+	"Subset": {loaderUCI, loaderCSV, loaderSynthetic, loaderNew}, "SubsetSeed": {loaderUCI, loaderCSV, loaderSynthetic, loaderNew},
+	"Normalise": {loaderUCI, loaderCSV, loaderSynthetic, loaderNew},
+}
+
+// loaderList names loaders for a message: "Load", "LoadCSV and New".
+func loaderList(ls []loader) string {
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = l.String()
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func newConfig(l loader, opts []Option) (*config, error) {
@@ -95,8 +157,8 @@ func newConfig(l loader, opts []Option) (*config, error) {
 		o(c)
 	}
 	for name := range c.set {
-		if want, ok := applies[name]; ok && want != l {
-			return nil, fmt.Errorf("%w: %s applies only to %s, not %s", ErrOption, name, want, l)
+		if want := applies[name]; !slices.Contains(want, l) {
+			return nil, fmt.Errorf("%w: %s applies only to %s, not %s", ErrOption, name, loaderList(want), l)
 		}
 	}
 	if c.split < 0 || c.split >= NumSplits {
@@ -117,5 +179,25 @@ func newConfig(l loader, opts []Option) (*config, error) {
 	if c.testSize < 0 {
 		return nil, fmt.Errorf("%w: TestSize(%d) must be ≥ 0", ErrOption, c.testSize)
 	}
+	if err := c.checkColumns(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// checkColumns checks the options that choose columns and parts.
+func (c *config) checkColumns() error {
+	if _, err := headerNames.Marshal(c.header); err != nil {
+		return err
+	}
+	if c.set["Target"] && strings.TrimSpace(c.target) == "" {
+		return fmt.Errorf("%w: Target(\"\"): give a column name or number, or leave the option out (the last column)", ErrOption)
+	}
+	if c.set["Inputs"] && len(c.inputs) == 0 {
+		return fmt.Errorf("%w: Inputs(): give at least one column, or leave the option out (every column but the target)", ErrOption)
+	}
+	if c.set["TestData"] && (c.testX == nil || c.testX.IsEmpty()) {
+		return fmt.Errorf("%w: TestData with no test inputs: give one point a row, or leave the option out", ErrOption)
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // SyntheticNoise is the standard deviation of the noise added to Synthetic's
@@ -33,8 +35,8 @@ func Synthetic(n, d int, seed uint64, opts ...Option) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n < 1 || d < 1 {
-		return nil, fmt.Errorf("%w: Synthetic(n=%d, d=%d): need n ≥ 1 training points and d ≥ 1 inputs", ErrOption, n, d)
+	if n < 2 || d < 1 {
+		return nil, fmt.Errorf("%w: Synthetic(n=%d, d=%d): need n ≥ 2 training points and d ≥ 1 inputs", ErrOption, n, d)
 	}
 	m := n / 5
 	if c.set["TestSize"] {
@@ -67,21 +69,21 @@ func Synthetic(n, d int, seed uint64, opts ...Option) (*Dataset, error) {
 		}
 		return s * norm
 	}
-	t := table{cols: d + 1, rows: n + m, vals: make([]float64, (n+m)*(d+1))}
-	for i := 0; i < t.rows; i++ {
-		r := t.row(i)
-		for j := 0; j < d; j++ {
+	p := &parts{name: "synthetic", source: SyntheticName(n, d, seed), place: goPlace{d: d}}
+	p.x[0], p.y[0] = mat.NewDense(n, d, nil), make([]float64, n)
+	if m > 0 {
+		p.x[1], p.y[1] = mat.NewDense(m, d, nil), make([]float64, m)
+	}
+	for i := 0; i < n+m; i++ {
+		x, y, k := p.x[0], p.y[0], i
+		if i >= n {
+			x, y, k = p.x[1], p.y[1], i-n
+		}
+		r := x.RawRowView(k)
+		for j := range r {
 			r[j] = 2*rng.Float64() - 1
 		}
-		r[d] = f(r[:d]) + SyntheticNoise*rng.NormFloat64()
+		y[k] = f(r) + SyntheticNoise*rng.NormFloat64()
 	}
-	train, test := seq(n), make([]int, m)
-	for i := range test {
-		test[i] = n + i
-	}
-	ds, err := build("synthetic", 0, &t, train, &t, test, c)
-	if err == nil {
-		ds.Source = SyntheticName(n, d, seed)
-	}
-	return ds, err
+	return finish(p, c)
 }

@@ -111,21 +111,45 @@ func Load(name string, opts ...Option) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkShape(t, src); err != nil {
+	f, err := t.frame(HeaderNo, nil)
+	if err != nil {
 		return nil, err
 	}
-	if raw, err = c.fetch(key, MaskFile, u.MaskSHA256); err != nil {
+	cols, _, err := f.choose(c)
+	if err != nil {
 		return nil, err
+	}
+	train, test, err := c.splitRows(key, t.rows)
+	if err != nil {
+		return nil, err
+	}
+	place := &csvPlace{}
+	p := &parts{name: key, source: key, split: c.split, place: place}
+	if err := place.add(p, 0, f, train, cols.Inputs, cols.Target); err != nil {
+		return nil, err
+	}
+	if err := place.add(p, 1, f, test, cols.Inputs, cols.Target); err != nil {
+		return nil, err
+	}
+	return finish(p, c)
+}
+
+// splitRows reads dataset key's test mask and returns the rows of split
+// c.split's training and test parts; rows is the data file's row count.
+func (c *config) splitRows(key string, rows int) (train, test []int, err error) {
+	u, _ := LookupUCI(key)
+	raw, err := c.fetch(key, MaskFile, u.MaskSHA256)
+	if err != nil {
+		return nil, nil, err
 	}
 	msrc := key + "/" + MaskFile
 	m, err := readTable(bytes.NewReader(raw), msrc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if m.rows != t.rows || m.cols != NumSplits {
-		return nil, fmt.Errorf("%w: %s is %d×%d, expected %d×%d to match %s", ErrMask, msrc, m.rows, m.cols, t.rows, NumSplits, src)
+	if m.rows != rows || m.cols != NumSplits {
+		return nil, nil, fmt.Errorf("%w: %s is %d×%d, expected %d×%d to match %s/%s", ErrMask, msrc, m.rows, m.cols, rows, NumSplits, key, DataFile)
 	}
-	var train, test []int
 	for i := 0; i < m.rows; i++ {
 		switch m.row(i)[c.split] {
 		case 0:
@@ -133,17 +157,13 @@ func Load(name string, opts ...Option) (*Dataset, error) {
 		case 1:
 			test = append(test, i)
 		default:
-			return nil, fmt.Errorf("%w: %s line %d column %d is %v, expected 0 or 1", ErrMask, msrc, i+1, c.split+1, m.row(i)[c.split])
+			return nil, nil, fmt.Errorf("%w: %s line %d column %d is %v, expected 0 or 1", ErrMask, msrc, m.lines[i], c.split+1, m.row(i)[c.split])
 		}
 	}
 	if len(train) == 0 || len(test) == 0 {
-		return nil, fmt.Errorf("%w: %s split %d has %d training and %d test rows", ErrMask, msrc, c.split, len(train), len(test))
+		return nil, nil, fmt.Errorf("%w: %s split %d has %d training and %d test rows", ErrMask, msrc, c.split, len(train), len(test))
 	}
-	ds, err := build(key, c.split, &t, train, &t, test, c)
-	if err == nil {
-		ds.Source = key
-	}
-	return ds, err
+	return train, test, nil
 }
 
 // dirs returns the directories searched for files, in order, and the one

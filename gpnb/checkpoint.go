@@ -141,6 +141,9 @@ func (st *State) check() error {
 			}
 		}
 	}
+	if err := st.Columns.Check(st.D); err != nil {
+		return err
+	}
 	if st.Gradient != nil && len(st.Gradient) != p {
 		return fmt.Errorf("gradient has %d values, want %d", len(st.Gradient), p)
 	}
@@ -281,7 +284,11 @@ func Resume(path string, ds *data.Dataset, opts ...Option) (*Optimiser, error) {
 		return nil, err
 	}
 	if fp := ds.Fingerprint(); fp != st.Fingerprint {
-		return nil, fmt.Errorf("gpnb: %w: %s was trained on %q but got %q (fingerprints %.12s… ≠ %.12s…): load the same dataset, split, subset and normalisation", ErrDataMismatch, path, st.DataTag, ds.String(), st.Fingerprint, fp)
+		cols := ""
+		if c := st.Columns; !c.IsZero() {
+			cols = fmt.Sprintf(" (the CSV file's target %q and inputs %q)", c.TargetName(), strings.Join(c.InputNames(), ","))
+		}
+		return nil, fmt.Errorf("gpnb: %w: %s was trained on %q but got %q (fingerprints %.12s… ≠ %.12s…): load the same dataset, split, subset and normalisation%s", ErrDataMismatch, path, st.DataTag, ds.String(), st.Fingerprint, fp, cols)
 	}
 	if ds.NTrain() != st.N || ds.D() != st.D {
 		return nil, fmt.Errorf("gpnb: %w: checkpoint has n = %d, d = %d, data n = %d, d = %d", ErrDataMismatch, st.N, st.D, ds.NTrain(), ds.D())

@@ -5,10 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -249,5 +253,63 @@ func TestOperatorRecorded(t *testing.T) {
 	}
 	if got := r.Result(nil).Operator; got != want {
 		t.Errorf("resumed at its final step: operator %q, want %q", got, want)
+	}
+}
+
+// TestCheckpointColumns: a checkpoint records the CSV columns its data
+// were read from, which read the file again to the data it was trained on,
+// and a record that does not fit the data is refused as corrupt.
+func TestCheckpointColumns(t *testing.T) {
+	dir := t.TempDir()
+	csv := dir + "/h.csv"
+	var b strings.Builder
+	b.WriteString("y,a,junk,b\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "%g,%d,x%d,%g\n", math.Sin(float64(i)), i, i, math.Cos(float64(i)))
+	}
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.LoadCSV(csv, data.Target("y"), data.Inputs("b", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/run.ckpt"
+	o, err := NewOptimiser(ds, Config{Probes: 2, CheckpointPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st.Columns, ds.Columns) || st.Dataset != csv {
+		t.Fatalf("checkpoint columns %+v of %s, dataset's %+v", st.Columns, st.Dataset, ds.Columns)
+	}
+	again, err := data.LoadCSV(st.Dataset, st.Columns.Options()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resume(path, again); err != nil {
+		t.Errorf("resume on the file read again: %v", err)
+	}
+	other, err := data.LoadCSV(csv, data.Target("y"), data.Inputs("a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resume(path, other); !errors.Is(err, ErrDataMismatch) || !strings.Contains(err.Error(), `target "y" and inputs "b,a"`) {
+		t.Errorf("resume on other columns: %v", err)
+	}
+	bad := o.State()
+	bad.Columns.Inputs = []int{0, 5}
+	enc, err := EncodeCheckpoint(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeCheckpoint(enc); !errors.Is(err, ErrCheckpointCorrupt) {
+		t.Errorf("columns out of range: %v", err)
 	}
 }

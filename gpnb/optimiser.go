@@ -59,7 +59,12 @@ type State struct {
 	// which θ maps to the data's units (DataUnits); zero in checkpoints of
 	// format 1.
 	Stats data.Stats
-	N, D  int
+	// Columns are the CSV columns the training data were read from
+	// (data.Dataset.Columns: target, inputs, header; zero for other data),
+	// with which the file is read again (Columns.Options); zero in
+	// checkpoints written before they were recorded.
+	Columns data.Columns
+	N, D    int
 
 	// Step is the number of completed Adam steps.
 	Step int
@@ -112,6 +117,7 @@ func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, err
 		Split:       ds.Split,
 		DataTag:     ds.String(),
 		Stats:       ds.Stats,
+		Columns:     ds.Columns,
 		N:           ds.NTrain(),
 		D:           d,
 		Raw:         raw,
@@ -123,7 +129,7 @@ func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, err
 
 func checkDataset(ds *data.Dataset) error {
 	if ds == nil || ds.XTrain == nil || ds.XTrain.IsEmpty() || ds.NTrain() == 0 {
-		return errors.New("gpnb: no training data: the dataset is nil or empty; load one with data.Load, data.LoadCSV or data.Synthetic")
+		return errors.New("gpnb: no training data: the dataset is nil or empty; load one with data.Load, data.LoadCSV, data.New or data.Synthetic")
 	}
 	n, _ := ds.XTrain.Dims()
 	if n != len(ds.YTrain) {

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/gpnb/gpnb/data"
 )
 
 func init() {
@@ -22,10 +25,14 @@ type dataSummary struct {
 	D           int    `json:"d"`
 	Normalised  bool   `json:"normalised"`
 	Fingerprint string `json:"fingerprint"`
+	// Target and Inputs name a CSV file's columns (omitted for other data).
+	Target   string         `json:"target,omitempty"`
+	Inputs   []string       `json:"inputs,omitempty"`
+	Warnings []data.Warning `json:"warnings,omitempty"`
 }
 
 func runData(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data", "--data NAME|synthetic-N-D-SEED|FILE.csv [--split K] [--subset N] [--json -|FILE]", stderr)
+	fs := newFlagSet("data", "--data NAME|synthetic-N-D-SEED|FILE.csv [--target COL] [--split K] [--subset N] [--json -|FILE]\n\nPrints the shape, a CSV file's columns and, on stderr, warnings about what the data cannot support.", stderr)
 	var df dataFlags
 	df.register(fs, stderr)
 	jsonPath := fs.String("json", "", "write the summary as JSON to this file (- for stdout)")
@@ -39,8 +46,12 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	sum := dataSummary{
 		Dataset: ds.Name, Split: ds.Split, NTrain: ds.NTrain(), NTest: ds.NTest(), D: ds.D(),
 		Normalised: ds.Stats.Normalised, Fingerprint: ds.Fingerprint(),
+		Target: ds.Columns.TargetName(), Inputs: ds.Columns.InputNames(), Warnings: ds.Warnings(),
 	}
 	if *jsonPath == "" {
+		if sum.Inputs != nil {
+			fmt.Fprintf(stdout, "target %s; inputs %s\n", sum.Target, strings.Join(sum.Inputs, ", "))
+		}
 		_, err := fmt.Fprintf(stdout, "%s\nfingerprint %s\n", ds, sum.Fingerprint)
 		return err
 	}

@@ -33,7 +33,7 @@ func TestPredictCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := data.LoadPoints(pts)
+	x, err := ds.LoadPoints(pts)
 	if err != nil {
 		t.Fatal(err)
 	}

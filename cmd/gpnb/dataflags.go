@@ -9,18 +9,26 @@ import (
 	"github.com/gpnb/gpnb/data"
 )
 
-// dataFlags are the dataset flags shared by data, mll, solve and train:
-// --data --test --split --subset --subset-seed --normalise --data-dir.
-// --data names a dataset as data.Open reads it: a UCI name,
+// dataFlags are the dataset flags shared by data, mll, solve, train and
+// predict: --data --test --split --subset --subset-seed --normalise
+// --data-dir, and for CSV files --header --target --columns
+// --drop-missing. --data names a dataset as data.Open reads it: a UCI name,
 // synthetic-N-D-SEED, or a CSV file (the same names gpnb reproduce takes).
 type dataFlags struct {
-	data       string
-	test       string
-	split      int
-	subset     int
-	subsetSeed uint64
-	normalise  bool
-	dataDir    string
+	data        string
+	test        string
+	split       int
+	subset      int
+	subsetSeed  uint64
+	normalise   bool
+	dataDir     string
+	header      data.HeaderRule
+	target      string
+	columns     string
+	dropMissing bool
+	// recorded are the CSV options a checkpoint recorded, used when no
+	// CSV flag is given (gpnb predict without --data).
+	recorded []data.Option
 	// The old spelling of synthetic data (--data synthetic --synthetic-n N
 	// --synthetic-d D --synthetic-seed S), accepted for one release.
 	syntheticN, syntheticD int
@@ -32,8 +40,12 @@ type dataFlags struct {
 
 func (f *dataFlags) register(fs *flag.FlagSet, stderr io.Writer) {
 	f.fs, f.stderr = fs, stderr
-	fs.StringVar(&f.data, "data", "", "dataset: a UCI name ("+strings.Join(data.Names(), ", ")+"), synthetic-N-D-SEED (N training points in D dimensions, plus N/5 test points), or a .csv/.csv.gz file (inputs then target, no header)")
-	fs.StringVar(&f.test, "test", "", "CSV test file with the same columns (only with a CSV --data)")
+	fs.StringVar(&f.data, "data", "", "dataset: a UCI name ("+strings.Join(data.Names(), ", ")+"), synthetic-N-D-SEED (N training points in D dimensions, plus N/5 test points), or a .csv/.csv.gz file (see --target)")
+	fs.StringVar(&f.test, "test", "", "CSV test file with the same columns (only with a CSV --data), matched by name when both have a header")
+	fs.TextVar(&f.header, "header", data.HeaderAuto, "CSV: whether line 1 names the columns: auto (detected), yes or no")
+	fs.StringVar(&f.target, "target", "", "CSV: the target column, by header name or number from 1 (default: the last)")
+	fs.StringVar(&f.columns, "columns", "", "CSV: the input columns, comma-separated names or numbers (default: all but the target)")
+	fs.BoolVar(&f.dropMissing, "drop-missing", false, "CSV: drop rows with a missing value (empty, NA, NaN, ...) instead of failing")
 	fs.IntVar(&f.split, "split", 0, "train/test split, 0-9 (for synthetic-N-D-SEED, split k draws with seed SEED+k)")
 	fs.IntVar(&f.subset, "subset", 0, "keep this many training points, chosen by --subset-seed (0 = all)")
 	fs.Uint64Var(&f.subsetSeed, "subset-seed", 0, "seed for choosing the --subset points")
@@ -44,38 +56,73 @@ func (f *dataFlags) register(fs *flag.FlagSet, stderr io.Writer) {
 	fs.Uint64Var(&f.syntheticSeed, "synthetic-seed", 0, "deprecated: use --data synthetic-N-D-SEED")
 }
 
+// csvFlags are the flags that apply to CSV files only.
+var csvFlags = []string{"test", "header", "target", "columns", "drop-missing"}
+
 // load returns the dataset the flags describe, or an error naming the flag
-// that is wrong.
+// that is wrong, and prints the dataset's warnings on stderr.
 func (f *dataFlags) load() (*data.Dataset, error) {
-	given := map[string]bool{}
-	if f.fs != nil {
-		f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	given := f.given()
+	name, err := f.name(given)
+	if err != nil {
+		return nil, err
 	}
+	_, uci := data.LookupUCI(name)
+	_, _, _, synthetic, _ := data.ParseSynthetic(name)
+	if err := f.check(name, given, uci, synthetic); err != nil {
+		return nil, err
+	}
+	ds, err := data.Open(name, f.options(given, uci, synthetic)...)
+	if err != nil {
+		return nil, fmt.Errorf("--data %s: %w", name, err)
+	}
+	for _, w := range ds.Warnings() {
+		fmt.Fprintf(f.stderr, "gpnb: warning: --data %s: %s\n", name, w)
+	}
+	return ds, nil
+}
+
+// name returns the --data name, turning the deprecated --data synthetic
+// --synthetic-n/-d/-seed into synthetic-N-D-SEED.
+func (f *dataFlags) name(given map[string]bool) (string, error) {
 	name := strings.TrimSpace(f.data)
 	if strings.EqualFold(name, "synthetic") {
 		name = data.SyntheticName(f.syntheticN, f.syntheticD, f.syntheticSeed)
 		fmt.Fprintf(f.stderr, "gpnb: --data synthetic with --synthetic-n/-d/-seed is deprecated and will be removed: use --data %s\n", name)
 	} else if given["synthetic-n"] || given["synthetic-d"] || given["synthetic-seed"] {
-		return nil, fmt.Errorf("--synthetic-n/-d/-seed apply only to --data synthetic (deprecated): write --data synthetic-N-D-SEED")
+		return "", fmt.Errorf("--synthetic-n/-d/-seed apply only to --data synthetic (deprecated): write --data synthetic-N-D-SEED")
 	}
-	_, uci := data.LookupUCI(name)
-	_, _, _, synthetic, err := data.ParseSynthetic(name)
+	return name, nil
+}
+
+// check refuses values out of range and flags that do not apply to the
+// kind of dataset name is.
+func (f *dataFlags) check(name string, given map[string]bool, uci, synthetic bool) error {
+	_, _, _, _, err := data.ParseSynthetic(name)
 	switch {
 	case name == "":
-		return nil, fmt.Errorf("--data is required: a UCI name (%s), synthetic-N-D-SEED, or a path to a .csv/.csv.gz file", strings.Join(data.Names(), ", "))
+		return fmt.Errorf("--data is required: a UCI name (%s), synthetic-N-D-SEED, or a path to a .csv/.csv.gz file", strings.Join(data.Names(), ", "))
 	case err != nil:
-		return nil, fmt.Errorf("--data: %w", err)
+		return fmt.Errorf("--data: %w", err)
 	case f.split < 0 || f.split >= data.NumSplits:
-		return nil, fmt.Errorf("--split %d: use 0-%d", f.split, data.NumSplits-1)
+		return fmt.Errorf("--split %d: use 0-%d", f.split, data.NumSplits-1)
 	case f.subset < 0:
-		return nil, fmt.Errorf("--subset %d: give a number of training points > 0, or 0 for all", f.subset)
-	case given["test"] && (uci || synthetic):
-		return nil, fmt.Errorf("--test applies only to CSV files, not --data %s", name)
+		return fmt.Errorf("--subset %d: give a number of training points > 0, or 0 for all", f.subset)
 	case given["data-dir"] && !uci:
-		return nil, fmt.Errorf("--data-dir applies only to UCI datasets, not --data %s", name)
+		return fmt.Errorf("--data-dir applies only to UCI datasets, not --data %s", name)
 	case given["split"] && !uci && !synthetic:
-		return nil, fmt.Errorf("--split applies only to UCI and synthetic datasets, not the CSV file %s", name)
+		return fmt.Errorf("--split applies only to UCI and synthetic datasets, not the CSV file %s", name)
 	}
+	for _, fl := range csvFlags {
+		if given[fl] && (uci || synthetic) {
+			return fmt.Errorf("--%s applies only to CSV files, not --data %s", fl, name)
+		}
+	}
+	return nil
+}
+
+// options returns the data.Open options the flags give.
+func (f *dataFlags) options(given map[string]bool, uci, synthetic bool) []data.Option {
 	opts := []data.Option{data.Normalise(f.normalise), data.SubsetSeed(f.subsetSeed)}
 	if f.subset > 0 {
 		opts = append(opts, data.Subset(f.subset))
@@ -89,9 +136,36 @@ func (f *dataFlags) load() (*data.Dataset, error) {
 	if f.test != "" {
 		opts = append(opts, data.TestFile(f.test))
 	}
-	ds, err := data.Open(name, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("--data %s: %w", name, err)
+	if uci || synthetic {
+		return opts
 	}
-	return ds, nil
+	if !given["header"] && !given["target"] && !given["columns"] && !given["drop-missing"] && f.recorded != nil {
+		return append(opts, f.recorded...)
+	}
+	opts = append(opts, data.Header(f.header), data.DropMissing(f.dropMissing))
+	if f.target != "" {
+		opts = append(opts, data.Target(f.target))
+	}
+	if f.columns != "" {
+		opts = append(opts, data.Inputs(strings.Split(f.columns, ",")...))
+	}
+	return opts
+}
+
+// pointsOptions are the options for reading points with the dataset's
+// columns: --header, when given.
+func (f *dataFlags) pointsOptions() []data.Option {
+	if !f.given()["header"] {
+		return nil
+	}
+	return []data.Option{data.Header(f.header)}
+}
+
+// given returns the names of the flags given on the command line.
+func (f *dataFlags) given() map[string]bool {
+	given := map[string]bool{}
+	if f.fs != nil {
+		f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	}
+	return given
 }

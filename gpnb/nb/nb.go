@@ -6,6 +6,8 @@
 //   - LoadOrSynthetic loads a UCI dataset from wherever its files are on
 //     this machine (FindUCI), or else synthetic data of the same shape, and
 //     says which;
+//   - ShowWarnings prints what a dataset's loader found the data cannot
+//     support (data.Dataset.Warnings): a constant target, too few rows, ...;
 //   - WorkDir is the folder where a notebook keeps the files its cells pass
 //     to one another: GoNB runs every cell as a new process, so values do not
 //     survive from one cell to the next, but files (results, checkpoints)
@@ -20,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -160,6 +163,7 @@ func LoadOrSynthetic(name string, split, subset int) (*data.Dataset, error) {
 			return nil, err
 		}
 		fmt.Printf("%s (UCI files in %s)\n", ds, dir)
+		ShowWarnings(ds)
 		return ds, nil
 	}
 	n := u.TrainSize()
@@ -172,7 +176,25 @@ func LoadOrSynthetic(name string, split, subset int) (*data.Dataset, error) {
 	}
 	fmt.Printf("%s: the UCI files are not on this machine (looked in %s; set %s to their folder), so this is synthetic data of its shape: %s\n",
 		name, strings.Join(UCIPlaces(), ", "), envData, ds)
+	ShowWarnings(ds)
 	return ds, nil
+}
+
+// ShowWarnings prints ds's warnings (data.Dataset.Warnings: a constant
+// target, constant inputs, repeated rows, fewer rows than hyperparameters,
+// an extreme target scale, rows dropped or columns left out), one a line
+// starting "warning: ", and returns them, so that a cell can test their
+// kinds. It prints nothing for data without any.
+func ShowWarnings(ds *data.Dataset) []data.Warning {
+	return showWarnings(os.Stdout, ds)
+}
+
+func showWarnings(w io.Writer, ds *data.Dataset) []data.Warning {
+	ws := ds.Warnings()
+	for _, x := range ws {
+		fmt.Fprintf(w, "warning: %s: %s\n", ds.Name, x)
+	}
+	return ws
 }
 
 // Dir is the folder where one notebook keeps its files: results and

@@ -1,15 +1,20 @@
 package nb
 
 import (
+	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb"
 )
 
 func panicOf(f func()) (v any) {
@@ -155,5 +160,59 @@ func TestWorkDir(t *testing.T) {
 	}
 	if err := d.Load("bad.json", &out); err == nil || !strings.Contains(err.Error(), "bad.json") {
 		t.Errorf("bad JSON: %v", err)
+	}
+}
+
+// TestNewTrains: data made in Go (a matrix and a slice, as a notebook cell
+// computes them) become a Dataset with data.New, which trains, predicts
+// the held-out points far better than their mean does, and whose warnings
+// ShowWarnings prints.
+func TestNewTrains(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	f := func(a, b float64) float64 { return math.Sin(3*a) + 0.5*b*b }
+	sample := func(n int) (*mat.Dense, []float64) {
+		x, y := mat.NewDense(n, 3, nil), make([]float64, n)
+		for i := range n {
+			a, b := 4*rng.Float64()-2, 2*rng.Float64()-1
+			x.SetRow(i, []float64{a, b, 7}) // the third input is constant
+			y[i] = f(a, b) + 0.1*rng.NormFloat64()
+		}
+		return x, y
+	}
+	x, y := sample(200)
+	xt, yt := sample(50)
+	ds, err := data.New(x, y, data.TestData(xt, yt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	ws := showWarnings(&out, ds)
+	if len(ws) != 1 || ws[0].Kind != data.ConstantInputs || out.String() != "warning: data: "+ws[0].Message+"\n" || !strings.Contains(ws[0].Message, "input column 2 is constant") {
+		t.Errorf("warnings %v, printed %q", ws, out.String())
+	}
+	o, err := gpnb.NewOptimiser(ds, gpnb.Config{WarmStart: true, Probes: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if err := o.Run(context.Background(), 30); err != nil {
+		t.Fatal(err)
+	}
+	p, err := o.Predict(xt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RMSE in the data's units against the spread of the test targets
+	// (the RMSE of predicting their mean): the model must explain most of it.
+	var se, sv, mean float64
+	for _, v := range yt {
+		mean += v / float64(len(yt))
+	}
+	for i, v := range yt {
+		se += (p.Data.Mean[i] - v) * (p.Data.Mean[i] - v)
+		sv += (mean - v) * (mean - v)
+	}
+	if rmse, spread := math.Sqrt(se/50), math.Sqrt(sv/50); rmse > 0.3*spread {
+		t.Errorf("test RMSE %.3f, against %.3f for the mean", rmse, spread)
 	}
 }
