@@ -429,6 +429,9 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	}
 	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries = st.Work.OperatorProducts, st.Work.RowEvaluations, st.Work.BlockEntries
 	rec.BlockFactorisations = st.Work.BlockFactorisations
+	if st.CG != nil {
+		rec.PrecondRank = st.CG.PrecondRank
+	}
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil
 	e.st.PrevV = matrixOf(v)

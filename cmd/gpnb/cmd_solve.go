@@ -44,9 +44,16 @@ type solveResult struct {
 	RelResiduals []float64 `json:"rel_residuals"`
 	// RelErrorVsCholesky is max_j ‖v_j − v*_j‖/‖v*_j‖ against the exact
 	// solution, null when n > 6000.
-	RelErrorVsCholesky *float64  `json:"rel_error_vs_cholesky"`
-	Seconds            float64   `json:"seconds"`
-	Work               solveWork `json:"work"`
+	RelErrorVsCholesky *float64 `json:"rel_error_vs_cholesky"`
+	Seconds            float64  `json:"seconds"`
+	// StartSeconds is the part of Seconds spent in the solver's Start
+	// (building CG's preconditioner, where there is one).
+	StartSeconds float64 `json:"start_seconds"`
+	// PrecondRank is the rank of CG's preconditioner (the one
+	// --precond-rank auto chose), 0 without one.
+	PrecondRank int       `json:"precond_rank,omitempty"`
+	Operator    string    `json:"operator"`
+	Work        solveWork `json:"work"`
 }
 
 // solveWork is solvers.Work with the CLI's snake_case names.
@@ -63,7 +70,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	var rf runFlags
 	df.register(fs, stderr)
 	rf.register(fs, stderr, targetOf(gpnb.Config{}), func(name string) bool {
-		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations")(name) ||
+		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations", "operator", "memory-budget", "precision", "workers")(name) ||
 			slices.ContainsFunc([][]string{methodFlags["cg"], methodFlags["ap"], methodFlags["sgd"]}, func(fl []string) bool { return slices.Contains(fl, name) })
 	})
 	fs.Var(deprecatedValue{fs: fs, old: "lr", name: "sgd-lr", w: stderr}, "lr", "deprecated: use --sgd-lr (--lr is Adam's learning rate in train)")
@@ -80,7 +87,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	method, probes, seed := cfg.Solver, *nprobes, cfg.Seed
-	op, err := kernel.NewOperator(ds.XTrain, k, kernel.Options{})
+	op, err := kernel.NewOperator(ds.XTrain, k, cfg.Operator)
 	if err != nil {
 		return err
 	}
@@ -89,8 +96,12 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	settings := cfg.Settings
 
 	start := time.Now()
-	sv, err := solvers.Solve(context.Background(), op, method, b, nil, settings)
+	sv, err := method.Start(op, b, nil, settings)
 	if err != nil {
+		return fmt.Errorf("solve: %w", err)
+	}
+	startSecs := time.Since(start).Seconds()
+	if err := solvers.Run(context.Background(), sv); err != nil {
 		return fmt.Errorf("solve: %w", err)
 	}
 	secs := time.Since(start).Seconds()
@@ -98,7 +109,10 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	res := solveResult{
 		Dataset: ds.Name, Solver: method.Name(), N: n, D: ds.D(), Kernel: k.Family.String(), Probes: probes,
 		Iterations: st.Iteration, Converged: st.Converged, RelResiduals: st.RelResiduals,
-		Seconds: secs, Work: solveWork(st.Work),
+		Seconds: secs, StartSeconds: startSecs, Operator: op.Storage(), Work: solveWork(st.Work),
+	}
+	if st.CG != nil {
+		res.PrecondRank = st.CG.PrecondRank
 	}
 	if n <= solveCholeskyLimit {
 		e, err := solveRelError(op, b, sv.Solution())
@@ -109,7 +123,10 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if *jsonPath == "" {
 		fmt.Fprintf(stdout, "%s: %s, n = %d, %d right-hand sides\n", ds, method.Name(), n, 1+probes)
-		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s\n", res.Iterations, res.Converged, res.Seconds)
+		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s (%.3f s to start)\n", res.Iterations, res.Converged, res.Seconds, res.StartSeconds)
+		if res.PrecondRank > 0 {
+			fmt.Fprintf(stdout, "preconditioner rank %d\n", res.PrecondRank)
+		}
 		fmt.Fprintf(stdout, "relative residual: mean %.3g, probes max %.3g\n", res.RelResiduals[0], maxOf(res.RelResiduals[1:]))
 		if res.RelErrorVsCholesky != nil {
 			fmt.Fprintf(stdout, "relative error vs Cholesky: %.3g\n", *res.RelErrorVsCholesky)

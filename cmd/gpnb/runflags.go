@@ -81,7 +81,7 @@ var runFlagTable = []runFlag{
 	{"max-exact-n", fmt.Sprintf("largest n for Cholesky in the exact gradient, --track-mll and the test evaluation (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
 	{"eval-tol", fmt.Sprintf("relative residual tolerance of the test evaluation's CG solves beyond --max-exact-n (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
 
-	{"precond-rank", "CG: pivoted-Cholesky preconditioner rank (0: none, as in the paper)", []string{"CG.PrecondRank"}, scalarField("CG.PrecondRank")},
+	{"precond-rank", "CG: pivoted-Cholesky preconditioner rank: a number, 0 (none, as in the paper) or auto (chosen at every step from the factorisation's remaining diagonal against σ², at most about n/40; see DESIGN.md)", []string{"CG.PrecondRank"}, precondRank},
 	{"precond-noise", "CG: the preconditioner's σ² (0: the operator's noise variance)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
 	{"precond-diagonal", "CG: add the diagonal correction diag(K − LLᵀ) to the preconditioner (FITC form)", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
 	{"block-size", fmt.Sprintf("AP: block size (0: %d, capped at n)", solvers.DefaultBlockSize), []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
@@ -537,6 +537,35 @@ func (s sgdRateValue) Set(v string) error {
 		}
 		m.LearningRate = x
 	}
+	return nil
+}
+
+// precondRank is --precond-rank: a rank ≥ 0, or auto
+// (solvers.PrecondRankAuto).
+func precondRank(t *runTarget) flag.Value { return precondRankValue{fieldOf(t, "CG.PrecondRank")} }
+
+type precondRankValue struct{ v reflect.Value }
+
+func (p precondRankValue) String() string {
+	if !p.v.IsValid() {
+		return ""
+	}
+	if p.v.Int() == solvers.PrecondRankAuto {
+		return "auto"
+	}
+	return strconv.FormatInt(p.v.Int(), 10)
+}
+
+func (p precondRankValue) Set(x string) error {
+	if strings.EqualFold(strings.TrimSpace(x), "auto") {
+		p.v.SetInt(solvers.PrecondRankAuto)
+		return nil
+	}
+	k, err := strconv.Atoi(strings.TrimSpace(x))
+	if err != nil || k < 0 {
+		return errors.New("give a rank ≥ 0 (0: no preconditioner) or auto")
+	}
+	p.v.SetInt(int64(k))
 	return nil
 }
 

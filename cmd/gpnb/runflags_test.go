@@ -217,3 +217,24 @@ func TestAuthorsRules(t *testing.T) {
 		t.Errorf("the defaults are not the paper's text: %+v", c.Settings)
 	}
 }
+
+// --precond-rank takes a rank or auto (solvers.PrecondRankAuto), and prints
+// what it parses.
+func TestPrecondRankFlag(t *testing.T) {
+	for in, want := range map[string]int{"auto": solvers.PrecondRankAuto, "AUTO": solvers.PrecondRankAuto, "0": 0, "100": 100} {
+		var tg runTarget
+		v := precondRank(&tg)
+		if err := v.Set(in); err != nil || tg.CG.PrecondRank != want {
+			t.Errorf("--precond-rank %s: %d (%v), want %d", in, tg.CG.PrecondRank, err, want)
+		}
+		if back := v.String(); back != strings.ToLower(in) {
+			t.Errorf("--precond-rank %s prints as %s", in, back)
+		}
+	}
+	for _, bad := range []string{"-1", "-3", "x", ""} {
+		var tg runTarget
+		if err := precondRank(&tg).Set(bad); err == nil {
+			t.Errorf("--precond-rank %q accepted", bad)
+		}
+	}
+}
