@@ -1,7 +1,5 @@
 package gpnb
 
-import "github.com/gpnb/gpnb/gpnb/kernel"
-
 // NotEvaluated is Result.EvalMethod when no test metrics were computed.
 const NotEvaluated = "not evaluated"
 
@@ -26,7 +24,7 @@ func (o *Optimiser) Result(ev *Eval) Result {
 // (EvalMethod NotEvaluated): what the charts of package viz read, so a
 // checkpoint (ReadCheckpoint) can be charted as a finished run can.
 func (st *State) Result() Result {
-	h := kernel.HyperFromRaw(st.Raw)
+	h := st.Config.Param.Hyper(st.Raw)
 	solver := st.Config.Solver.Name()
 	if st.Config.Estimator == ExactGradient {
 		solver = "cholesky"
@@ -53,6 +51,7 @@ func (st *State) Result() Result {
 		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
 		History:       cloneHistory(st.History),
 		Config:        &cfg,
+		Converged:     st.Config.converged(st.History, st.N),
 	}
 	if len(r.History) > 0 {
 		r.Operator = r.History[len(r.History)-1].Operator

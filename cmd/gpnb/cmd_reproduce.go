@@ -47,7 +47,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	var bf backendFlags
 	def := paperTarget()
 	def.Config.DropResidualTraces = true
-	rf.register(fs, stderr, def, except("solver", "warm-start", "checkpoint", "estimator", "budget", "noise", "signal", "lengthscales"))
+	rf.register(fs, stderr, def, except("solver", "warm-start", "checkpoint", "estimator", "budget", "noise", "signal", "lengthscales", "until", "converged-tol", "converged-steps"))
 	bf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err

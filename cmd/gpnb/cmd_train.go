@@ -136,7 +136,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	df.register(fs, stderr)
 	rf.register(fs, stderr, paperTarget(), nil)
 	bf.register(fs)
-	steps := fs.Int("steps", 100, "Adam steps (with --resume: the total to reach)")
+	steps := fs.Int("steps", 100, fmt.Sprintf("Adam steps (with --resume: the total to reach); with --until converged the most steps (default %d)", gpnb.ConvergedMaxSteps))
 	resume := fs.String("resume", "", "continue the run saved in this checkpoint (same data flags) up to --steps in total")
 	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	eval := fs.Bool("eval", true, "compute test RMSE and log-likelihood at the end")
@@ -176,6 +176,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if *resume != "" && !rf.given("checkpoint") {
 		cfg.CheckpointPath = *resume // go on saving where the run was read from
+	}
+	if cfg.Until == gpnb.UntilConverged && !rf.given("steps") {
+		*steps = gpnb.ConvergedMaxSteps
 	}
 	backend, err := bf.backend(cfg.Operator.Mode, cfg.Operator.Precision)
 	if err != nil {
@@ -247,6 +250,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
 			ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
 			res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
+		if cfg.Until == gpnb.UntilConverged {
+			if res.Converged {
+				fmt.Fprintf(stdout, "converged after %d steps\n", res.StepsDone)
+			} else {
+				fmt.Fprintf(stderr, "gpnb train: warning: stopped at --steps %d before converging: give more steps (--resume continues the run), or a larger --converged-tol\n", *steps)
+			}
+		}
 		if b := res.History.BudgetSteps(); b > 0 {
 			fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
 		}
