@@ -137,6 +137,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	rf.register(fs, stderr, paperTarget(), nil)
 	bf.register(fs)
 	steps := fs.Int("steps", 100, fmt.Sprintf("Adam steps (with --resume: the total to reach); with --until converged the most steps (default %d)", gpnb.ConvergedMaxSteps))
+	preset := fs.String("preset", "", presetUsage())
 	resume := fs.String("resume", "", "continue the run saved in this checkpoint (same data flags) up to --steps in total")
 	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	eval := fs.Bool("eval", true, "compute test RMSE and log-likelihood at the end")
@@ -146,20 +147,28 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *authors {
-		if *resume != "" {
-			return errors.New("--authors-rules applies to a new run: a resumed run keeps the rules it started with (the tolerance rules may be changed one by one)")
-		}
-		if err := rf.applyAuthorsRules(); err != nil {
-			return err
-		}
-	}
 	if *steps < 0 {
 		return fmt.Errorf("--steps %d: must be ≥ 0", *steps)
+	}
+	if *preset != "" && *resume != "" {
+		return errors.New("--preset applies to a new run: a resumed run keeps the configuration it started with")
+	}
+	if *authors && *resume != "" {
+		return errors.New("--authors-rules applies to a new run: a resumed run keeps the rules it started with (the tolerance rules may be changed one by one)")
 	}
 	ds, err := df.load()
 	if err != nil {
 		return err
+	}
+	if *preset != "" {
+		if err := rf.applyPreset(*preset, ds.Name); err != nil {
+			return err
+		}
+	}
+	if *authors {
+		if err := rf.applyAuthorsRules(); err != nil {
+			return err
+		}
 	}
 	var cfg gpnb.Config
 	if *resume != "" {

@@ -139,6 +139,33 @@ func (r *runFlags) applyAuthorsRules() error {
 	return nil
 }
 
+// applyPreset makes the named preset (gpnb.Preset, for the chosen solver
+// and the dataset) the defaults under the flags given: every flag that was
+// not given on the command line takes the preset's value, so a preset
+// changes defaults, never an explicit flag.
+func (r *runFlags) applyPreset(name, dataset string) error {
+	c, err := gpnb.Preset(name, r.t.Solver, dataset)
+	if err != nil {
+		return fmt.Errorf("--preset: %w", err)
+	}
+	t := targetOf(c)
+	for _, f := range runFlagTable {
+		if r.given(f.name) || r.fs.Lookup(f.name) == nil {
+			continue
+		}
+		if err := f.value(&r.t).Set(f.value(&t).String()); err != nil {
+			return fmt.Errorf("--preset %s: --%s: %w", name, f.name, err)
+		}
+	}
+	return nil
+}
+
+// presetUsage is the help of --preset.
+func presetUsage() string {
+	return "a named configuration that sets the defaults of the other flags (flags given win): " + strings.Join(gpnb.PresetNames, " or ") +
+		". paper: the paper's protocol (--steps Adam steps, float64, no preconditioner, softplus θ); fast: a good model soon (CG with --warm-start, --precision mixed where the vectorised kernel exists, --precond-rank auto, --param log, --until converged)"
+}
+
 // deprecatedFlags are old spellings, accepted for one release with a note
 // on stderr: old name → new name.
 var deprecatedFlags = map[string]string{

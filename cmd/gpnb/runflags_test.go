@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/internal/fieldtest"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -236,5 +237,57 @@ func TestPrecondRankFlag(t *testing.T) {
 		if err := precondRank(&tg).Set(bad); err == nil {
 			t.Errorf("--precond-rank %q accepted", bad)
 		}
+	}
+}
+
+// --preset paper gives what no preset gives, for every solver; --preset
+// fast sets its choices where no flag was given, and the flags given win.
+func TestPresetFlags(t *testing.T) {
+	const d = 3
+	parse := func(args ...string) gpnb.Config {
+		t.Helper()
+		var rf runFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		rf.register(fs, io.Discard, paperTarget(), nil)
+		preset := fs.String("preset", "", "")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if *preset != "" {
+			if err := rf.applyPreset(*preset, "pol"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := rf.config("pol", d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err = c.Resolve(d); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, s := range []string{"cg", "ap", "sgd", "cholesky"} {
+		if diff := parse("--solver", s).Differences(parse("--solver", s, "--preset", "paper"), false); len(diff) > 0 {
+			t.Errorf("--solver %s: --preset paper changes %v", s, diff)
+		}
+	}
+	fast, err := gpnb.Preset("fast", "cg", "pol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast.Init = kernel.DefaultHyper(d)
+	if fast, err = fast.Resolve(d); err != nil {
+		t.Fatal(err)
+	}
+	if diff := parse("--preset", "fast").Differences(fast, false); len(diff) > 0 {
+		t.Errorf("--preset fast differs from gpnb.Preset(fast) in %v", diff)
+	}
+	given := parse("--preset", "fast", "--probes", "8", "--precision", "float32", "--precond-rank", "0", "--param", "softplus")
+	want := fast
+	want.Probes, want.Operator.Precision, want.Solver, want.Param = 8, kernel.Float32, solvers.CG{}, gpnb.ParamSoftplus
+	if diff := given.Differences(want, false); len(diff) > 0 {
+		t.Errorf("flags given with --preset fast: differs from the preset with them in %v", diff)
 	}
 }
