@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -89,6 +90,7 @@ type stepBrief struct {
 	BudgetStop       bool    `json:"budget_stop,omitempty"`
 	SolverStalled    bool    `json:"solver_stalled,omitempty"`
 	SolverEpochs     float64 `json:"solver_epochs,omitempty"`
+	PrecondRank      int     `json:"precond_rank,omitempty"`
 	StepSeconds      float64 `json:"step_seconds"`
 	SolverSeconds    float64 `json:"solver_seconds"`
 	Noise            float64 `json:"noise"`
@@ -277,7 +279,7 @@ func (in *inspection) fill(h gpnb.History) {
 		}
 		in.History[i] = stepBrief{
 			Step: r.Step, SolverIterations: r.SolverIterations, SolverConverged: r.SolverConverged,
-			BudgetStop: r.BudgetStop, SolverStalled: r.SolverStalled, SolverEpochs: r.SolverEpochs, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
+			BudgetStop: r.BudgetStop, SolverStalled: r.SolverStalled, SolverEpochs: r.SolverEpochs, PrecondRank: r.PrecondRank, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
 			StepSeconds: r.StepSeconds, SolverSeconds: r.SolverSeconds,
 			Noise: r.Noise, Signal: r.Signal, MeanLengthscale: mean,
 			InitDistance: r.InitDistance, ZeroInitDistance: r.ZeroInitDistance,
@@ -310,8 +312,11 @@ func describeMethod(c gpnb.Config, n int) string {
 	method := c.Solver
 	switch m := method.(type) {
 	case solvers.CG:
-		if m.PrecondRank > 0 {
+		switch {
+		case m.PrecondRank > 0:
 			parts = append(parts, fmt.Sprintf("pivoted-Cholesky preconditioner of rank %d", m.PrecondRank))
+		case m.PrecondRank == solvers.PrecondRankAuto:
+			parts = append(parts, fmt.Sprintf("pivoted-Cholesky preconditioner of automatic rank (at most %d)", solvers.AutoRankCap(n)))
 		}
 	case solvers.AP:
 		if m, err = m.Resolve(n); err == nil {
@@ -363,7 +368,14 @@ func describeMethod(c gpnb.Config, n int) string {
 			}
 		}
 	}
-	parts = append(parts, fmt.Sprintf("Adam learning rate %g, seed %d", c.LearningRate, c.Seed))
+	adam := fmt.Sprintf("Adam learning rate %g", c.LearningRate)
+	if c.Param != gpnb.ParamSoftplus {
+		adam += fmt.Sprintf(" in %s θ", c.Param)
+	}
+	parts = append(parts, fmt.Sprintf("%s, seed %d", adam, c.Seed))
+	if c.Until == gpnb.UntilConverged {
+		parts = append(parts, "until converged")
+	}
 	return "; " + strings.Join(parts, ", ")
 }
 
@@ -433,6 +445,11 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 		if budget {
 			head += "res. at stop\t"
 		}
+		// The preconditioner's rank, where a step had one (--precond-rank).
+		rank := slices.ContainsFunc(rows, func(r stepBrief) bool { return r.PrecondRank > 0 })
+		if rank {
+			head += "precond rank\t"
+		}
 		fmt.Fprintln(tw, head)
 		for _, r := range rows {
 			conv := "yes"
@@ -448,6 +465,9 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 				r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, r.MeanLengthscale, formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
 			if budget {
 				fmt.Fprintf(tw, "%s\t", formatStop(r.FinalResiduals))
+			}
+			if rank {
+				fmt.Fprintf(tw, "%d\t", r.PrecondRank)
 			}
 			fmt.Fprintln(tw)
 		}

@@ -198,8 +198,9 @@ func TestTrainSIGINT(t *testing.T) {
 // with the preset's choices, and every step records its preconditioner's
 // rank; a flag given beside the preset wins over it.
 func TestTrainPreset(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--precision", "float64", "--json", out)
+	dir := t.TempDir()
+	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
+	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--precision", "float64", "--json", out, "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -217,6 +218,13 @@ func TestTrainPreset(t *testing.T) {
 	for _, h := range r.History {
 		if k := h.PrecondRank; k < 1 || k > solvers.AutoRankCap(150) {
 			t.Fatalf("step %d used a preconditioner of rank %d, want 1..%d", h.Step, k, solvers.AutoRankCap(150))
+		}
+	}
+	// gpnb inspect says so too: the run's description and a rank column.
+	_, text, _ := runCmd(t, "inspect", ckpt, "--last", "1")
+	for _, want := range []string{"automatic rank", "in log θ", "until converged", "precond rank"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("gpnb inspect does not say %q:\n%s", want, text)
 		}
 	}
 	if code, _, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "slow"); code == 0 || !strings.Contains(errs, "unknown preset") {
