@@ -289,19 +289,18 @@ func (c *Config) fixedProbes() bool {
 }
 
 // maxExactN returns MaxExactN or its default.
-func (c *Config) maxExactN() int {
-	if c.MaxExactN > 0 {
-		return c.MaxExactN
-	}
-	return DefaultMaxExactN
-}
+func (c *Config) maxExactN() int { return orDefault(c.MaxExactN, DefaultMaxExactN) }
 
 // evalRelTol returns EvalRelTol or its default.
-func (c *Config) evalRelTol() float64 {
-	if c.EvalRelTol > 0 {
-		return c.EvalRelTol
+func (c *Config) evalRelTol() float64 { return orDefault(c.EvalRelTol, DefaultEvalRelTol) }
+
+// orDefault returns v when it is set (> 0), else def: the zero value of a
+// Config field that stands for a default.
+func orDefault[T int | float64](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultEvalRelTol
+	return def
 }
 
 // Resolve returns c as a run on d input dimensions uses it: every zero field

@@ -53,20 +53,10 @@ const (
 )
 
 // convergedTol returns ConvergedTol or its default.
-func (c *Config) convergedTol() float64 {
-	if c.ConvergedTol > 0 {
-		return c.ConvergedTol
-	}
-	return DefaultConvergedTol
-}
+func (c *Config) convergedTol() float64 { return orDefault(c.ConvergedTol, DefaultConvergedTol) }
 
 // convergedSteps returns ConvergedSteps or its default.
-func (c *Config) convergedSteps() int {
-	if c.ConvergedSteps > 0 {
-		return c.ConvergedSteps
-	}
-	return DefaultConvergedSteps
-}
+func (c *Config) convergedSteps() int { return orDefault(c.ConvergedSteps, DefaultConvergedSteps) }
 
 // Converged reports whether the run has converged. With P =
 // ConvergedSteps and tol = ConvergedTol (Config), after at least 2P steps:

@@ -160,15 +160,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *preset != "" {
-		if err := rf.applyPreset(*preset, ds.Name); err != nil {
-			return err
-		}
-	}
-	if *authors {
-		if err := rf.applyAuthorsRules(); err != nil {
-			return err
-		}
+	if err := rf.applyNamed(*preset, *authors, ds.Name); err != nil {
+		return err
 	}
 	var cfg gpnb.Config
 	if *resume != "" {

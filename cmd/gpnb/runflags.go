@@ -160,6 +160,21 @@ func (r *runFlags) applyPreset(name, dataset string) error {
 	return nil
 }
 
+// applyNamed applies the named settings of gpnb train's command line, each
+// where no flag was given: the preset (none when ""), then, with authors,
+// the authors' stopping rules over it.
+func (r *runFlags) applyNamed(preset string, authors bool, dataset string) error {
+	if preset != "" {
+		if err := r.applyPreset(preset, dataset); err != nil {
+			return err
+		}
+	}
+	if authors {
+		return r.applyAuthorsRules()
+	}
+	return nil
+}
+
 // presetUsage is the help of --preset.
 func presetUsage() string {
 	return "a named configuration that sets the defaults of the other flags (flags given win): " + strings.Join(gpnb.PresetNames, " or ") +

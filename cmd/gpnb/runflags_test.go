@@ -166,27 +166,7 @@ func TestMethodFlagForOtherSolver(t *testing.T) {
 // explicit flag among them wins, and the result equals spelling the flags
 // out.
 func TestAuthorsRules(t *testing.T) {
-	parse := func(args ...string) gpnb.Config {
-		t.Helper()
-		var rf runFlags
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		rf.register(fs, io.Discard, paperTarget(), nil)
-		authors := fs.Bool("authors-rules", false, "")
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		if *authors {
-			if err := rf.applyAuthorsRules(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c, err := rf.config("pol", 2)
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return c
-	}
+	parse := func(args ...string) gpnb.Config { return parseTrain(t, 2, args...) }
 	for _, solver := range []string{"cg", "ap", "sgd"} {
 		got := parse("--solver", solver, "--authors-rules")
 		spelled := []string{"--solver", solver, "--probe-tolerance", "mean", "--freeze", "joint"}
@@ -246,24 +226,8 @@ func TestPresetFlags(t *testing.T) {
 	const d = 3
 	parse := func(args ...string) gpnb.Config {
 		t.Helper()
-		var rf runFlags
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		rf.register(fs, io.Discard, paperTarget(), nil)
-		preset := fs.String("preset", "", "")
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		if *preset != "" {
-			if err := rf.applyPreset(*preset, "pol"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c, err := rf.config("pol", d)
+		c, err := parseTrain(t, d, args...).Resolve(d)
 		if err != nil {
-			t.Fatal(err)
-		}
-		if c, err = c.Resolve(d); err != nil {
 			t.Fatal(err)
 		}
 		return c
@@ -290,4 +254,27 @@ func TestPresetFlags(t *testing.T) {
 	if diff := given.Differences(want, false); len(diff) > 0 {
 		t.Errorf("flags given with --preset fast: differs from the preset with them in %v", diff)
 	}
+}
+
+// parseTrain returns the configuration gpnb train's run flags, --preset and
+// --authors-rules give for args on pol with d input dimensions.
+func parseTrain(t *testing.T, d int, args ...string) gpnb.Config {
+	t.Helper()
+	var rf runFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rf.register(fs, io.Discard, paperTarget(), nil)
+	preset := fs.String("preset", "", "")
+	authors := fs.Bool("authors-rules", false, "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := rf.applyNamed(*preset, *authors, "pol"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := rf.config("pol", d)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return c
 }
