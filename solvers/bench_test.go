@@ -2,8 +2,10 @@ package solvers
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -172,8 +174,11 @@ func BenchmarkPerIteration(b *testing.B) {
 // build of that preconditioner, on pol subsets of 2000 and 4000 points
 // (synthetic data of that size without GPNB_DATA) with the mixed-precision
 // dense operator, the paper's 17 right-hand sides, θ = 1 but σ = 0.1.
-// pre/plain is the preconditioned iteration's time over the plain one's,
-// build/plain the build's over a plain iteration.
+// pre/plain is the median over the rounds of the preconditioned
+// iteration's time over the plain one's, build/plain the median of the
+// build's over a plain iteration: medians of each round's ratio, so that a
+// burst of load from elsewhere on the machine moves them less than it would
+// a ratio of sums.
 //
 //	go test -tags openblas -run '^$' -bench Precond -benchtime 40x ./solvers/
 func BenchmarkPrecond(b *testing.B) {
@@ -191,7 +196,7 @@ func BenchmarkPrecond(b *testing.B) {
 				return sv
 			}
 			plain, pre := start(CG{}), start(CG{PrecondRank: 100})
-			var tPlain, tPre, tBuild time.Duration
+			var preRatio, buildRatio, plainMs []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if plain.Done() || pre.Done() {
@@ -210,13 +215,14 @@ func BenchmarkPrecond(b *testing.B) {
 				if _, err := newPivChol(op, 100, false, noise, false, &w); err != nil {
 					b.Fatal(err)
 				}
-				tBuild += time.Since(t2)
-				tPlain += t1.Sub(t0)
-				tPre += t2.Sub(t1)
+				tPlain := t1.Sub(t0).Seconds()
+				preRatio = append(preRatio, t2.Sub(t1).Seconds()/tPlain)
+				buildRatio = append(buildRatio, time.Since(t2).Seconds()/tPlain)
+				plainMs = append(plainMs, tPlain*1e3)
 			}
-			b.ReportMetric(float64(tPre)/float64(tPlain), "pre/plain")
-			b.ReportMetric(float64(tBuild)/float64(tPlain), "build/plain")
-			b.ReportMetric(tPlain.Seconds()/float64(b.N)*1e3, "plain-ms")
+			b.ReportMetric(median(preRatio), "pre/plain")
+			b.ReportMetric(median(buildRatio), "build/plain")
+			b.ReportMetric(median(plainMs), "plain-ms")
 		})
 	}
 }
@@ -251,4 +257,16 @@ func precondProblem(tb testing.TB, n int) (*kernel.Operator, *mat.Dense) {
 		}
 	}
 	return op, b
+}
+
+// median returns the median of v (v is reordered).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
