@@ -76,8 +76,11 @@ func TestRunUntilConverged(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := t.TempDir() + "/run.ckpt"
-	cfg := Config{WarmStart: true, Param: ParamLog, Until: UntilConverged, ConvergedTol: 3e-3, Seed: 2,
-		Settings: solvers.Settings{RelTolMean: 1e-4, RelTolProbes: 1e-3}}
+	// The fast preset (mixed precision where it has the vectorised
+	// kernel, the automatic preconditioner, log θ), so that its resume is
+	// checked bit for bit too.
+	cfg := Fast()
+	cfg.ConvergedTol, cfg.Seed, cfg.Settings = 3e-3, 2, solvers.Settings{RelTolMean: 1e-4, RelTolProbes: 1e-3}
 	const cap = 400
 	o, err := NewOptimiser(ds, cfg)
 	if err != nil {
