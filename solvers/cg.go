@@ -115,7 +115,7 @@ func (m CG) check() error {
 		return fmt.Errorf("%w: CG.PrecondRank is %d: use 0 (no preconditioner), a rank > 0, or PrecondRankAuto (−1)", ErrSettings, m.PrecondRank)
 	}
 	if m.PrecondRank != 0 && (m.PrecondNoise < 0 || math.IsNaN(m.PrecondNoise) || math.IsInf(m.PrecondNoise, 0)) {
-		return fmt.Errorf("%w: CG.PrecondNoise is %v: with PrecondRank > 0 set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", ErrSettings, m.PrecondNoise)
+		return fmt.Errorf("%w: CG.PrecondNoise is %v: with a preconditioner (PrecondRank ≠ 0) set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", ErrSettings, m.PrecondNoise)
 	}
 	return nil
 }
