@@ -65,7 +65,7 @@ type solveWork struct {
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("solve", "--data D [--split K] [--subset N] --solver cg|ap|sgd|cholesky [--probes 16] [--seed S] [--noise --signal --lengthscales --kernel] [--block-size --batch-size --sgd-lr --momentum --precond-rank --precond-diagonal --max-iterations --tol-mean --tol-probes] [--json -|FILE]", stderr)
+	fs := newFlagSet("solve", "--data D [--split K] [--subset N] --solver cg|ap|sgd|cholesky [--probes 16] [--seed S] [--noise --signal --lengthscales --kernel] [--block-size --batch-size --sgd-lr --momentum --precond-rank --precond-diagonal --max-iterations --tol-mean --tol-probes] [--precision --operator --memory-budget --workers] [--json -|FILE]", stderr)
 	var df dataFlags
 	var rf runFlags
 	df.register(fs, stderr)
