@@ -30,9 +30,8 @@ type CG struct {
 	// k columns of H (RowEvaluations) and O(nk²) flops, and is redone on
 	// Resume. PrecondRankAuto (−1) chooses the rank at every Start: the
 	// factorisation stops once the largest remaining diagonal entry of
-	// K − LLᵀ is below a tenth of σ_p², or at AutoRankCap(n), the rank whose
-	// application costs about 5 % of a product with H. The rank a solve
-	// used is CGState.PrecondRank. 0, the default, means no preconditioner.
+	// K − LLᵀ is below a tenth of σ_p², or at AutoRankCap(n): n/5, at most
+	// 512. The rank a solve used is CGState.PrecondRank. 0, the default, means no preconditioner.
 	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondNoise is σ_p², the variance on the preconditioner's diagonal,
 	// normally the noise variance σ² of H = K + σ²I (at most min_i H_ii).

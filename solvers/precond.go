@@ -32,22 +32,24 @@ const PrecondRankAuto = -1
 // rank cannot improve the preconditioned spectrum by more than that fraction
 // of σ² (the eigenvalues of P⁻¹H lie in [1, 1 + λ_max(K − LLᵀ)/σ²]). On
 // data like pol that bound is far off, and the rank stops at the cap
-// instead: AutoRankCap(n), the rank whose application costs about
-// autoApplyShare of a product with H (2nkm flops against n²m: k = n·share/2),
-// between autoRankMin and autoRankMax. DESIGN.md has the measured
-// iterations-versus-rank curves this rests on.
+// instead: AutoRankCap(n) = n/autoRankDiv, between autoRankMin and
+// autoRankMax. Up to there each pivot still cuts the iterations by more
+// than it adds to an iteration's cost (4km flops for P⁻¹ against 2nm for
+// the product with H) and to the build (one column of H and O(nk) flops);
+// autoRankMax bounds the build, O(nk²), and the n×k factor's memory at
+// large n. DESIGN.md has the measured iterations-versus-rank curves this
+// rests on.
 const (
-	autoRankNoise  = 0.1
-	autoApplyShare = 0.05
-	autoRankMin    = 16
-	autoRankMax    = 512
+	autoRankNoise = 0.1
+	autoRankDiv   = 5
+	autoRankMin   = 16
+	autoRankMax   = 512
 )
 
 // AutoRankCap returns the largest rank PrecondRankAuto chooses on n points:
-// n·autoApplyShare/2, at least autoRankMin and at most autoRankMax (and n).
+// n/autoRankDiv, at least autoRankMin and at most autoRankMax (and n).
 func AutoRankCap(n int) int {
-	k := int(float64(n) * autoApplyShare / 2)
-	return min(n, max(autoRankMin, min(autoRankMax, k)))
+	return min(n, max(autoRankMin, min(autoRankMax, n/autoRankDiv)))
 }
 
 // pivChol is the preconditioner P = LLᵀ + D, where LLᵀ is the rank-k

@@ -85,7 +85,7 @@ var runFlagTable = []runFlag{
 	{"max-exact-n", fmt.Sprintf("largest n for Cholesky in the exact gradient, --track-mll and the test evaluation (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
 	{"eval-tol", fmt.Sprintf("relative residual tolerance of the test evaluation's CG solves beyond --max-exact-n (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
 
-	{"precond-rank", "CG: pivoted-Cholesky preconditioner rank: a number, 0 (none, as in the paper) or auto (chosen at every step from the factorisation's remaining diagonal against σ², at most about n/40; see DESIGN.md)", []string{"CG.PrecondRank"}, precondRank},
+	{"precond-rank", "CG: pivoted-Cholesky preconditioner rank: a number, 0 (none, as in the paper) or auto (chosen at every step from the factorisation's remaining diagonal against σ², at most n/5 and 512; see DESIGN.md)", []string{"CG.PrecondRank"}, precondRank},
 	{"precond-noise", "CG: the preconditioner's σ² (0: the operator's noise variance)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
 	{"precond-diagonal", "CG: add the diagonal correction diag(K − LLᵀ) to the preconditioner (FITC form)", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
 	{"block-size", fmt.Sprintf("AP: block size (0: %d, capped at n)", solvers.DefaultBlockSize), []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
