@@ -7,7 +7,7 @@ package cuda
 // // The sha256 of kernels/gpnb.cu, which emu.cc includes: Go's build cache
 // // does not see that file, so this flag is what makes a changed gpnb.cu
 // // rebuild the emulation. kernels/stamp.sh updates it; TestEmuSource checks it.
-// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_5654c0b5f1d792455c763e58aee816ae933aa929357de465a91d98718539bd91
+// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_dee4754524b60a5c2df96a9de09c52b8878f6c7d497d5da480b272bce68298b3
 //
 // const char *gpnb_emu_source(void);
 // #cgo LDFLAGS: -lstdc++ -lm

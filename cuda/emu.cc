@@ -100,7 +100,7 @@ struct entry {
 #define PREC(T, S)                                                                                                \
     E("gpnb_scale_" #S, false, gpnb_scale_##S(P<const double>(a, 0), I(a, 1), I(a, 2), P<const double>(a, 3),    \
                                               P<const double>(a, 4), P<T>(a, 5))),                                \
-        E("gpnb_build_" #S, false, gpnb_build_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), D(a, 4), P<T>(a, 5), \
+        E("gpnb_build_" #S, true, gpnb_build_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), D(a, 4), P<T>(a, 5), \
                                                   I(a, 6))),                                                      \
         E("gpnb_block_" #S, false, gpnb_block_##S(P<const T>(a, 0), P<const T>(a, 1), I(a, 2), I(a, 3), I(a, 4),  \
                                                   D(a, 5), D(a, 6), P<const i64>(a, 7), I(a, 8), P<double>(a, 9)))
@@ -129,9 +129,10 @@ struct entry {
                                       I(a, 11), P<double>(a, 12), I(a, 13)))
 #define REDUCE_E(T, S, DD)                                                                                        \
     E("gpnb_reduce_" #S "_d" #DD, true,                                                                           \
-      gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const T>(a, 4), P<const T>(a, 5),    \
-                              I(a, 6), P<const T>(a, 7), P<double>(a, 8), I(a, 9)))
-#define MULK_C(C) MULK_E(double, f64, C), MULK_E(float, f32, C), TRIMUL_E(C)
+      gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const double>(a, 4),                 \
+                              P<const double>(a, 5), I(a, 6), P<const double>(a, 7), P<double>(a, 8)))
+#define MULK_C(C) MULK_E(double, f64, C), MULK_E(float, f32, C)
+#define MULK_4(A, B, C, D) MULK_C(A), MULK_C(B), MULK_C(C), MULK_C(D), TRIMUL_E(D)
 #define ROWS_C(T, S) MULROWS_E(T, S, 8), MULROWS_E(T, S, 16), MULROWS_E(T, S, 24), MULROWS_E(T, S, 32)
 // DVAR: the kernels of one precision and register variant DD; PRECISION: all
 // kernels of one precision, with the variants of kernels.go's dVariants
@@ -144,14 +145,17 @@ struct entry {
 static const std::vector<entry> table = {
     PRECISION(double, f64),
     PRECISION(float, f32),
-    MULK_C(4),
-    MULK_C(8),
-    MULK_C(12),
-    MULK_C(16),
-    MULK_C(20),
-    MULK_C(24),
-    MULK_C(28),
-    MULK_C(32),
+    MULK_4(1, 2, 3, 4),
+    MULK_4(5, 6, 7, 8),
+    MULK_4(9, 10, 11, 12),
+    MULK_4(13, 14, 15, 16),
+    MULK_4(17, 18, 19, 20),
+    MULK_4(21, 22, 23, 24),
+    MULK_4(25, 26, 27, 28),
+    MULK_4(29, 30, 31, 32),
+    E("gpnb_reduce_sum", true, gpnb_reduce_sum(P<const double>(a, 0), I(a, 1), I(a, 2), P<double>(a, 3))),
+    E("gpnb_cgcoef", false,
+      gpnb_cgcoef(P<const double>(a, 0), P<const double>(a, 1), I(a, 2), P<double>(a, 3), P<double>(a, 4))),
     E("gpnb_sumpart", false,
       gpnb_sumpart(P<const double>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<double>(a, 4), I(a, 5), P<const i64>(a, 6),
                    I(a, 7), P<const double>(a, 8), I(a, 9), P<const i64>(a, 10), D(a, 11))),

@@ -47,7 +47,8 @@ func TestModuleKernels(t *testing.T) {
 
 // What crosses between host and device while a solver iterates on the
 // device: per iteration only scalars (coefficients and column lists in,
-// Dots' results out) and SGD's batch indices, never a vector; no device or
+// Dots' results out) and SGD's batch indices, never a vector (CG: one wait
+// for 2k scalars, its α and β computed on the device); no device or
 // pinned memory is allocated once the first iterations have grown the
 // scratch (AP allocates a block's factor and indices when it first picks
 // it); Progress copies nothing; State downloads exactly the bound vectors.
@@ -87,13 +88,30 @@ func TestSpaceTrafficScalarOnly(t *testing.T) {
 			if s, ok := tc.meth.(solvers.SGD); ok {
 				bs = s.BatchSize
 			}
+			oneWait := 0 // CG iterations checked for their single wait
 			for it := 0; it < 20 && !sv.Done(); it++ {
+				pr := sv.Progress()
+				active, products := 0, pr.Work.OperatorProducts
+				for _, ok := range pr.ColumnConverged {
+					if !ok {
+						active++
+					}
+				}
 				before := emuStats()
 				emuZeroMax()
 				if err := sv.Iterate(); err != nil {
 					t.Fatal(err)
 				}
 				after := emuStats()
+				// CG without a preconditioner: α and β on the device, one
+				// wait per iteration for pᵀHp and rᵀr, unless the iteration
+				// checked a true residual (a product of more columns).
+				if cg, ok := tc.meth.(solvers.CG); ok && cg.PrecondRank == 0 && sv.Progress().Work.OperatorProducts-products == active {
+					if s, out := after.syncs-before.syncs, after.dtohBytes-before.dtohBytes; s != 1 || out != int64(16*active) {
+						t.Fatalf("CG iteration %d synchronised %d times and copied %d bytes out, want once and %d bytes (pᵀHp and rᵀr of %d columns)", it, s, out, 16*active, active)
+					}
+					oneWait++
+				}
 				first := false
 				if tc.meth.Name() == "ap" {
 					last := sv.State().AP.Last // State downloads: after the counts
@@ -118,6 +136,9 @@ func TestSpaceTrafficScalarOnly(t *testing.T) {
 				if after.syncs-before.syncs > 8 {
 					t.Fatalf("iteration %d synchronised %d times", it, after.syncs-before.syncs)
 				}
+			}
+			if cg, ok := tc.meth.(solvers.CG); ok && cg.PrecondRank == 0 && oneWait < 10 {
+				t.Fatalf("only %d CG iterations without a true-residual check", oneWait)
 			}
 			before := emuStats()
 			_ = sv.Progress()
@@ -274,4 +295,31 @@ func TestAsyncFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	sv.Close()
+}
+
+// SetKernel returns once K is built (so a caller's clock measures the
+// build) and adds the build's device time to Work; Reduce's time goes to
+// Work too.
+func TestBuildTimed(t *testing.T) {
+	g, _, b := solveProblem(t, 100, 3, kernel.ModeDense)
+	w0 := g.Work()
+	before := emuStats()
+	k := g.Kernel()
+	k.Hyper.Signal *= 1.1
+	if err := g.SetKernel(k); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := getDriver(0)
+	e := d.(*emuDriver)
+	e.mu.Lock()
+	queued := len(e.queue)
+	e.mu.Unlock()
+	if queued != 0 || emuStats().syncs == before.syncs {
+		t.Fatalf("SetKernel returned with %d operations queued", queued)
+	}
+	g.Reduce(make([]float64, 5), b, b)
+	w := g.Work().Sub(w0)
+	if !(w.BuildSeconds > 0 && w.ReduceSeconds > 0) {
+		t.Fatalf("Work: build %g s, reduce %g s", w.BuildSeconds, w.ReduceSeconds)
+	}
 }
