@@ -63,8 +63,9 @@ type Operator struct {
 	args   args // kernel arguments, reused
 	hidx   []int64
 	part   []float64
-	spaces map[*Space]bool // open spaces, closed with the operator
-	spare  *spaceBuffers   // a closed space's buffers, for the next
+	spaces map[*Space]bool     // open spaces, closed with the operator
+	spare  *spaceBuffers       // a closed space's buffers, for the next
+	pool   map[int64][]uintptr // closed spaces' blocks and index lists, by size in bytes
 
 	err                   error
 	products, rows, evals int64
@@ -161,7 +162,7 @@ func newOperatorOn(drv driver, x *mat.Dense, k kernel.Kernel, opt Options) (*Ope
 	}
 
 	o := &Operator{drv: drv, opt: opt, mode: mode, x: mat.DenseCopyOf(x), n: n, d: d, ldk: ldk, elem: elem,
-		args: make(args, 0, 32), spaces: map[*Space]bool{}}
+		args: make(args, 0, 32), spaces: map[*Space]bool{}, pool: map[int64][]uintptr{}}
 	o.mean = make([]float64, d)
 	for j := 0; j < d; j++ {
 		var s float64
@@ -327,6 +328,36 @@ func (o *Operator) Close() error {
 			first = err
 		}
 		o.spare = nil
+	}
+	if err := o.drainPool(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// fromPool returns a device buffer of bytes from the pool of closed
+// spaces' blocks, or 0.
+func (o *Operator) fromPool(bytes int64) uintptr {
+	l := o.pool[bytes]
+	if len(l) == 0 {
+		return 0
+	}
+	p := l[len(l)-1]
+	o.pool[bytes] = l[:len(l)-1]
+	return p
+}
+
+// drainPool frees the pooled buffers (none is used by queued work: they
+// come from spaces closed after a synchronisation).
+func (o *Operator) drainPool() error {
+	var first error
+	for bytes, l := range o.pool {
+		for _, p := range l {
+			if err := o.drv.free(p); err != nil && first == nil {
+				first = err
+			}
+		}
+		delete(o.pool, bytes)
 	}
 	return first
 }

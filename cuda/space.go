@@ -354,6 +354,25 @@ func (s *Space) run(p product) {
 	}
 }
 
+// alloc returns device memory for a block or an index list: a buffer of
+// that size from the operator's pool (the blocks of closed spaces: a
+// solver per Adam step allocates nothing once the first has run), or a new
+// one; when the device is out of memory, the pool is freed and it tries
+// again.
+func (s *Space) alloc(bytes int64) (uintptr, error) {
+	if p := s.o.fromPool(bytes); p != 0 {
+		return p, nil
+	}
+	p, err := s.drv.alloc(bytes)
+	if errors.Is(err, ErrOutOfMemory) && len(s.o.pool) > 0 {
+		if err := s.o.drainPool(); err != nil {
+			return 0, err
+		}
+		p, err = s.drv.alloc(bytes)
+	}
+	return p, err
+}
+
 // NewBlock returns an r×c block of zeros (r, c ≥ 1).
 func (s *Space) NewBlock(r, c int) (solvers.Block, error) {
 	if r < 1 || c < 1 {
@@ -363,7 +382,7 @@ func (s *Space) NewBlock(r, c int) (solvers.Block, error) {
 		return nil, err
 	}
 	bytes := int64(r) * int64(c) * 8
-	p, err := s.drv.alloc(bytes)
+	p, err := s.alloc(bytes)
 	if err != nil {
 		return nil, errAlloc(s.drv, fmt.Sprintf("a %d×%d block of the solver's vectors", r, c), bytes, err)
 	}
@@ -389,7 +408,7 @@ func (s *Space) NewIndex(idx []int) (solvers.Index, error) {
 		return nil, err
 	}
 	bytes := int64(len(idx)) * 8
-	p, err := s.drv.alloc(bytes)
+	p, err := s.alloc(bytes)
 	if err != nil {
 		return nil, errAlloc(s.drv, "an index list", bytes, err)
 	}
@@ -494,12 +513,16 @@ func (s *Space) Close() error {
 	}
 	serr := s.drv.sync()
 	var ferr error
-	if serr == nil && s.err == nil && !s.o.closed && s.o.spare == nil {
-		ferr = s.freeBlocks()
+	switch {
+	case serr != nil || s.err != nil || s.o.closed:
+		ferr = s.free()
+	case s.o.spare == nil:
+		s.poolBlocks()
 		s.o.spare = &spaceBuffers{}
 		*s.o.spare, s.spaceBuffers = s.spaceBuffers, spaceBuffers{}
-	} else {
-		ferr = s.free()
+	default:
+		s.poolBlocks()
+		ferr = s.spaceBuffers.release(s.drv)
 	}
 	s.closed = true
 	delete(s.o.spaces, s)
@@ -524,6 +547,20 @@ func (s *Space) free() error {
 		err = berr
 	}
 	return err
+}
+
+// poolBlocks gives the blocks and index lists to the operator's pool, for
+// the next space (after a synchronisation: no queued work uses them).
+func (s *Space) poolBlocks() {
+	for _, b := range s.blocks {
+		bytes := int64(b.r) * int64(b.c) * 8
+		s.o.pool[bytes] = append(s.o.pool[bytes], b.p)
+	}
+	for _, ix := range s.indices {
+		bytes := int64(ix.n) * 8
+		s.o.pool[bytes] = append(s.o.pool[bytes], ix.p)
+	}
+	s.blocks, s.indices = nil, nil
 }
 
 // freeBlocks releases the blocks and index lists.
