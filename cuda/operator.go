@@ -377,13 +377,15 @@ func (o *Operator) Mode() kernel.Mode { return o.mode }
 func (o *Operator) Precision() Precision { return o.opt.Precision }
 
 // Storage describes the operator for records and logs, as the CPU
-// operator's Storage does: "gpu dense float64", "gpu matrix-free float32", ...
+// operator's Storage does, and names the GPU: "gpu dense float64 on NVIDIA
+// H100 80GB HBM3 (79.1 GiB, driver 580.159.04, CUDA 13.0)", "gpu
+// matrix-free float32 on ...".
 func (o *Operator) Storage() string {
 	m := "dense"
 	if o.mode == kernel.ModeMatrixFree {
 		m = "matrix-free"
 	}
-	return kernel.GPUStoragePrefix + m + " " + o.opt.Precision.String()
+	return kernel.GPUStoragePrefix + m + " " + o.opt.Precision.String() + " on " + o.drv.info().Label()
 }
 
 // Device returns the GPU's description.

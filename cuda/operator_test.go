@@ -551,9 +551,10 @@ func TestBackend(t *testing.T) {
 	if !ok || g.Size() != 4 || g.Precision() != Float32 {
 		t.Fatalf("Backend built %T (size %d)", op, op.Size())
 	}
-	// Step records name it so, and readers tell the GPU's steps by the prefix.
-	if d := kernel.Describe(op); d != kernel.GPUStoragePrefix+"dense float32" {
-		t.Errorf("Describe = %q, want %q", d, kernel.GPUStoragePrefix+"dense float32")
+	// Step records name it so, with the GPU, and readers tell the GPU's
+	// steps by the prefix.
+	if d, want := kernel.Describe(op), kernel.GPUStoragePrefix+"dense float32 on "+g.Device().Label(); d != want {
+		t.Errorf("Describe = %q, want %q", d, want)
 	}
 	if err := g.Close(); err != nil {
 		t.Error(err)
