@@ -8,6 +8,7 @@
 #pragma GCC optimize("fp-contract=off")
 #include "emu.h"
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <ucontext.h>
@@ -19,29 +20,76 @@ alignas(16) unsigned char smem[smemBytes];
 
 #include "kernels/gpnb.cu"
 
-// Fibers: one per thread of the block being run.
+// Fibers: one per thread of the block being run. A context is a stack
+// and the registers to resume it with; ctxStart prepares one to run entry
+// on a stack, ctxSwitch saves the current one in from and resumes to.
 namespace {
+#if defined(__x86_64__) && defined(__linux__)
+// On x86-64 Linux a switch saves the callee-saved registers on the stack it
+// leaves and restores them from the one it resumes (gpnb_emu_switch).
+// glibc's swapcontext also saves and restores the signal mask, a system
+// call at every switch, which made the kernels' barriers several times
+// slower to emulate.
+extern "C" void gpnb_emu_switch(void **from, void *to);
+asm(".text\n"
+    ".globl gpnb_emu_switch\n"
+    ".type gpnb_emu_switch,@function\n"
+    "gpnb_emu_switch:\n"
+    "\tpushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
+    "\tmovq %rsp, (%rdi)\n"
+    "\tmovq %rsi, %rsp\n"
+    "\tpopq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n"
+    "\tret\n"
+    ".size gpnb_emu_switch, .-gpnb_emu_switch\n");
+struct context {
+    void *sp;
+};
+void ctxStart(context &c, char *stack, size_t size, void (*entry)()) {
+    void **sp = (void **)((uintptr_t)(stack + size) & ~(uintptr_t)15);
+    *--sp = nullptr;       // entry's return address (it never returns): entry starts as if called
+    *--sp = (void *)entry; // where the first switch to c returns to
+    for (int i = 0; i < 6; i++)
+        *--sp = nullptr; // rbp, rbx, r12..r15
+    c.sp = sp;
+}
+void ctxSwitch(context &from, context &to) { gpnb_emu_switch(&from.sp, to.sp); }
+#else
+struct context {
+    ucontext_t uc;
+};
+void ctxStart(context &c, char *stack, size_t size, void (*entry)()) {
+    getcontext(&c.uc);
+    c.uc.uc_stack.ss_sp = stack;
+    c.uc.uc_stack.ss_size = size;
+    c.uc.uc_link = nullptr;
+    makecontext(&c.uc, entry, 0);
+}
+void ctxSwitch(context &from, context &to) { swapcontext(&from.uc, &to.uc); }
+#endif
+
 struct fiber {
-    ucontext_t ctx;
+    context ctx;
     char *stack;
     int state; // 0 runnable, 1 at a barrier, 2 returned
     unsigned tx, ty;
 };
 const size_t stackSize = 256 << 10;
 std::vector<fiber> fibers;
-ucontext_t sched;
+context sched;
 int cur;
 std::function<void()> body;
 
 void trampoline() {
     body();
-    fibers[cur].state = 2; // uc_link resumes the scheduler
+    fibers[cur].state = 2;
+    ctxSwitch(fibers[cur].ctx, sched); // never resumed
+    abort();
 }
 } // namespace
 
 void __syncthreads() {
     fibers[cur].state = 1;
-    swapcontext(&fibers[cur].ctx, &sched);
+    ctxSwitch(fibers[cur].ctx, sched);
 }
 
 // runBlock runs the bx×by threads of one block as fibers until all return.
@@ -54,11 +102,7 @@ static void runBlock(int bx, int by) {
     }
     for (int i = 0; i < nt; i++) {
         fiber &f = fibers[i];
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = f.stack;
-        f.ctx.uc_stack.ss_size = stackSize;
-        f.ctx.uc_link = &sched;
-        makecontext(&f.ctx, trampoline, 0);
+        ctxStart(f.ctx, f.stack, stackSize, trampoline);
         f.state = 0;
         f.tx = i % bx;
         f.ty = i / bx;
@@ -70,7 +114,7 @@ static void runBlock(int bx, int by) {
                 continue;
             cur = i;
             threadIdx = {fibers[i].tx, fibers[i].ty, 0};
-            swapcontext(&sched, &fibers[i].ctx);
+            ctxSwitch(sched, fibers[i].ctx);
             if (fibers[i].state == 2)
                 done++;
         }
