@@ -55,6 +55,16 @@ func (b *backendFlags) backend(mode kernel.Mode, prec kernel.Precision) (gpnb.Ba
 	return nil, fmt.Errorf("--backend %q: use cpu or cuda", name)
 }
 
+// describe names the GPU of --device for the log: cuda.DeviceInfo's
+// summary (name, memory, driver, ...).
+func (b *backendFlags) describe() string {
+	ds, err := cuda.Devices()
+	if err != nil || b.device < 0 || b.device >= len(ds) {
+		return fmt.Sprintf("GPU %d", b.device)
+	}
+	return ds[b.device].String()
+}
+
 // ttyWriter reports whether w is a character device (a terminal).
 func ttyWriter(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -180,6 +190,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	backend, err := bf.backend(cfg.Operator.Mode, cfg.Operator.Precision)
 	if err != nil {
 		return err
+	}
+	if backend != nil {
+		fmt.Fprintf(stderr, "gpnb train: --backend cuda on %s\n", bf.describe())
 	}
 	opts := []gpnb.Option{gpnb.WithBackend(backend)}
 	if *verbose {

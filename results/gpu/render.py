@@ -216,6 +216,7 @@ def main():
                 lines.append(f"| {name} | float32 | {float(s):.1f} | not finished | — | — | {k}/{n} steps trained in {float(s):.1f} s; the prediction did not finish within the call's 250 s (logs/call5-gpytorch.log) |")
         lines.append("")
     lines += quick()
+    lines += quick56()
     out = os.path.join(HERE, "tables.md")
     with open(out, "w") as f:
         f.write("\n".join(lines))
@@ -232,12 +233,23 @@ def steps_of_log(path):
     return out
 
 
-def quick():
-    """The section of results/gpu/quick (quick.sh: the device-resident solves)."""
-    q = os.path.join(HERE, "quick")
-    if not os.path.isdir(q):
-        return []
-    lines = ["## Device-resident solves (results/gpu/quick: one call of quick.sh)", ""]
+def quick_runs(q):
+    """The train runs of a quick.sh run in q: (id, result.json or None, the per-step lines of its log)."""
+    tdir = os.path.join(q, "train")
+    runs = []
+    for id in sorted(os.listdir(tdir)) if os.path.isdir(tdir) else []:
+        p = os.path.join(tdir, id, "result.json")
+        r = None
+        if os.path.exists(p):
+            with open(p) as f:
+                r = json.load(f)
+        runs.append((id, r, steps_of_log(os.path.join(tdir, id, "log"))))
+    return runs
+
+
+def quick_header(q):
+    """The lines of a quick.sh run in q that name its device and give its tests' and the bits check's outcome."""
+    lines = []
     summ = os.path.join(q, "logs", "summary.log")
     if os.path.exists(summ):
         with open(summ) as f:
@@ -255,6 +267,16 @@ def quick():
         if b:
             lines += ["Bits of the kernels as compiled by nvcc 11.8's ptxas (the embedded cubin), the driver's JIT and the GPU machine's nvcc (TestModuleBits, logs/bits.log):", ""]
             lines += [f"- {l.split(': ', 1)[-1]}" for l in b] + [""]
+    return lines
+
+
+def quick():
+    """The section of results/gpu/quick (quick.sh: the device-resident solves)."""
+    q = os.path.join(HERE, "quick")
+    if not os.path.isdir(q):
+        return []
+    lines = ["## Device-resident solves (results/gpu/quick: one call of quick.sh)", ""]
+    lines += quick_header(q)
     rows = bench_lines(os.path.join(q, "logs", "bench.log"))
     if rows:
         lines += ["### The product alone (go test -bench, 20 products; SpaceMul timed by CUDA events around the launches)", "",
@@ -275,15 +297,7 @@ def quick():
             lines.append(f"| {parts.get('n', '?')} | {prec} | {parts.get('blocks', '?')} | {ms_of(m, 'ms/product') or '—'} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} |")
         lines += [""]
     exact = {e.get("file"): e for e in jsonl(os.path.join(q, "exact.jsonl"))}
-    tdir = os.path.join(q, "train")
-    runs = []
-    for id in sorted(os.listdir(tdir)) if os.path.isdir(tdir) else []:
-        p = os.path.join(tdir, id, "result.json")
-        r = None
-        if os.path.exists(p):
-            with open(p) as f:
-                r = json.load(f)
-        runs.append((id, r, steps_of_log(os.path.join(tdir, id, "log"))))
+    runs = quick_runs(q)
     if runs:
         lines += ["### 100 Adam steps, everything on the GPU (gpnb train --backend cuda, full size, split 0, paper settings)", "",
                   "| run | steps | solver iterations | total s | solver s | test RMSE | test LLH | CPU test LLH | ΔLLH (abs) | CPU total s | speed-up over CPU | previous GPU total s (host vectors) | speed-up over it |",
@@ -347,6 +361,150 @@ def quick():
                                 "| settings | train s | eval s | test RMSE | test LLH |", "|---|--:|--:|--:|--:|",
                                 lambda g: f"| {g.get('label', '')}: {g['settings']} | {gpytorch_figures(g)} |",
                                 lambda g: f"| {g.get('label', '')} | {g['error'][:80]} | | | |") + [""]
+    return lines
+
+
+# Issue 56's time targets on an H100 (3.35 TB/s), seconds for 100 steps; on
+# another card they scale by the memory bandwidths.
+TARGETS_56 = {"pol-cg-warm": 4, "pol-cg-warm-float32": 2.5, "keggdirected-cg-warm": 40, "keggdirected-cg-warm-float32": 22}
+H100_GBPS = 3352
+
+
+def parts(name):
+    """The fields of a sub-benchmark's name: {'n': ..., 'd': ...} from n=…/d=… and the others in order under 'rest'."""
+    out = {"rest": []}
+    for f in name.split("/")[1:]:
+        if "=" in f:
+            k, v = f.split("=", 1)
+            out[k] = v
+        else:
+            out["rest"].append(f)
+    return out
+
+
+def quick56():
+    """The section of results/gpu/quick56 (quick.sh with issue 56's kernels), against the targets and call 9 (results/gpu/quick)."""
+    q = os.path.join(HERE, "quick56")
+    if not os.path.isdir(q):
+        return []
+    base = os.path.join(HERE, "quick")
+    lines = ["## Issue 56: the kernels at the hardware's limit (results/gpu/quick56: one call of quick.sh)", ""]
+    lines += quick_header(q)
+    bench = bench_lines(os.path.join(q, "logs", "bench.log"))
+    old = dict(bench_lines(os.path.join(base, "logs", "bench.log")))
+    bw = None
+    for name, m in bench:
+        if name.startswith("SpaceMul") and m.get("%bandwidth") and m.get("GB/s"):
+            bw = float(m["GB/s"]) / (float(m["%bandwidth"]) / 100)
+            break
+    scale = H100_GBPS / bw if bw else 1.0
+    if bw:
+        lines += [f"The card's memory bandwidth (cuda.DeviceInfo, from its clocks): {bw:.0f} GB/s; the time targets below are the issue's H100 targets × {scale:.3f} (3352 GB/s over it).", ""]
+    prod = [(n, m) for n, m in bench if n.startswith("SpaceMul/")]
+    if prod:
+        lines += ["### The product H·V of 17 columns on device-resident blocks (SpaceMul, CUDA events around the launches, 10 products)", "",
+                  "| n | mode | K | ms | GB/s of K | % of memory bandwidth | Gpairs/s | call 9 ms | speed-up over call 9 |", "|--:|---|---|--:|--:|--:|--:|--:|--:|"]
+        ms_by = {}
+        for name, m in prod:
+            f = parts(name)
+            ms = ms_of(m, "ms/product")
+            ms_by[(f.get("n"), tuple(f["rest"]))] = ms
+            o = ms_of(old.get(name, {}), "ms/product")
+            sp = float(o) / float(ms) if o and ms else None
+            lines.append(f"| {f.get('n')} | {' '.join(f['rest'][:1])} | {' '.join(f['rest'][1:])} | {ms or '—'} | {m.get('GB/s', '—')} | {m.get('%bandwidth', '—')} | {m.get('Gpairs/s', '—')} | {o or '—'} | {fmt(sp, 2)}{'×' if sp else ''} |")
+        lines += [""]
+        for n in sorted({k[0] for k in ms_by}, key=lambda x: int(x or 0)):
+            f64, f32 = ms_by.get((n, ("dense", "float64"))), ms_by.get((n, ("dense", "float32")))
+            pct = dict((parts(name).get("n"), m.get("%bandwidth")) for name, m in prod if name.endswith("/dense/float64"))
+            if f64 and pct.get(n):
+                p = float(pct[n])
+                lines.append(f"- n = {n}: the float64 product at {p:.1f} % of the bandwidth, target ≥ 85 %: {'met' if p >= 85 else 'not met'}.")
+            if f64 and f32:
+                r = float(f64) / float(f32)
+                lines.append(f"- n = {n}: float32 K {r:.2f}× as fast as float64, target ≥ 1.7×: {'met' if r >= 1.7 else 'not met'}.")
+        lines += [""]
+    red = [(n, m) for n, m in bench if n.startswith("Reduce/")]
+    if red:
+        lines += ["### Reduce: the gradient's fused reduction, 17 columns (CUDA events: copies in, kernels, results out; 10 reductions)", "",
+                  "| n | d | z | ms | wall ms | Gpairs/s (upper triangle) | target ms |", "|--:|--:|---|--:|--:|--:|--:|"]
+        for name, m in red:
+            f = parts(name)
+            target = f"{3 * scale:.2f}" if f.get("n") == "13500" else "—"
+            lines.append(f"| {f.get('n')} | {f.get('d')} | {' '.join(f['rest'])} | {ms_of(m, 'ms/reduce') or '—'} | {m.get('wall-ms/reduce', '—')} | {m.get('Gpairs/s', '—')} | {target} |")
+        o = old.get("Reduce")
+        if o:
+            lines += ["", f"Call 9's Reduce (its benchmark: n = 13500, d = 8, wall clock): {ms_of(o, 'ms/reduce')} ms."]
+        lines += [""]
+    step = [(n, m) for n, m in bench if n.startswith("Step/")]
+    if step:
+        lines += ["### An Adam step's parts (Step: warm-started CG, 17 columns, d = 26, dense K; CUDA events around each part)", "",
+                  "| n | K | build ms | start ms | ms per iteration | reduce ms |", "|--:|---|--:|--:|--:|--:|"]
+        for name, m in step:
+            f = parts(name)
+            lines.append(f"| {f.get('n')} | {' '.join(f['rest'])} | {m.get('ms/build', '—')} | {m.get('ms/start', '—')} | {m.get('ms/iteration', '—')} | {m.get('ms/reduce', '—')} |")
+        lines += [""]
+    for name, m in bench:
+        if name == "CGIteration":
+            o = ms_of(old.get(name, {}), "ms/iteration")
+            lines += [f"A CG iteration at n = 13500 (dense float64, 17 columns, wall clock, the one synchronisation included): {ms_of(m, 'ms/iteration')} ms; call 9: {o or '—'} ms.", ""]
+    exact = {e.get("file"): e for e in jsonl(os.path.join(q, "exact.jsonl"))}
+    runs = quick_runs(q)
+    done = {}
+    if runs:
+        lines += ["### 100 Adam steps on the GPU (gpnb train --backend cuda, full size, split 0, paper settings)", "",
+                  "| run | steps | solver iterations | total s | build s | start s | reduce s | test LLH | CPU test LLH | ΔLLH (abs) | target s | call 9 total s | speed-up over call 9 |",
+                  "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+        for id, r, steps in runs:
+            target = TARGETS_56.get(id)
+            tcell = f"{target * scale:.1f}" if target else "—"
+            if r is None:
+                tot = sum(x[3] for x in steps)
+                lines.append(f"| {id} (stopped by its time limit) | {steps[-1][0] if steps else 0} | {sum(x[1] for x in steps)} | {tot:.1f} | — | — | — | — | — | — | {tcell} | — | — |")
+                continue
+            done[id] = r
+            base_id = id.replace("-float32", "")
+            ds, solver, mode = base_id.split("-")
+            cpu = os.path.join(ROOT, "results", "full", "jobs", f"{ds}-s0-{solver}-{mode}", "result.json")
+            cllh = None
+            if os.path.exists(cpu):
+                with open(cpu) as f:
+                    cllh = json.load(f).get("test_llh")
+            llh = exact.get(f"results/gpu/quick56/train/{id}/result.json", {}).get("exact_test_llh")
+            d = abs(llh - cllh) if llh is not None and cllh is not None else None
+            ob = os.path.join(base, "train", id, "result.json")
+            os_ = None
+            if os.path.exists(ob):
+                with open(ob) as f:
+                    os_ = json.load(f)["total_seconds"]
+            sp = os_ / r["total_seconds"] if os_ else None
+            h = r["history"]
+            it = sum(x["solver_iterations"] for x in h)
+            part = lambda k: sum(x.get(k, 0) for x in h)
+            met = f" ({'met' if r['total_seconds'] <= target * scale else 'not met'})" if target else ""
+            lines.append(f"| {id} | {r['steps_done']} | {it} | {r['total_seconds']:.1f} | {part('build_seconds'):.2f} | {part('start_seconds'):.2f} | {part('reduce_seconds'):.2f} | "
+                         f"{fmt(llh)} | {fmt(cllh)} | {fmt(d, 4)}{' (≤ 0.01)' if d is not None and d <= 0.01 else ''} | {tcell}{met} | {fmt(os_, 1)} | {fmt(sp, 2)}{'×' if sp else ''} |")
+        ops = sorted({r.get("operator", "") for r in done.values() if r.get("operator")})
+        lines += ["", "Total s: the sum of the steps' wall times (result.json; data loading excluded); build, start and reduce s: its parts outside the solver iterations "
+                  "(the K build, the solver's start with the warm start's product, the gradient's reduction), summed over the steps. Test LLH: exact, from the final "
+                  "hyperparameters, by a float64 Cholesky on the GPU (eval_exact.py); CPU: the same job in results/full. Call 9: results/gpu/quick (the kernels before issue 56, an H200)."]
+        if ops:
+            lines += ["", "Operators (result.json): " + "; ".join(f"`{o}`" for o in ops) + "."]
+        lines += [""]
+    gp = jsonl(os.path.join(q, "gpytorch.jsonl"))
+    if gp:
+        lines += gpytorch_table(gp, "### GPyTorch on the same GPU (gpytorch_exact.py: 100 Adam steps, lr 0.1, float64, same data, kernel, initialisation)",
+                                "| settings | train s | eval s | test RMSE | test LLH |", "|---|--:|--:|--:|--:|",
+                                lambda g: f"| {g.get('label', '')}: {g['settings']} | {gpytorch_figures(g)} |",
+                                lambda g: f"| {g.get('label', '')} | {g['error'][:80]} | | | |") + [""]
+        defaults = [g for g in gp if "error" not in g and g.get("label", "defaults") == "defaults"]
+        w = done.get("pol-cg-warm")
+        llh = exact.get("results/gpu/quick56/train/pol-cg-warm/result.json", {}).get("exact_test_llh")
+        if defaults and w and llh is not None:
+            g = defaults[0]
+            r = g["train_seconds"] / w["total_seconds"]
+            ok = r >= 2 and llh > g["test_llh"]
+            lines += [f"pol CG warm against GPyTorch's defaults in the same call: {r:.2f}× faster ({w['total_seconds']:.1f} s against {g['train_seconds']:.1f} s), "
+                      f"test LLH {llh:.3f} against {g['test_llh']:.3f}; target ≥ 2× at a higher test LLH: {'met' if ok else 'not met'}.", ""]
     return lines
 
 
