@@ -167,6 +167,33 @@ func (s Settings) met(rel []float64) bool {
 	return true
 }
 
+// excess returns how far the relative residuals rel (column 0 the mean
+// system, the others probes) are from the stopping rule, as the largest of
+// rel[0]/RelTolMean and the probes' (each, or their mean under ProbeMean)
+// relative residual over RelTolProbes: the rule is met when it is below 1.
+// SGD and AP watch it for progress (State.Stalled).
+func (s Settings) excess(rel []float64) float64 {
+	if len(rel) == 0 {
+		return 0
+	}
+	q := rel[0] / s.RelTolMean
+	probes := rel[1:]
+	if s.ProbeRule == ProbeMean {
+		if len(probes) > 0 {
+			sum := 0.0
+			for _, r := range probes {
+				sum += r
+			}
+			q = math.Max(q, sum/float64(len(probes))/s.RelTolProbes)
+		}
+		return q
+	}
+	for _, r := range probes {
+		q = math.Max(q, r/s.RelTolProbes)
+	}
+	return q
+}
+
 // checkRules validates the rule fields of s (enumerations and MaxEpochs).
 func (s Settings) checkRules() error {
 	if s.ProbeRule != ProbeEach && s.ProbeRule != ProbeMean {
