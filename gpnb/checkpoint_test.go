@@ -71,7 +71,7 @@ func TestCheckpointErrors(t *testing.T) {
 		{"appended", append(append([]byte(nil), good...), 0), ErrCheckpointCorrupt},
 		{"flipped byte", flipped, ErrCheckpointCorrupt},
 		{"bad magic", badMagic, ErrCheckpointCorrupt},
-		{"version 3", resealed(good, 3), ErrCheckpointVersion},
+		{"version 4", resealed(good, 4), ErrCheckpointVersion},
 		{"version 1 payload that is not format 1", resealed(good, 1), ErrCheckpointCorrupt},
 		{"version 0", resealed(good, 0), ErrCheckpointVersion},
 	}

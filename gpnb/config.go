@@ -136,9 +136,10 @@ const (
 // encoding/gob.
 //
 // The zero value of every field is a usable default: Matérn-3/2, conjugate
-// gradients with the paper's tolerances, 16 Gaussian probes resampled each
-// step, zero initialisation (the paper's baseline), learning rate 0.1, every
-// hyperparameter initialised at 1.0. Paper gives the paper's settings.
+// gradients with the paper's tolerances and the authors' stopping rules,
+// 16 Gaussian probes resampled each step, zero initialisation (the paper's
+// baseline), learning rate 0.1, every hyperparameter initialised at 1.0.
+// Paper gives the paper's settings.
 //
 // Fields tagged `resume:"change"` may differ when a run is resumed (see
 // WithConfig); the others are fixed by the run's first step.
@@ -155,6 +156,16 @@ type Config struct {
 	// Settings are the solver's stopping rules. Zero tolerances mean the
 	// paper's 0.01 (mean column) and 0.1 (probe columns).
 	Settings solvers.Settings `json:"settings" resume:"change"`
+	// Rules names the stopping rules (solvers.Rules): RulesAuthors, the
+	// zero value, sets every rule field of Settings and Solver (ProbeRule,
+	// Freeze, AP.Pick, SGD.ResidualStart and SGD.NoVerify) to the authors'
+	// code's, under which SGD converges where the paper's text can stall
+	// (DESIGN.md); RulesPaperText is the paper's text, the rule fields' zero
+	// values, each of which may be set to change that one rule. Resolve
+	// writes the fields out and names the set they hold (solvers.RulesOf).
+	// JSON without "rules", written before the rules had names, reads as
+	// the paper's text.
+	Rules solvers.Rules `json:"rules" resume:"change"`
 
 	// Estimator selects the Hutchinson estimator (default), the pathwise
 	// estimator or the exact Cholesky gradient. Warm starts, fixed or
@@ -244,10 +255,18 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes. A configuration without
+// "rules" was written before the stopping rules had names, when the rule
+// fields' zero values were the only default: it reads as the paper's text
+// with those fields (RulesPaperText, or RulesAuthors where every field
+// holds the authors' value: ApplyRules).
 func (c *Config) UnmarshalJSON(b []byte) error {
 	var in configJSON
 	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
 		return err
 	}
 	*c = Config(in.plainConfig)
@@ -259,7 +278,23 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 		}
 		c.Solver = m
 	}
+	if _, named := keys["rules"]; !named {
+		c.Rules = solvers.RulesPaperText
+		*c = c.ApplyRules()
+	}
 	return nil
+}
+
+// ApplyRules returns c with its stopping rules written out: under
+// RulesAuthors every rule field of Settings and Solver set to the authors'
+// value (solvers.Rules.Apply), and Rules then naming the set the fields
+// hold (solvers.RulesOf), so that one run has one form: RulesPaperText
+// with every field at the authors' value is RulesAuthors. Resolve does
+// this, and so does a reproduction job's normal form.
+func (c Config) ApplyRules() Config {
+	c.Settings, c.Solver = c.Rules.Apply(c.Settings, c.Solver)
+	c.Rules = solvers.RulesOf(c.Settings, c.Solver)
+	return c
 }
 
 // fixedProbes resolves FixedProbes against WarmStart.
@@ -291,17 +326,22 @@ func (c *Config) evalRelTol() float64 {
 
 // Resolve returns c as a run on d input dimensions uses it: every zero field
 // that stands for a default set to that default (the solver, tolerances and
-// MaxIterations, probes, learning rate, initial θ, and FixedProbes resolved
-// against WarmStart), or the ErrConfig error that NewOptimiser would return.
-// Resolving a resolved Config changes nothing. State.Config holds this form.
+// MaxIterations, the stopping rules (ApplyRules), probes, learning rate,
+// initial θ, and FixedProbes resolved against WarmStart), or the ErrConfig
+// error that NewOptimiser would return. Resolving a resolved Config changes
+// nothing. State.Config holds this form.
 func (c Config) Resolve(d int) (Config, error) {
 	if c.FixedProbes < ProbesAuto || c.FixedProbes > ProbesResampled {
 		return c, fmt.Errorf("gpnb: %w: unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", ErrConfig, c.FixedProbes)
+	}
+	if err := c.Rules.Check(); err != nil {
+		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
 	}
 	c.Solver = solvers.Canonical(c.Solver)
 	if c.Solver == nil {
 		c.Solver = solvers.CG{}
 	}
+	c = c.ApplyRules()
 	if c.Probes == 0 {
 		c.Probes = DefaultProbes
 	}

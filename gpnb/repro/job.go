@@ -121,9 +121,10 @@ func (j Job) Variant() string {
 
 // Normalize returns j in the form jobs are stored and compared in: the
 // defaults of probes, learning rate and tolerances written out (a zero
-// Config and gpnb.Paper's give the same jobs), and for the exact reference
-// the settings it does not use (probes, solver settings, warm start,
-// precision) cleared and its solver set to solvers.Cholesky{}.
+// Config and gpnb.Paper's give the same jobs), the stopping rules written
+// out (gpnb.Config.ApplyRules), and for the exact reference the settings it
+// does not use (probes, solver settings and rules, warm start, precision)
+// cleared and its solver set to solvers.Cholesky{}.
 func (j Job) Normalize() Job {
 	c := &j.Config
 	if c.Probes == 0 {
@@ -144,13 +145,14 @@ func (j Job) Normalize() Job {
 	if j.Solver() == SolverCholesky {
 		c := &j.Config
 		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist, c.Features = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian, 0
-		c.Settings = solvers.Settings{}
+		c.Settings, c.Rules = solvers.Settings{}, solvers.RulesPaperText // zero rule fields
 		c.Operator.Precision = kernel.Float64
 	}
 	c.Solver = solvers.Canonical(c.Solver)
 	if c.Solver == nil {
 		c.Solver = solvers.CG{}
 	}
+	j.Config = j.Config.ApplyRules()
 	return j
 }
 
@@ -261,7 +263,8 @@ func (j *Job) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	c := gpnb.Config{Kernel: fam, Probes: s.Probes, LearningRate: s.LearningRate, Seed: s.Seed, WarmStart: l.WarmStart,
-		Settings: solvers.Settings{RelTolMean: s.RelTolMean, RelTolProbes: s.RelTolProbes, MaxIterations: s.MaxIterations}}
+		Settings: solvers.Settings{RelTolMean: s.RelTolMean, RelTolProbes: s.RelTolProbes, MaxIterations: s.MaxIterations},
+		Rules:    solvers.RulesPaperText} // the rules before they had names
 	if s.Float32 {
 		c.Operator.Precision = kernel.Float32
 	}

@@ -123,7 +123,8 @@ func TestGridJobs(t *testing.T) {
 	if m := jobs[0].Config.Solver; m != (solvers.CG{}) {
 		t.Errorf("CG job's solver: %+v", m)
 	}
-	if m := jobs[2].Config.Solver; m != (solvers.SGD{BatchSize: 1000, Momentum: 0.9}) {
+	// The default rules, the authors', set SGD's rule fields too.
+	if m := jobs[2].Config.Solver; m != (solvers.SGD{BatchSize: 1000, Momentum: 0.9, ResidualStart: solvers.ResidualB, NoVerify: true}) {
 		t.Errorf("SGD job's solver: %+v", m)
 	}
 	if j := jobs[4]; j.Config.Probes != 0 || j.Config.WarmStart || j.Config.Solver != (solvers.Cholesky{}) || j.Config.Estimator != gpnb.ExactGradient {
@@ -240,8 +241,10 @@ func TestLegacyJobFile(t *testing.T) {
 		if err := json.Unmarshal([]byte(tc.legacy), &got); err != nil {
 			t.Fatalf("%s: %v", tc.solver, err)
 		}
+		base := paperBase()
+		base.Rules = solvers.RulesPaperText
 		g := Grid{Datasets: []string{got.Dataset}, Splits: []int{got.Split}, Solvers: []string{tc.solver}, Steps: 100,
-			Exact: ExactNever, Config: paperBase(), PaperSGDRates: true}
+			Exact: ExactNever, Config: base}
 		jobs, err := g.Jobs()
 		if err != nil {
 			t.Fatal(err)
