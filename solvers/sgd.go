@@ -189,6 +189,22 @@ func (m SGD) Resolve(n int) (SGD, error) {
 	return m, nil
 }
 
+// HalfRate returns m with half its learning rate: RawLearningRate halved
+// when it is set, LearningRate (its default filled in) otherwise. A solve
+// that diverged (ErrDiverged) can be started again with it; gpnb does so
+// on its own (gpnb.MaxRateBackoffs).
+func (m SGD) HalfRate() SGD {
+	switch {
+	case m.RawLearningRate != 0:
+		m.RawLearningRate /= 2
+	case m.LearningRate != 0:
+		m.LearningRate /= 2
+	default:
+		m.LearningRate = DefaultLearningRate / 2
+	}
+	return m
+}
+
 // resolved returns batch size, learning rate and momentum with defaults.
 func (m SGD) resolved(n int) (int, float64, float64, error) {
 	bs, lr, mom := m.BatchSize, m.LearningRate, m.Momentum
