@@ -345,9 +345,9 @@ func (r *Report) hasVariants() bool {
 // Results are copied unchanged.
 //
 // It is an error, naming both results, when two results are the same job
-// (the same dataset, split, solver and mode: Summarise averages over splits,
-// so a repeat would be counted twice), and when a result has no dataset name
-// or a solver other than cg, ap, sgd or cholesky.
+// (the same dataset, split, solver, mode and seed: Summarise averages over
+// splits and seeds, so a repeat would be counted twice), and when a result
+// has no dataset name or a solver other than cg, ap, sgd or cholesky.
 func RecordsOf(results []gpnb.Result) ([]Record, error) {
 	if len(results) == 0 {
 		return nil, fmt.Errorf("%w: no results given", ErrNoResults)
@@ -387,7 +387,7 @@ func RecordsOf(results []gpnb.Result) ([]Record, error) {
 		}
 		j := Job{Dataset: r.Dataset, Split: r.Split, Subset: subsetOf(r), Steps: r.StepsDone, Config: c}.Normalize()
 		if k, ok := first[j.ID()]; ok {
-			return nil, fmt.Errorf("repro: results %d and %d are both job %s (dataset %s, split %d, solver %s, %s): the tables average over splits, so each dataset, split, solver and mode may appear only once; drop the repeat or summarise the runs separately",
+			return nil, fmt.Errorf("repro: results %d and %d are both job %s (dataset %s, split %d, solver %s, %s): the tables average over splits and seeds, so each dataset, split, solver, mode and seed may appear only once; drop the repeat or summarise the runs separately",
 				k, i, j.ID(), j.Dataset, j.Split, j.Solver(), j.Mode())
 		}
 		first[j.ID()] = i
