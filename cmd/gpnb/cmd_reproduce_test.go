@@ -36,7 +36,7 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce"}, "--out DIR is required"},
 		{[]string{"reproduce", "--out", dir, "--memory-budget", "lots"}, "--memory-budget"},
 		{[]string{"reproduce", "--out", dir, "--operator", "sparse"}, "use one of auto, dense, matrixfree"},
-		{[]string{"reproduce", "--out", dir, "--sgd-lr", "fast"}, `--sgd-lr "fast": use paper`},
+		{[]string{"reproduce", "--out", dir, "--sgd-lr", "fast"}, `--sgd-lr "fast": use auto, paper`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "-1"}, `--sgd-lr "-1"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:0"}, `--sgd-lr "raw:0"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:NaN"}, `--sgd-lr "raw:NaN"`},
@@ -350,24 +350,29 @@ func TestSetMemoryLimit(t *testing.T) {
 	}
 }
 
-// --sgd-lr: paper (the default) gives the paper's datasets their raw rates
-// (and others the normalised default), a number is the normalised rate for
-// all, raw:N the raw rate N for all.
+// --sgd-lr: auto (the default) gives the paper's datasets their raw rates
+// where the run is the paper's (all of the training split) and the
+// normalised default elsewhere; paper gives them their raw rates on subsets
+// too; a number is the normalised rate for all, raw:N the raw rate N for
+// all.
 func TestSGDRateFlag(t *testing.T) {
+	const polN = 13499 // all of pol's split 0 but one point: still the paper's run
 	for _, tc := range []struct {
-		in        string
-		paper     bool
-		norm, raw float64
+		in              string
+		rates           repro.SGDRates
+		norm, raw       float64
+		polAll, polPart float64 // pol's raw rate on all of it, on 1500 points
 	}{
-		{"paper", true, 0, 0},
-		{" Paper ", true, 0, 0},
-		{"0", false, 0, 0},
-		{"2.5", false, 2.5, 0},
-		{"raw:45", false, 0, 45},
+		{"auto", repro.SGDRatesAuto, 0, 0, 90, 0},
+		{" Auto ", repro.SGDRatesAuto, 0, 0, 90, 0},
+		{"paper", repro.SGDRatesPaper, 0, 0, 90, 90},
+		{"0", repro.SGDRatesGiven, 0, 0, 0, 0},
+		{"2.5", repro.SGDRatesGiven, 2.5, 0, 0, 0},
+		{"raw:45", repro.SGDRatesGiven, 0, 45, 45, 45},
 	} {
 		var rf runFlags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		rf.register(fs, io.Discard, paperTarget(), nil)
+		rf.register(fs, io.Discard, defaultTarget(), nil)
 		if err := fs.Parse([]string{"--solver", "sgd", "--sgd-lr", tc.in}); err != nil {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
@@ -377,16 +382,18 @@ func TestSGDRateFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := g.Methods["sgd"].(solvers.SGD)
-		if g.PaperSGDRates != tc.paper || m.LearningRate != tc.norm || m.RawLearningRate != tc.raw {
-			t.Errorf("%q: paper rates %v, normalised %v, raw %v; want paper %v, %v, %v", tc.in,
-				g.PaperSGDRates, m.LearningRate, m.RawLearningRate, tc.paper, tc.norm, tc.raw)
+		if g.SGDRates != tc.rates || m.LearningRate != tc.norm || m.RawLearningRate != tc.raw {
+			t.Errorf("%q: rates %v, normalised %v, raw %v; want %v, %v, %v", tc.in,
+				g.SGDRates, m.LearningRate, m.RawLearningRate, tc.rates, tc.norm, tc.raw)
 		}
-		cfg, err := rf.config("pol", 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := map[bool]float64{true: 90, false: tc.raw}[tc.paper]; cfg.Solver.(solvers.SGD).RawLearningRate != want {
-			t.Errorf("%q: pol's raw rate %v, want %v", tc.in, cfg.Solver.(solvers.SGD).RawLearningRate, want)
+		for n, want := range map[int]float64{polN: tc.polAll, 1500: tc.polPart} {
+			cfg, err := rf.config("pol", n, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Solver.(solvers.SGD).RawLearningRate; got != want {
+				t.Errorf("%q: pol's raw rate at n = %d: %v, want %v", tc.in, n, got, want)
+			}
 		}
 	}
 }
