@@ -16,7 +16,7 @@ export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
 OUT=results/run
 # SGD ran at the normalised default learning rate (--sgd-lr 0): these runs
 # predate the paper's raw rates, the default of --sgd-lr since.
-COMMON="--datasets pol,elevators,bike --splits 0 --subset 2000 --steps 100 --block-size 300 --batch-size 150 --sgd-lr 0 --out $OUT"
+COMMON="--datasets pol,elevators,bike --splits 0 --subset 2000 --steps 100 --block-size 300 --batch-size 150 --sgd-lr 0 --rules paper-text --out $OUT"
 for solver in ${STAGES:-cg ap sgd}; do
 	"$GPNB" reproduce $COMMON --solvers "$solver" --exact never
 done
