@@ -280,3 +280,38 @@ func TestInspectBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectBackoffs: a run whose SGD solves diverged and backed off to
+// half the rate says so in its totals and in each such step's row.
+func TestInspectBackoffs(t *testing.T) {
+	ds, err := data.Synthetic(200, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw := 1.0; raw < 1e6; raw *= 2 {
+		o, err := gpnb.NewOptimiser(ds, gpnb.Config{Solver: solvers.SGD{BatchSize: 50, RawLearningRate: raw, Seed: 1}, Probes: 4, Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background(), 2); err != nil {
+			t.Fatal(err)
+		}
+		steps, restarts := o.History().BackoffSteps()
+		if steps == 0 {
+			continue
+		}
+		ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+		if err := o.Save(ckpt); err != nil {
+			t.Fatal(err)
+		}
+		if in := inspectJSON(t, ckpt); in.BackoffSteps != steps || in.RateBackoffs != restarts {
+			t.Errorf("inspect --json: %d steps, %d restarts; the history %d, %d", in.BackoffSteps, in.RateBackoffs, steps, restarts)
+		}
+		code, out, stderr := runCmd(t, "inspect", ckpt)
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("backoffs:  %d of 2 steps' SGD solves diverged", steps)) || !strings.Contains(out, "yes, rate/") {
+			t.Errorf("inspect: exit %d %s\n%s", code, stderr, out)
+		}
+		return
+	}
+	t.Fatal("no rate diverged")
+}

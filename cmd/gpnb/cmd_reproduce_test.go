@@ -40,6 +40,10 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "-1"}, `--sgd-lr "-1"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:0"}, `--sgd-lr "raw:0"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:NaN"}, `--sgd-lr "raw:NaN"`},
+		{[]string{"reproduce", "--out", dir, "--seeds", "4-2"}, `seed range "4-2" is empty`},
+		{[]string{"reproduce", "--out", dir, "--seeds", "0-4", "--seed", "3"}, "leave out --seed and --sgd-seed"},
+		{[]string{"reproduce", "--out", dir, "--rules", "paper"}, `unknown rule set "paper": use one of authors, paper-text`},
+		{[]string{"reproduce", "--out", dir, "--authors-rules"}, "flag provided but not defined: -authors-rules"},
 		{[]string{"reproduce", "--out", dir, "--backend", "tpu"}, `--backend "tpu": use cpu or cuda`},
 		{[]string{"reproduce", "--out", dir, "--backend", "cuda"}, "--backend cuda: "},
 		{[]string{"table", "--in", dir}, "no jobs/ directory"},
@@ -395,5 +399,32 @@ func TestSGDRateFlag(t *testing.T) {
 				t.Errorf("%q: pol's raw rate at n = %d: %v, want %v", tc.in, n, got, want)
 			}
 		}
+	}
+}
+
+// TestReproduceSeeds: --seeds makes every seed a job, named ...-seedK but
+// for seed 0, with that seed for its probes and SGD's batches.
+func TestReproduceSeeds(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCmd(t, "reproduce", "--out", dir, "--datasets", "synthetic-60-2-1", "--splits", "0", "--seeds", "0,2",
+		"--solvers", "sgd", "--modes", "cold", "--exact", "never", "--steps", "2", "--batch-size", "20", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, id := range []string{"synthetic-60-2-1-s0-sgd-cold ", "synthetic-60-2-1-s0-sgd-cold-seed2 "} {
+		if !strings.Contains(out, id) {
+			t.Errorf("no job %q in\n%s", id, out)
+		}
+	}
+	if code, _, stderr := runCmd(t, "reproduce", "--out", dir, "--datasets", "synthetic-60-2-1", "--splits", "0", "--seeds", "2",
+		"--solvers", "sgd", "--modes", "cold", "--exact", "never", "--steps", "2", "--batch-size", "20"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	recs, err := repro.LoadResults(dir)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d results, %v", len(recs), err)
+	}
+	if c := recs[0].Job.Config; c.Seed != 2 || c.Solver.(solvers.SGD).Seed != 2 || c.Rules != solvers.RulesAuthors {
+		t.Errorf("job %s: seed %d, SGD seed %d, rules %v", recs[0].Job.ID(), c.Seed, c.Solver.(solvers.SGD).Seed, c.Rules)
 	}
 }
