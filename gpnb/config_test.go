@@ -152,16 +152,16 @@ func TestResumeRefusesEveryFixedField(t *testing.T) {
 	}
 }
 
-// TestResumeFormat1: checkpoints written by the previous format (version 1,
-// testdata made by gpnb at 520b4fe after 2 steps, with each BLAS) resume,
-// and the third step gives the bits that gpnb computed in an uninterrupted
-// run with the same BLAS.
-func TestResumeFormat1(t *testing.T) {
+// oldFormat returns the data of the checkpoints of an old format in
+// testdata (synthetic-60-3-7) and, by run name, the bits of raw θ after the
+// third step of their uninterrupted runs with this build's BLAS.
+func oldFormat(t *testing.T, version int) (*data.Dataset, map[string][]string) {
+	t.Helper()
 	ds, err := data.Synthetic(60, 3, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("testdata/v1-" + kernel.BLASName() + "-want.json")
+	b, err := os.ReadFile(fmt.Sprintf("testdata/v%d-%s-want.json", version, kernel.BLASName()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +169,15 @@ func TestResumeFormat1(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
+	return ds, want
+}
+
+// TestResumeFormat1: checkpoints written by the previous format (version 1,
+// testdata made by gpnb at 520b4fe after 2 steps, with each BLAS) resume,
+// and the third step gives the bits that gpnb computed in an uninterrupted
+// run with the same BLAS.
+func TestResumeFormat1(t *testing.T) {
+	ds, want := oldFormat(t, 1)
 	for name, bits := range want {
 		o, err := Resume("testdata/v1-"+kernel.BLASName()+"-"+name+".ckpt", ds)
 		if err != nil {
@@ -200,18 +209,7 @@ func TestResumeFormat1(t *testing.T) {
 // are set (sgd-authors-warm); the third step gives the bits of an
 // uninterrupted run of that gpnb with the same BLAS.
 func TestResumeFormat2(t *testing.T) {
-	ds, err := data.Synthetic(60, 3, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile("testdata/v2-" + kernel.BLASName() + "-want.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string][]string
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
+	ds, want := oldFormat(t, 2)
 	for name, bits := range want {
 		o, err := Resume("testdata/v2-"+kernel.BLASName()+"-"+name+".ckpt", ds, WithChanges(func(c *Config) { c.CheckpointPath = "" }))
 		if err != nil {
