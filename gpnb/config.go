@@ -161,11 +161,12 @@ type Config struct {
 	// zero value, sets every rule field of Settings and Solver (ProbeRule,
 	// Freeze, AP.Pick, SGD.ResidualStart and SGD.NoVerify) to the authors'
 	// code's, under which SGD converges where the paper's text can stall
-	// (DESIGN.md); RulesPaperText is the paper's text, the rule fields' zero
-	// values, each of which may be set to change that one rule. Resolve
-	// writes the fields out and names the set they hold (solvers.RulesOf).
-	// JSON without "rules", written before the rules had names, reads as
-	// the paper's text.
+	// (DESIGN.md), whatever those fields held; RulesPaperText keeps them
+	// as set, their zero values being the paper's text, so rules are mixed
+	// from it (Rules: RulesPaperText, Settings: {Freeze: FreezeJoint}).
+	// Resolve writes the fields out and names the set they hold
+	// (solvers.RulesOf). JSON without "rules", written before the rules
+	// had names, reads as the paper's text.
 	Rules solvers.Rules `json:"rules" resume:"change"`
 
 	// Estimator selects the Hutchinson estimator (default), the pathwise

@@ -49,7 +49,8 @@ func TestSGDFreezeBias(t *testing.T) {
 	var vy2 float64 // ‖v_y‖² of the last solve
 	grad := func(m solvers.Method, s solvers.Settings) ([]float64, *StepRecord) {
 		t.Helper()
-		est, err := NewEstimator(ds, Config{Solver: m, Settings: s, Seed: 11})
+		// The paper's text, so that the rule fields (here Freeze) hold.
+		est, err := NewEstimator(ds, Config{Solver: m, Settings: s, Seed: 11, Rules: solvers.RulesPaperText})
 		if err != nil {
 			t.Fatal(err)
 		}
