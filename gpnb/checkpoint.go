@@ -19,8 +19,10 @@ import (
 )
 
 // CheckpointVersion is the format version Save writes. Resume also reads
-// version 1 (see checkpoint_v1.go).
-const CheckpointVersion uint32 = 2
+// version 2, whose configurations predate Config.Rules (their rule fields'
+// zero values meant the paper's text, so they read as RulesPaperText: see
+// Config.ApplyRules), and version 1 (see checkpoint_v1.go).
+const CheckpointVersion uint32 = 3
 
 // checkpointMagic opens every checkpoint file.
 const checkpointMagic = "GPNBCKPT"
@@ -81,9 +83,13 @@ func DecodeCheckpoint(b []byte) (*State, error) {
 	}
 	st := new(State)
 	switch v := binary.LittleEndian.Uint32(b[8:12]); v {
-	case CheckpointVersion:
+	case CheckpointVersion, 2:
 		if err := safeGobDecode(body[headerLen:], st); err != nil {
 			return nil, fmt.Errorf("gpnb: %w: decoding: %v", ErrCheckpointCorrupt, err)
+		}
+		if v == 2 {
+			st.Config.Rules = solvers.RulesPaperText
+			st.Config = st.Config.ApplyRules()
 		}
 	case 1:
 		var p payloadV1
@@ -95,7 +101,7 @@ func DecodeCheckpoint(b []byte) (*State, error) {
 			return nil, fmt.Errorf("gpnb: %w: format 1: %v", ErrCheckpointCorrupt, err)
 		}
 	default:
-		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads versions 1 and %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
+		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads versions 1 to %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
 	}
 	if err := st.check(); err != nil {
 		return nil, fmt.Errorf("gpnb: %w: %v", ErrCheckpointCorrupt, err)

@@ -93,6 +93,7 @@ func upgradeV1(p payloadV1) (*State, error) {
 		ProbeDist: ProbeDist(c.ProbeDist), LearningRate: c.LearningRate, Seed: c.Seed,
 		Operator:      kernel.Options{Mode: kernel.Mode(c.Operator.Mode), MemoryBudget: c.Operator.MemoryBudget, Workers: c.Operator.Workers},
 		TrackExactMLL: c.TrackExactMLL, DropResidualTraces: c.DropResidualTraces, CheckpointPath: c.CheckpointPath,
+		Rules: solvers.RulesPaperText, // the rules before they had names
 	}
 	if cfg, err = cfg.Resolve(p.State.D); err != nil {
 		return nil, err

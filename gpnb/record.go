@@ -32,6 +32,13 @@ type StepRecord struct {
 	// above all, is the floor. Such a step is counted by UnconvergedSteps
 	// (its gradient is inexact) and by StalledSteps.
 	SolverStalled bool `json:"solver_stalled,omitempty"`
+	// RateBackoffs is how often this step's SGD solve diverged and was
+	// started again from its initial guess at half the learning rate
+	// (MaxRateBackoffs); BackoffIterations the iterations of those
+	// abandoned attempts, which SolverIterations, SolverEpochs and the work
+	// counts include (the residual trace is the last attempt's).
+	RateBackoffs      int `json:"rate_backoffs,omitempty"`
+	BackoffIterations int `json:"backoff_iterations,omitempty"`
 	// SolverEpochs is what the solve cost in epochs, passes over the rows
 	// of H (solvers.State.Epochs: one per CG iteration, |I|/n per AP block
 	// or SGD batch): the unit of the budget, comparable across solvers.
@@ -138,6 +145,13 @@ func (h History) BudgetSteps() int {
 // (StepRecord.SolverStalled).
 func (h History) StalledSteps() int {
 	return count(h, func(r StepRecord) bool { return r.SolverStalled })
+}
+
+// BackoffSteps counts the steps whose SGD solve was started again at half
+// the learning rate (StepRecord.RateBackoffs), and RateBackoffs the
+// restarts in all.
+func (h History) BackoffSteps() (steps, restarts int) {
+	return count(h, func(r StepRecord) bool { return r.RateBackoffs > 0 }), sum(h, func(r StepRecord) int { return r.RateBackoffs })
 }
 
 // TotalSolverEpochs sums SolverEpochs over the history.

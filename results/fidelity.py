@@ -102,7 +102,7 @@ def split(root, w):
 RERUN_CAP = 200000
 
 
-def rerun(root, runs, w, rules="reference", flag="--authors-rules"):
+def rerun(root, runs, w, rules="reference", flag="--rules authors"):
     """The command for the capped full-size SGD cold rows (and their warm
     pairs) under the authors' rules, and the cold rows' CPU time estimated
     from the files: the finished subset runs' ratio of SGD epochs to CG

@@ -48,7 +48,7 @@ fi
 	est=${stage%%:*}
 	rest=${stage#*:}
 	"$GPNB" reproduce --datasets "$DATASETS" --splits 0 --subset "$SUBSET" --solvers cg --estimators "$est" \
-		--modes "${rest%%:*}" --budgets "${rest#*:}" --steps "$STEPS" --exact never --out "$OUT" ${FLAGS:-} $DRY
+		--modes "${rest%%:*}" --budgets "${rest#*:}" --steps "$STEPS" --exact never --rules paper-text --out "$OUT" ${FLAGS:-} $DRY
 done
 [ -n "$DRY" ] || [ "${RENDER:-1}" = 0 ] && exit 0
 
@@ -66,7 +66,7 @@ MD=$OUT.md
 		est=${stage%%:*}
 		rest=${stage#*:}
 		"$GPNB" reproduce --datasets "$DATASETS" --splits 0 --subset "$SUBSET" --solvers cg --estimators "$est" \
-			--modes "${rest%%:*}" --budgets "${rest#*:}" --steps "$STEPS" --exact never --out "$OUT" ${FLAGS:-} --dry-run | grep -v ' jobs in '
+			--modes "${rest%%:*}" --budgets "${rest#*:}" --steps "$STEPS" --exact never --rules paper-text --out "$OUT" ${FLAGS:-} --dry-run | grep -v ' jobs in '
 	done
 	echo '```'
 	echo

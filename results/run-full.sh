@@ -22,5 +22,5 @@ if [ -z "$DRY" ] && [ "${CONCURRENT:-0}" != 1 ] && others=$(pgrep -f 'gpnb repro
 	exit 1
 fi
 for stage in ${STAGES:-cg:warm ap:warm cg:cold sgd:warm ap:cold sgd:cold}; do
-	"$GPNB" reproduce --datasets ${DATASETS:-pol,elevators,bike} --splits 0 --solvers "${stage%%:*}" --modes "${stage##*:}" --steps 100 --exact never --out results/full ${FLAGS:-} $DRY
+	"$GPNB" reproduce --datasets ${DATASETS:-pol,elevators,bike} --splits 0 --solvers "${stage%%:*}" --modes "${stage##*:}" --steps 100 --exact never --rules paper-text --out results/full ${FLAGS:-} $DRY
 done

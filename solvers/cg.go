@@ -70,29 +70,13 @@ func (s *CGState) clone() *CGState {
 		Failed: append([]float64(nil), s.Failed...), Stalls: append([]int(nil), s.Stalls...)}
 }
 
-// A column stalls when stallChecks failed true-residual checks in a row
-// each leave its true relative residual above stallRatio times the one
-// before: the recurrence keeps claiming progress that b − Hv does not show,
-// so the products' rounding (float32 K, say) has become the floor of what
-// the solve can reach.
-const (
-	stallRatio  = 0.9
-	stallChecks = 3
-)
-
 // checkFailed records column j's failed true-residual check at relative
 // residual rel and reports whether the column has stalled.
 func (cs *CGState) checkFailed(j int, rel float64) bool {
 	if cs.Failed == nil {
 		cs.Failed, cs.Stalls = make([]float64, len(cs.RZ)), make([]int, len(cs.RZ))
 	}
-	if prev := cs.Failed[j]; prev > 0 && rel > stallRatio*prev {
-		cs.Stalls[j]++
-	} else {
-		cs.Stalls[j] = 0
-	}
-	cs.Failed[j] = rel
-	return cs.Stalls[j] >= stallChecks
+	return failedCheck(&cs.Failed[j], &cs.Stalls[j], rel)
 }
 
 // Name returns "cg".

@@ -83,7 +83,10 @@ const (
 // further batch, the true residual is computed with one
 // product (M columns, counted) and replaces R; columns that fail their
 // tolerance are unfrozen. Converged therefore refers to true residuals
-// (unless NoVerify). Trace holds the estimates, except that a row ending in
+// (unless NoVerify). After StallEpochs epochs without a new low of the
+// estimates the true residual is checked too (also under NoVerify), and a
+// solve whose true residual has stopped falling stops Stalled (see
+// StallEpochs). Trace holds the estimates, except that a row ending in
 // such a check holds the true values.
 //
 // Freezing and the gradient. A frozen column keeps the iterate at which its
@@ -184,6 +187,22 @@ func (m SGD) Resolve(n int) (SGD, error) {
 		m.Momentum = mom
 	}
 	return m, nil
+}
+
+// HalfRate returns m with half its learning rate: RawLearningRate halved
+// when it is set, LearningRate (its default filled in) otherwise. A solve
+// that diverged (ErrDiverged) can be started again with it; gpnb does so
+// on its own (gpnb.MaxRateBackoffs).
+func (m SGD) HalfRate() SGD {
+	switch {
+	case m.RawLearningRate != 0:
+		m.RawLearningRate /= 2
+	case m.LearningRate != 0:
+		m.LearningRate /= 2
+	default:
+		m.LearningRate = DefaultLearningRate / 2
+	}
+	return m
 }
 
 // resolved returns batch size, learning rate and momentum with defaults.
@@ -496,6 +515,13 @@ func (s *sgdSolver) Iterate() error {
 	// The check above made the residuals true ones (unless NoVerify).
 	if err := s.budgetStop(false); err != nil {
 		return s.fail(err)
+	}
+	out, err := s.watch()
+	if err != nil {
+		return s.fail(err)
+	}
+	if out != watchOn {
+		ss.Verifications++
 	}
 	ss.RNG, _ = s.pcg.AppendBinary(ss.RNG[:0])
 	s.record()

@@ -299,15 +299,23 @@ type State struct {
 	// b − Hv: computed with one product for CG and SGD, whose running
 	// residuals are a recurrence and an estimate; AP's is exact.
 	BudgetSpent bool `json:",omitempty"`
-	// Stalled reports that the solve stopped, not converged, because a
-	// column's true residual stopped falling (CG: three failed checks of
-	// b − Hv in a row, each above 0.9 times the one before, while the
-	// recurrence claimed the tolerance each time): the rounding of the
-	// operator's products — float32 products, or a tolerance near float64's
-	// limit for a badly conditioned H — is the floor, and iterating on to
-	// MaxIterations would not help. Use float64 products or a looser
-	// tolerance.
+	// Stalled reports that the solve stopped, not converged, because its
+	// true residual stopped falling, so that iterating on to MaxIterations
+	// would not help; R and RelResiduals are then true residuals. CG and
+	// AP: three failed checks of b − Hv in a row, each above 0.9 times the
+	// one before, while the recurrence (CG's per column, AP's updated
+	// residual) claimed the tolerance each time: the rounding of the
+	// operator's products — float32 products, or a tolerance near
+	// float64's limit for a badly conditioned H — is the floor (use float64
+	// products or a looser tolerance). SGD and AP: StallEpochs epochs after
+	// epochs without progress, which an SGD learning rate near divergence
+	// (lower it) or an SGD column frozen and thawed over and over under
+	// FreezeColumn (DESIGN.md; use FreezeJoint) shows.
 	Stalled bool `json:",omitempty"`
+	// Watch is SGD's and AP's record of their progress, which detects a
+	// stall; nil for CG and Cholesky, and in states saved before it was
+	// kept (it then starts afresh on Resume).
+	Watch *StallWatch `json:",omitempty"`
 
 	// Method-specific state; only the one of Method is non-nil.
 	CG       *CGState       `json:",omitempty"`
@@ -316,9 +324,38 @@ type State struct {
 	Cholesky *CholeskyState `json:",omitempty"`
 }
 
+// StallEpochs is how many epochs (passes over the rows of H, see
+// State.Epochs) an SGD or AP solve may run without its measure of the
+// distance to the stopping rule (the largest residual over its tolerance;
+// for SGD of the estimated residuals) reaching a new low before its true
+// residual is checked: one product for SGD, none for AP, whose residual is
+// exact. A check that finds the true measure no lower than at every earlier
+// check of the solve is a miss, and stallMisses misses in a row stop the
+// solve as Stalled. A solve that converges, however slowly, keeps reaching
+// new lows (or, at its checks, lower true residuals); one whose residual
+// only fluctuates does not.
+const StallEpochs = 50
+
+// stallMisses is the number of stall checks in a row that must find no
+// progress before an SGD or AP solve stops as Stalled (see StallEpochs).
+const stallMisses = 2
+
+// StallWatch is what SGD and AP remember of their progress (see
+// StallEpochs).
+type StallWatch struct {
+	Low     float64 // the lowest measure reached (SGD: of the estimates); 0 before the first iteration
+	LowRows int     // State.Rows when Low was reached, or at the last check
+	Checked float64 // the lowest true measure found by a check; 0 before the first check
+	Misses  int     // checks in a row that found no true measure below Checked
+}
+
 // Clone returns a deep copy of st.
 func (st *State) Clone() *State {
 	c := *st
+	if st.Watch != nil {
+		w := *st.Watch
+		c.Watch = &w
+	}
 	c.V = append([]float64(nil), st.V...)
 	c.R = append([]float64(nil), st.R...)
 	c.BNorms = append([]float64(nil), st.BNorms...)
@@ -622,6 +659,10 @@ type core struct {
 	// budget), for the budget rule.
 	iterRows int
 
+	// checkSq and checkRel hold a stall check's true residual norms²
+	// and relative residuals (see watch).
+	checkSq, checkRel []float64
+
 	sums    []float64 // m scalars from Dots
 	coef    []float64 // m coefficients
 	ones    []float64 // m × 1
@@ -841,6 +882,16 @@ func (c *core) dots(x, y Block, cols []int) ([]float64, error) {
 // the columns' ‖R[:,j]‖² (in c.sums). A non-finite product leaves R as it
 // was.
 func (c *core) trueResidual(cols []int) ([]float64, error) {
+	sq, err := c.trueResidualTmp(cols)
+	if err == nil && sq != nil {
+		c.sp.Copy(c.r, c.tmp, cols)
+	}
+	return sq, err
+}
+
+// trueResidualTmp is trueResidual with the residual left in the scratch
+// block c.tmp: R is not touched.
+func (c *core) trueResidualTmp(cols []int) ([]float64, error) {
 	k := len(cols)
 	if cols == nil {
 		k = c.st.M
@@ -858,8 +909,97 @@ func (c *core) trueResidual(cols []int) ([]float64, error) {
 	if !allFinite(sq) {
 		return nil, fmt.Errorf("%w: the operator returned NaN or Inf for H·V: check the operator's inputs and hyperparameters", ErrNotFinite)
 	}
-	c.sp.Copy(c.r, c.tmp, cols)
 	return sq, nil
+}
+
+// A CG column, or AP's whole rule, stalls when stallChecks failed
+// true-residual checks in a row each leave its true residual above
+// stallRatio times the one before: the recurrence keeps claiming progress
+// that b − Hv does not show, so the products' rounding (float32 K, say) has
+// become the floor of what the solve can reach.
+const (
+	stallRatio  = 0.9
+	stallChecks = 3
+)
+
+// failedCheck records a failed true-residual check that found the residual
+// (or measure) q, given the value *prev found by the last failed check (0:
+// none) and the number *stalls of failed checks in a row above stallRatio
+// times the one before, and reports a stall.
+func failedCheck(prev *float64, stalls *int, q float64) bool {
+	if *prev > 0 && q > stallRatio**prev {
+		*stalls++
+	} else {
+		*stalls = 0
+	}
+	*prev = q
+	return *stalls >= stallChecks
+}
+
+// watchOutcome is what a stall check found (see core.watch).
+type watchOutcome int
+
+const (
+	watchOn    watchOutcome = iota // no check, or one that found progress
+	watchMet                       // the true residuals meet the rule
+	watchStall                     // the solve has stalled
+)
+
+// watch is the stall detection of SGD and AP (see StallEpochs), called at
+// the end of an iteration that left the solve unconverged. It records a
+// new low of the measure of RelResiduals; after StallEpochs epochs without
+// one it checks the true residual (one product) and compares its measure
+// with the earlier checks'. When the check finds the rule met, or a stall,
+// the true residual replaces R and RelResiduals, and Converged or Stalled
+// is set; the outcome says which (watchOn: no check, or progress).
+func (c *core) watch() (watchOutcome, error) {
+	st := c.st
+	if st.Converged || st.BudgetSpent || st.Stalled || st.Iteration >= st.Settings.MaxIterations {
+		return watchOn, nil
+	}
+	if st.Watch == nil {
+		st.Watch = &StallWatch{}
+	}
+	w := st.Watch
+	if q := st.Settings.excess(st.RelResiduals); w.Low == 0 || q < w.Low {
+		w.Low, w.LowRows = q, st.Rows
+		return watchOn, nil
+	}
+	if st.Rows-w.LowRows < StallEpochs*st.N {
+		return watchOn, nil
+	}
+	w.LowRows = st.Rows // the next check comes StallEpochs epochs on
+	sq, err := c.trueResidualTmp(nil)
+	if err != nil {
+		return watchOn, err
+	}
+	c.checkSq = append(c.checkSq[:0], sq...)
+	c.checkRel = c.checkRel[:0]
+	for j, bn := range st.BNorms {
+		r := 0.0
+		if bn != 0 {
+			r = math.Sqrt(sq[j]) / bn
+		}
+		c.checkRel = append(c.checkRel, r)
+	}
+	out := watchOn
+	switch q := st.Settings.excess(c.checkRel); {
+	case st.Settings.met(c.checkRel):
+		out = watchMet
+	case w.Checked == 0 || q < w.Checked:
+		w.Checked, w.Misses = q, 0
+	default:
+		if w.Misses++; w.Misses >= stallMisses {
+			out = watchStall
+		}
+	}
+	if out != watchOn {
+		c.sp.Copy(c.r, c.tmp, nil)
+		c.setResiduals(c.checkSq, nil, true)
+		st.Converged = c.met()
+		st.Stalled = out == watchStall
+	}
+	return out, nil
 }
 
 // initialResidual sets R = B − H·V0 (R = B when V0 was nil: no product)

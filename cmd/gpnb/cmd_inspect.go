@@ -49,9 +49,14 @@ type inspection struct {
 	SolverIterations int       `json:"solver_iterations"`
 	UnconvergedSteps int       `json:"unconverged_steps"`
 	// StalledSteps counts the unconverged steps whose solve stalled above
-	// its tolerance (the products' rounding is the floor) rather than hit
-	// the iteration cap.
+	// its tolerance (the true residual stopped falling) rather than hit the
+	// iteration cap.
 	StalledSteps int `json:"stalled_steps,omitempty"`
+	// BackoffSteps counts the steps whose SGD solve diverged and was
+	// started again at half the learning rate, RateBackoffs those restarts
+	// (gpnb.MaxRateBackoffs).
+	BackoffSteps int `json:"backoff_steps,omitempty"`
+	RateBackoffs int `json:"rate_backoffs,omitempty"`
 	// Budget is the solver budget per step in epochs (0: none, or not
 	// recorded); BudgetSteps counts the steps stopped by it, SolverEpochs
 	// sums what the solves cost in epochs.
@@ -70,6 +75,8 @@ type inspection struct {
 	// posterior samples, when the result has them.
 	Samples *gpnb.SampleEval `json:"samples,omitempty"`
 	History []stepBrief      `json:"history"`
+	// solverName is the solver of a result without a configuration.
+	solverName string
 }
 
 // pendingSolve is the solve a checkpoint taken mid-step will continue.
@@ -88,6 +95,7 @@ type stepBrief struct {
 	SolverConverged  bool    `json:"solver_converged"`
 	BudgetStop       bool    `json:"budget_stop,omitempty"`
 	SolverStalled    bool    `json:"solver_stalled,omitempty"`
+	RateBackoffs     int     `json:"rate_backoffs,omitempty"`
 	SolverEpochs     float64 `json:"solver_epochs,omitempty"`
 	StepSeconds      float64 `json:"step_seconds"`
 	SolverSeconds    float64 `json:"solver_seconds"`
@@ -240,7 +248,7 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
 		// A result does not record whether its probes were fixed.
 		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, probeText),
-		Steps: r.StepsDone, Budget: budget, Samples: r.Samples,
+		Steps: r.StepsDone, Budget: budget, Samples: r.Samples, solverName: strings.ToLower(r.Solver),
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.
@@ -263,6 +271,7 @@ func (in *inspection) fill(h gpnb.History) {
 	in.UnconvergedSteps = h.UnconvergedSteps()
 	in.BudgetSteps = h.BudgetSteps()
 	in.StalledSteps = h.StalledSteps()
+	in.BackoffSteps, in.RateBackoffs = h.BackoffSteps()
 	in.SolverEpochs = h.TotalSolverEpochs()
 	in.TotalSeconds = h.TotalSeconds()
 	in.SolverSeconds = h.TotalSolverSeconds()
@@ -277,7 +286,7 @@ func (in *inspection) fill(h gpnb.History) {
 		}
 		in.History[i] = stepBrief{
 			Step: r.Step, SolverIterations: r.SolverIterations, SolverConverged: r.SolverConverged,
-			BudgetStop: r.BudgetStop, SolverStalled: r.SolverStalled, SolverEpochs: r.SolverEpochs, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
+			BudgetStop: r.BudgetStop, SolverStalled: r.SolverStalled, RateBackoffs: r.RateBackoffs, SolverEpochs: r.SolverEpochs, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
 			StepSeconds: r.StepSeconds, SolverSeconds: r.SolverSeconds,
 			Noise: r.Noise, Signal: r.Signal, MeanLengthscale: mean,
 			InitDistance: r.InitDistance, ZeroInitDistance: r.ZeroInitDistance,
@@ -308,6 +317,9 @@ func describeMethod(c gpnb.Config, n int) string {
 	var parts []string
 	var err error
 	method := c.Solver
+	// The authors' rules are named as a set; other rules (the paper's
+	// text, some of them changed) are listed where they differ from it.
+	authors := solvers.RulesOf(c.Settings, method) == solvers.RulesAuthors
 	switch m := method.(type) {
 	case solvers.CG:
 		if m.PrecondRank > 0 {
@@ -316,7 +328,7 @@ func describeMethod(c gpnb.Config, n int) string {
 	case solvers.AP:
 		if m, err = m.Resolve(n); err == nil {
 			parts = append(parts, fmt.Sprintf("block %d", m.BlockSize))
-			if m.Pick == solvers.PickAll {
+			if m.Pick == solvers.PickAll && !authors {
 				parts = append(parts, "blocks picked over all systems")
 			}
 		}
@@ -333,10 +345,10 @@ func describeMethod(c gpnb.Config, n int) string {
 			} else {
 				parts = append(parts, fmt.Sprintf("learning rate %g (normalised)", m.LearningRate))
 			}
-			if m.ResidualStart == solvers.ResidualB {
+			if m.ResidualStart == solvers.ResidualB && !authors {
 				parts = append(parts, "residual estimate started at b")
 			}
-			if m.NoVerify {
+			if m.NoVerify && !authors {
 				parts = append(parts, "stop on the estimate")
 			}
 		}
@@ -348,11 +360,14 @@ func describeMethod(c gpnb.Config, n int) string {
 			parts = append(parts, "invalid stopping rules: "+err.Error())
 		} else {
 			probes := "probes"
-			if s.ProbeRule == solvers.ProbeMean {
+			if s.ProbeRule == solvers.ProbeMean && !authors {
 				probes = "mean over probes"
 			}
 			parts = append(parts, fmt.Sprintf("tolerances %g (mean) / %g (%s)", s.RelTolMean, s.RelTolProbes, probes))
-			if s.Freeze == solvers.FreezeJoint {
+			switch {
+			case authors:
+				parts = append(parts, "the authors' stopping rules")
+			case s.Freeze == solvers.FreezeJoint:
 				parts = append(parts, "every system iterated to the joint stop")
 			}
 			if s.MaxEpochs > 0 {
@@ -396,7 +411,10 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 		fmt.Fprintf(&b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps-in.StalledSteps, len(in.History), cap)
 	}
 	if in.StalledSteps > 0 {
-		fmt.Fprintf(&b, "stalled:   %d of %d steps stopped above their tolerances because the true residual stopped falling (the products' rounding is the floor: float64 products or looser tolerances reach them)\n", in.StalledSteps, len(in.History))
+		fmt.Fprintf(&b, "stalled:   %d of %d steps stopped above their tolerances because the true residual stopped falling (%s)\n", in.StalledSteps, len(in.History), stallCause(in.solver()))
+	}
+	if in.BackoffSteps > 0 {
+		fmt.Fprintf(&b, "backoffs:  %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all)\n", in.BackoffSteps, len(in.History), in.RateBackoffs)
 	}
 	if in.Budget > 0 || in.BudgetSteps > 0 {
 		budget := ""
@@ -444,6 +462,9 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 			case !r.SolverConverged:
 				conv = "cap"
 			}
+			if r.RateBackoffs > 0 {
+				conv += fmt.Sprintf(", rate/%d", 1<<r.RateBackoffs)
+			}
 			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, conv,
 				r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, r.MeanLengthscale, formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
 			if budget {
@@ -457,6 +478,28 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// solver returns the run's solver name (cg, ap, sgd, cholesky), or "".
+func (in *inspection) solver() string {
+	if in.Config != nil && in.Config.Solver != nil {
+		return in.Config.Solver.Name()
+	}
+	return in.solverName
+}
+
+// stallCause says why solves of a solver (cg, ap, sgd; "" unknown) stall
+// and what helps (solvers.State.Stalled): the words of gpnb train's warning
+// and gpnb inspect's note.
+func stallCause(solver string) string {
+	const floor = "the products' rounding is the floor: --precision float64 or mixed, or looser --tol-mean/--tol-probes, reach them"
+	switch solver {
+	case "sgd":
+		return "a learning rate near divergence, or the paper's-text column freeze (DESIGN.md): a lower --sgd-lr, or --rules authors"
+	case "cg", "ap":
+		return floor
+	}
+	return "CG and AP: " + floor + "; SGD: a lower --sgd-lr, or --rules authors"
 }
 
 func minutes(s float64) string { return fmt.Sprintf("%.1f min", s/60) }

@@ -218,13 +218,15 @@ func TestInspectDescribesRun(t *testing.T) {
 		{gpnb.Config{Solver: solvers.CG{}, Probes: 3, FixedProbes: gpnb.ProbesFixed, ProbeDist: gpnb.Rademacher},
 			"cg, cold start (zero initial guess), 3 fixed rademacher probes;"},
 		{gpnb.Config{Solver: solvers.AP{}, Probes: 2},
-			fmt.Sprintf("; block %d, tolerances %g (mean) / %g (probes), Adam learning rate %g, seed 0",
+			fmt.Sprintf("; block %d, tolerances %g (mean) / %g (probes), the authors' stopping rules, Adam learning rate %g, seed 0",
 				min(n, solvers.DefaultBlockSize), solvers.DefaultRelTolMean, solvers.DefaultRelTolProbes, gpnb.DefaultLearningRate)},
 		{gpnb.Config{Solver: solvers.SGD{}, Probes: 2, Settings: solvers.Settings{RelTolMean: 0.005}},
-			fmt.Sprintf("; batch %d, momentum %g, learning rate %g (normalised), tolerances 0.005 (mean) / %g (probes)",
+			fmt.Sprintf("; batch %d, momentum %g, learning rate %g (normalised), tolerances 0.005 (mean) / %g (probes), the authors' stopping rules",
 				min(n, solvers.DefaultBatchSize), solvers.DefaultMomentum, solvers.DefaultLearningRate, solvers.DefaultRelTolProbes)},
-		{gpnb.Config{Solver: solvers.SGD{BatchSize: 20, Momentum: -1, RawLearningRate: 3}, Probes: 2, LearningRate: 0.05, Seed: 7},
+		{gpnb.Config{Solver: solvers.SGD{BatchSize: 20, Momentum: -1, RawLearningRate: 3}, Probes: 2, LearningRate: 0.05, Seed: 7, Rules: solvers.RulesPaperText},
 			"; batch 20, no momentum, learning rate 3 (the paper's units), tolerances"},
+		{gpnb.Config{Solver: solvers.SGD{NoVerify: true}, Probes: 2, Rules: solvers.RulesPaperText, Settings: solvers.Settings{Freeze: solvers.FreezeJoint}},
+			"stop on the estimate, tolerances 0.01 (mean) / 0.1 (probes), every system iterated to the joint stop, Adam"},
 		{gpnb.Config{Solver: solvers.CG{PrecondRank: 5}, Probes: 2},
 			"; pivoted-Cholesky preconditioner of rank 5, tolerances"},
 	} {
@@ -277,4 +279,39 @@ func TestInspectBadInput(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tc.name, code, stderr, tc.code, tc.want)
 		}
 	}
+}
+
+// TestInspectBackoffs: a run whose SGD solves diverged and backed off to
+// half the rate says so in its totals and in each such step's row.
+func TestInspectBackoffs(t *testing.T) {
+	ds, err := data.Synthetic(200, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw := 1.0; raw < 1e6; raw *= 2 {
+		o, err := gpnb.NewOptimiser(ds, gpnb.Config{Solver: solvers.SGD{BatchSize: 50, RawLearningRate: raw, Seed: 1}, Probes: 4, Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background(), 2); err != nil {
+			t.Fatal(err)
+		}
+		steps, restarts := o.History().BackoffSteps()
+		if steps == 0 {
+			continue
+		}
+		ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+		if err := o.Save(ckpt); err != nil {
+			t.Fatal(err)
+		}
+		if in := inspectJSON(t, ckpt); in.BackoffSteps != steps || in.RateBackoffs != restarts {
+			t.Errorf("inspect --json: %d steps, %d restarts; the history %d, %d", in.BackoffSteps, in.RateBackoffs, steps, restarts)
+		}
+		code, out, stderr := runCmd(t, "inspect", ckpt)
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("backoffs:  %d of 2 steps' SGD solves diverged", steps)) || !strings.Contains(out, "yes, rate/") {
+			t.Errorf("inspect: exit %d %s\n%s", code, stderr, out)
+		}
+		return
+	}
+	t.Fatal("no rate diverged")
 }

@@ -38,7 +38,7 @@ type mllResult struct {
 // flags give for it and its initial kernel: what mll and solve work on.
 func loadRun(df *dataFlags, rf *runFlags) (ds *data.Dataset, cfg gpnb.Config, k kernel.Kernel, err error) {
 	if ds, err = df.load(); err == nil {
-		cfg, err = rf.config(ds.Name, ds.D())
+		cfg, err = rf.config(ds.Name, ds.NTrain(), ds.D())
 		k = kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	}
 	return ds, cfg, k, err

@@ -23,7 +23,7 @@ func init() {
 }
 
 func runReproduce(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("reproduce", "--out DIR [--datasets pol,elevators,...] [--solvers cg,ap,sgd] [--splits 0-9] [--subset N] [--steps 100] [--estimators hutchinson,pathwise] [--budgets 0,10,20] [flags]\n\nEvery job runs with the paper's settings (appendix B) unless a flag changes them; the run flags are those of gpnb train.", stderr)
+	fs := newFlagSet("reproduce", "--out DIR [--datasets pol,elevators,...] [--solvers cg,ap,sgd] [--splits 0-9] [--seeds 0-4] [--subset N] [--steps 100] [--estimators hutchinson,pathwise] [--budgets 0,10,20] [flags]\n\nEvery job runs with the paper's settings (appendix B) and the authors' stopping rules unless a flag changes them; the run flags are those of gpnb train.", stderr)
 	var (
 		datasets  = fs.String("datasets", strings.Join(repro.UCIDatasets, ","), "comma-separated datasets: UCI names, or synthetic-N-D-SEED (N training points, D inputs, seed SEED; split k uses SEED+k)")
 		solverStr = fs.String("solvers", "cg,ap,sgd", "comma-separated solvers, each run cold and with warm start: cg, ap, sgd (cholesky: the exact reference)")
@@ -42,10 +42,10 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		shardStr  = fs.String("shard", "", "K/N: run only shard K (0 ≤ K < N) of the grid dealt into N parts balanced by estimated cost, as one task of a cluster's array job (scripts/slurm/reproduce.sbatch); the shards share --out, whose shards.json keeps the deal, so a grown grid moves no job")
 		status    = fs.Bool("status", false, "run nothing: list every shard's jobs of the sharded run in --out (done, running now and where, started at step k, not started); reads the grid from --out/shards.json")
 	)
-	authors := fs.Bool("authors-rules", false, authorsRulesUsage())
+	seedStr := fs.String("seeds", "", "comma-separated seeds (of the probes and SGD's batches) or ranges such as 0-4, each a job of its own named ...-seedK (seed 0 keeps the paper's names); empty: --seed alone")
 	var rf runFlags
 	var bf backendFlags
-	def := paperTarget()
+	def := defaultTarget()
 	def.Config.DropResidualTraces = true
 	rf.register(fs, stderr, def, except("solver", "warm-start", "checkpoint", "estimator", "budget", "noise", "signal", "lengthscales"))
 	bf.register(fs)
@@ -100,14 +100,17 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 	if *maxJobs < 0 {
 		return fmt.Errorf("--max-jobs %d: give a number ≥ 0 (0 = all)", *maxJobs)
 	}
-	if *authors {
-		if err := rf.applyAuthorsRules(); err != nil {
-			return err
-		}
-	}
 	g, machine, err := rf.grid()
 	if err != nil {
 		return err
+	}
+	if *seedStr != "" {
+		if rf.given("seed") || rf.given("sgd-seed") {
+			return errors.New("--seeds gives every job its seed (of the probes and SGD's batches): leave out --seed and --sgd-seed")
+		}
+		if g.Seeds, err = repro.ParseSeeds(*seedStr); err != nil {
+			return fmt.Errorf("--seeds: %w", err)
+		}
 	}
 	g.Datasets, g.Splits, g.Solvers, g.Subset, g.Steps, g.Exact, g.ExactMaxN, g.Modes = ds, sp, sv, *subset, *steps, em, *exactMaxN, md
 	g.Estimators, g.Budgets = ests, budgets

@@ -17,10 +17,10 @@ func init() {
 }
 
 func runTable(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("table", "--in DIR [--format md|csv|html] [--table 1|2|all|paper|ablation] [--unit min|s] [--out FILE]", stderr)
+	fs := newFlagSet("table", "--in DIR [--format md|csv|html] [--table 1|2|all|paper|ablation|convergence] [--unit min|s] [--out FILE]", stderr)
 	in := fs.String("in", "", "results directory of gpnb reproduce (required)")
 	format := fs.String("format", "md", "output format: md (Markdown), csv or html (a styled, self-contained page)")
-	which := fs.String("table", "all", "which table: 1 (the paper's main table), 2 (the appendix table), all (both, and the ablation when there are variants), paper (ours next to the paper's published values), or ablation (each warm-started estimator or budget variant against Hutchinson + warm start)")
+	which := fs.String("table", "all", "which table: 1 (the paper's main table), 2 (the appendix table), all (both, and the ablation when there are variants), paper (ours next to the paper's published values), ablation (each warm-started estimator or budget variant against Hutchinson + warm start), or convergence (how the solves ended: steps at the cap, stalled or with the SGD rate halved, the most iterations of a step, runs without a result)")
 	unitStr := fs.String("unit", "min", "runtime unit: min (like the paper) or s")
 	out := fs.String("out", "", "output file (default stdout); written atomically")
 	if err := parseFlags(fs, args); err != nil {
@@ -55,13 +55,19 @@ func runTable(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--table ablation: %s holds no job of another estimator or with a budget (gpnb reproduce --estimators pathwise --budgets ...)", *in)
 		}
 		tables = []*repro.Table{t}
+	case "convergence":
+		unfinished, err := repro.Unfinished(*in)
+		if err != nil {
+			return err
+		}
+		tables = []*repro.Table{rep.Convergence(unfinished)}
 	case "all":
 		tables = []*repro.Table{rep.Table1(unit), rep.Table2(unit)}
 		if t := rep.Ablation(); t != nil {
 			tables = append(tables, t)
 		}
 	default:
-		return fmt.Errorf("--table %q: use 1, 2, all, paper or ablation", *which)
+		return fmt.Errorf("--table %q: use 1, 2, all, paper, ablation or convergence", *which)
 	}
 	var b bytes.Buffer
 	switch f {

@@ -144,7 +144,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var rf runFlags
 	var bf backendFlags
 	df.register(fs, stderr)
-	rf.register(fs, stderr, paperTarget(), nil)
+	rf.register(fs, stderr, defaultTarget(), nil)
 	bf.register(fs)
 	steps := fs.Int("steps", 100, "Adam steps (with --resume: the total to reach)")
 	resume := fs.String("resume", "", "continue the run saved in this checkpoint (same data flags) up to --steps in total")
@@ -152,17 +152,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	eval := fs.Bool("eval", true, "compute test RMSE and log-likelihood at the end")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	verbose := fs.Bool("verbose", false, "print one line per step to stderr (hyperparameters, solver iterations, seconds)")
-	authors := fs.Bool("authors-rules", false, authorsRulesUsage())
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *authors {
-		if *resume != "" {
-			return errors.New("--authors-rules applies to a new run: a resumed run keeps the rules it started with (the tolerance rules may be changed one by one)")
-		}
-		if err := rf.applyAuthorsRules(); err != nil {
-			return err
-		}
 	}
 	if *steps < 0 {
 		return fmt.Errorf("--steps %d: must be ≥ 0", *steps)
@@ -177,11 +168,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--resume %s: %w", *resume, err)
 		}
-		cfg, err = rf.onto(st.Config, ds.Name, ds.D())
+		cfg, err = rf.onto(st.Config, ds.Name, ds.NTrain(), ds.D())
 		if err != nil {
 			return err
 		}
-	} else if cfg, err = rf.config(ds.Name, ds.D()); err != nil {
+	} else if cfg, err = rf.config(ds.Name, ds.NTrain(), ds.D()); err != nil {
 		return err
 	}
 	if *resume != "" && !rf.given("checkpoint") {
@@ -203,6 +194,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 				conv = fmt.Sprintf("stopped at the budget, residuals %s", formatResiduals(r.FinalResiduals))
 			case r.SolverStalled:
 				conv = fmt.Sprintf("stalled, residuals %s", formatResiduals(r.FinalResiduals))
+			}
+			if r.RateBackoffs > 0 {
+				conv += fmt.Sprintf("; diverged, restarted %d× at half the learning rate, finished at 1/%d of it", r.RateBackoffs, 1<<r.RateBackoffs)
 			}
 			fmt.Fprintf(stderr, "\r\033[Kstep %d: %d solver iterations (%s) %.3fs solver %.3fs step; %s\n",
 				r.Step, r.SolverIterations, conv, r.SolverSeconds, r.StepSeconds, hyperLine(r.Hyper(), ds))
@@ -264,11 +258,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
 		}
 		if k := res.History.StalledSteps(); k > 0 {
-			fix := "looser --tol-mean/--tol-probes"
-			if cfg.Operator.Precision == kernel.Float32 {
-				fix = "--precision mixed or float64, or " + fix
-			}
-			fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling: the %s products' rounding is the floor); their gradients are inexact: use %s\n", k, res.StepsDone, cfg.Operator.Precision, fix)
+			fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling); their gradients are inexact. The cause: %s\n", k, res.StepsDone, stallCause(cfg.Solver.Name()))
+		}
+		if k, n := res.History.BackoffSteps(); k > 0 {
+			fmt.Fprintf(stderr, "gpnb train: %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all; see gpnb inspect): a lower --sgd-lr saves those attempts\n", k, res.StepsDone, n)
 		}
 		fmt.Fprintf(stdout, "%s\n", hyperLine(opt.Hyper(), ds))
 		if ev != nil {

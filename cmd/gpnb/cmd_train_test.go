@@ -189,3 +189,20 @@ func TestTrainSIGINT(t *testing.T) {
 		t.Errorf("resumed run did %d steps (history %d), want %d", r.StepsDone, len(r.History), total)
 	}
 }
+
+// TestTrainStallWarning: SGD steps whose solves stall (here at float64's
+// rounding floor, below a tolerance of 1e-16) end as stalled, not at the
+// cap; gpnb train warns with the cause for SGD, and gpnb inspect counts
+// them and marks their rows.
+func TestTrainStallWarning(t *testing.T) {
+	res := filepath.Join(t.TempDir(), "run.json")
+	code, _, stderr := runCmd(t, "train", "--data", "synthetic-100-2-1", "--solver", "sgd", "--batch-size", "50", "--probes", "2",
+		"--tol-mean", "1e-16", "--tol-probes", "1e-16", "--steps", "1", "--quiet", "--json", res)
+	if code != 0 || !strings.Contains(stderr, "1 of 1 steps' solves stalled above their tolerances") || !strings.Contains(stderr, "a lower --sgd-lr") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	code, out, stderr := runCmd(t, "inspect", res)
+	if code != 0 || !strings.Contains(out, "stalled:   1 of 1 steps") || !strings.Contains(out, "stalled") {
+		t.Errorf("inspect: exit %d %s\n%s", code, stderr, out)
+	}
+}

@@ -20,16 +20,19 @@ import (
 
 // runTarget is what the run flags set: the run's configuration (gpnb.Config)
 // but for its solver, the parameters of each solver method, the name of the
-// chosen one, and SGD's learning rate as given (a number, raw:N or paper).
+// chosen one, and SGD's learning rate as given (auto, paper, a number or
+// raw:N).
 type runTarget struct {
 	Config gpnb.Config
 	CG     solvers.CG
 	AP     solvers.AP
 	SGD    solvers.SGD
 	Solver string // cg, ap, sgd, or cholesky (the exact gradient)
-	// SGDPaper: --sgd-lr paper, the paper's rate for the dataset (known
-	// only once the data are; see runFlags.config).
-	SGDPaper bool
+	// SGDRate is --sgd-lr when it names a rule, known only once the data
+	// are (see runFlags.config): sgdAuto (the paper's rate where the run
+	// is the paper's, gpnb.PaperSGDRate) or sgdPaper (the paper's rate for
+	// every dataset it names); "" when the rate is in SGD.
+	SGDRate string
 	// Lengthscales is --lengthscales as given: one value for every input
 	// dimension, or one per dimension (known only once the data are).
 	Lengthscales []float64
@@ -67,8 +70,9 @@ var runFlagTable = []runFlag{
 	{"tol-probes", "relative residual tolerance of the probe systems H v = z", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
 	{"max-iterations", "solver iterations per step at most (0: the solver's default: cg 1000, ap 20000, sgd 50000, or --max-epochs); a resumed run, or a rerun of gpnb reproduce while none of a job's steps has reached its cap, may raise it", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
 	{"max-epochs", "cap solver work per step in passes over the data instead, as the authors' code does (1000 there): E·n/batch SGD iterations, E·n/block AP updates, E CG iterations (0: use --max-iterations)", []string{"Config.Settings.MaxEpochs"}, scalarField("Config.Settings.MaxEpochs")},
-	{"probe-tolerance", "how --tol-probes applies to the probe systems: each (every probe meets it: the paper's text, \"all linear systems\") or mean (their mean relative residual: the authors' code)", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
-	{"freeze", "CG and SGD: column (a system that meets its tolerance gets no more work) or joint (every system iterates until the whole rule is met: the authors' code, and unbiased gradients for SGD at small σ; see DESIGN.md)", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
+	{"rules", "the stopping rules: authors (the authors' code's, with which the paper's numbers were evidently made: --probe-tolerance mean --freeze joint --ap-pick all --sgd-residual-start b --sgd-verify=false) or paper-text (the paper's text: each, column, unconverged, true, true; SGD can stall under it, see DESIGN.md); each of those flags given explicitly changes its rule alone", []string{"Config.Rules"}, textField("Config.Rules")},
+	{"probe-tolerance", "how --tol-probes applies to the probe systems: each (every probe meets it: the paper's text, \"all linear systems\") or mean (their mean relative residual: the authors' code) (default: as --rules says)", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
+	{"freeze", "CG and SGD: column (a system that meets its tolerance gets no more work: the paper's text) or joint (every system iterates until the whole rule is met: the authors' code, and unbiased gradients for SGD at small σ; see DESIGN.md) (default: as --rules says)", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
 	{"budget", "solver budget per step in epochs, passes over H (a CG iteration 1, an AP block or SGD batch |I|/n): the solve stops there, not converged, and a warm start continues from it next step (0: none; unlike --max-epochs, a budget stop is planned, not a cap hit)", []string{"Config.Settings.Budget"}, scalarField("Config.Settings.Budget")},
 	{"operator", "kernel operator storage: auto (dense when the n×n cache fits --memory-budget, else matrix-free), dense or matrixfree", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
 	{"memory-budget", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
@@ -85,54 +89,51 @@ var runFlagTable = []runFlag{
 	{"precond-noise", "CG: the preconditioner's σ² (0: the operator's noise variance)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
 	{"precond-diagonal", "CG: add the diagonal correction diag(K − LLᵀ) to the preconditioner (FITC form)", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
 	{"block-size", fmt.Sprintf("AP: block size (0: %d, capped at n)", solvers.DefaultBlockSize), []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
-	{"ap-pick", "AP: the columns whose residuals pick the next block: unconverged, or all (the authors' code)", []string{"AP.Pick"}, textField("AP.Pick")},
+	{"ap-pick", "AP: the columns whose residuals pick the next block: unconverged (the paper's text), or all (the authors' code) (default: as --rules says)", []string{"AP.Pick"}, textField("AP.Pick")},
 	{"batch-size", fmt.Sprintf("SGD: mini-batch size (0: %d, capped at n)", solvers.DefaultBatchSize), []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
-	{"sgd-lr", fmt.Sprintf("SGD: learning rate: paper (the paper's rate in its units for pol 90, elevators 20, bike 100, protein 20, keggdirected 30; the normalised default elsewhere), a number in the solvers package's normalised units (0: %v), or raw:N in the paper's units", solvers.DefaultLearningRate),
+	{"sgd-lr", fmt.Sprintf("SGD: learning rate: auto (the paper's rate where the run is the paper's: all of a dataset's training split with --batch-size 1000; the normalised default elsewhere, where the paper's rates can diverge), paper (the paper's rate in its units for pol 90, elevators 20, bike 100, protein 20, keggdirected 30, subsets included; the normalised default elsewhere), a number in the solvers package's normalised units (0: %v), or raw:N in the paper's units. A solve that diverges starts again at half the rate, up to %d times", solvers.DefaultLearningRate, gpnb.MaxRateBackoffs),
 		[]string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
 	{"momentum", fmt.Sprintf("SGD: momentum (0: %v; negative: none)", solvers.DefaultMomentum), []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
 	{"sgd-seed", "SGD: seed of the mini-batches (default: --seed)", []string{"SGD.Seed"}, sgdSeed},
-	{"sgd-residual-start", "SGD: where the residual estimate starts: true (b − H·v0) or b (the authors' code; differs only with --warm-start)", []string{"SGD.ResidualStart"}, textField("SGD.ResidualStart")},
-	{"sgd-verify", "SGD: confirm the stop with the true residual (one product); false stops on the estimate, as the authors' code does", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
+	{"sgd-residual-start", "SGD: where the residual estimate starts: true (b − H·v0: the paper's text) or b (the authors' code; differs only with --warm-start) (default: as --rules says)", []string{"SGD.ResidualStart"}, textField("SGD.ResidualStart")},
+	{"sgd-verify", "SGD: confirm the stop with the true residual (one product: the paper's text); false stops on the estimate, as the authors' code does (default: as --rules says)", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
 }
 
-// authorsRules are the stopping rules of the authors' code (DESIGN.md, "gpnb
-// and the authors' code"), which --authors-rules sets together: the flag
-// and its value for each, in runFlagTable's vocabulary.
-var authorsRules = [][2]string{
-	{"probe-tolerance", "mean"},
-	{"freeze", "joint"},
-	{"ap-pick", "all"},
-	{"sgd-residual-start", "b"},
-	{"sgd-verify", "false"},
-}
+// ruleFlags are the flags of the stopping rules that --rules names
+// together (solvers.Rules).
+var ruleFlags = []string{"probe-tolerance", "freeze", "ap-pick", "sgd-residual-start", "sgd-verify"}
 
-// authorsRulesUsage is the help of --authors-rules.
-func authorsRulesUsage() string {
-	var parts []string
-	for _, f := range authorsRules {
-		parts = append(parts, "--"+f[0]+"="+f[1])
-	}
-	return "the stopping rules of the authors' code, with which the paper's SGD results were evidently made (README, results/fidelity.md): " +
-		strings.Join(parts, " ") + "; a flag among these given explicitly wins. Without it, the rules are the paper's text (every system to its tolerance, each frozen once it is there)"
-}
-
-// applyAuthorsRules sets the rules of authorsRules that were not given on
-// the command line, on the target only (they do not count as given, so a
-// solver's own rule does not trip the other solvers' flag checks).
-func (r *runFlags) applyAuthorsRules() error {
-	for _, f := range authorsRules {
-		if r.given(f[0]) {
-			continue
-		}
-		for _, rf := range runFlagTable {
-			if rf.name == f[0] {
-				if err := rf.value(&r.t).Set(f[1]); err != nil {
-					return fmt.Errorf("--authors-rules: --%s=%s: %w", f[0], f[1], err)
-				}
+// applyRules sets the rule fields of t whose flags were not given to the
+// values of the rule set --rules names, when --rules was given (a new run
+// starts from the default set's values, see defaultTarget; a resumed one
+// keeps its own), and leaves Config.Rules to name the set the fields then
+// hold (gpnb.Config.ApplyRules), so that an explicit rule flag changes its
+// rule alone.
+func (r *runFlags) applyRules(t *runTarget) {
+	if r.given("rules") {
+		set := t.Config.Rules
+		s, ap := set.Apply(solvers.Settings{}, solvers.AP{})
+		_, m := set.Apply(solvers.Settings{}, solvers.SGD{})
+		sgd := m.(solvers.SGD)
+		for _, name := range ruleFlags {
+			if r.given(name) {
+				continue
+			}
+			switch name {
+			case "probe-tolerance":
+				t.Config.Settings.ProbeRule = s.ProbeRule
+			case "freeze":
+				t.Config.Settings.Freeze = s.Freeze
+			case "ap-pick":
+				t.AP.Pick = ap.(solvers.AP).Pick
+			case "sgd-residual-start":
+				t.SGD.ResidualStart = sgd.ResidualStart
+			case "sgd-verify":
+				t.SGD.NoVerify = sgd.NoVerify
 			}
 		}
 	}
-	return nil
+	t.Config.Rules = solvers.RulesPaperText // the fields say it all now
 }
 
 // deprecatedFlags are old spellings, accepted for one release with a note
@@ -180,15 +181,19 @@ func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, k
 	}
 }
 
-// paperTarget is the paper's settings (gpnb.Paper) with every method's
-// parameters explicit and SGD's learning rate the paper's: the defaults of
-// gpnb train and gpnb reproduce.
-func paperTarget() runTarget {
+// defaultTarget is the paper's settings (gpnb.Paper) with every method's
+// parameters explicit, the default stopping rules' fields written out and
+// SGD's learning rate auto: the defaults of gpnb train and gpnb reproduce.
+func defaultTarget() runTarget {
 	c, _ := gpnb.Paper("cg", "")
-	t := targetOf(c)
 	ap, _ := gpnb.Paper("ap", "")
 	sgd, _ := gpnb.Paper("sgd", "")
-	t.AP, t.SGD, t.SGDPaper = ap.Solver.(solvers.AP), sgd.Solver.(solvers.SGD), true
+	c.Settings, _ = c.Rules.Apply(c.Settings, nil)
+	_, apm := c.Rules.Apply(c.Settings, ap.Solver)
+	_, sgdm := c.Rules.Apply(c.Settings, sgd.Solver)
+	t := targetOf(c)
+	t.AP, t.SGD, t.SGDRate = apm.(solvers.AP), sgdm.(solvers.SGD), sgdAuto
+	t.SGD.RawLearningRate = 0 // auto decides
 	return t
 }
 
@@ -196,7 +201,7 @@ func paperTarget() runTarget {
 // command line applied to it (and only those): how `gpnb train --resume`
 // takes a checkpoint's configuration, so a resumed run needs no flags
 // repeated and a flag that would change a fixed field is refused.
-func (r *runFlags) onto(base gpnb.Config, dataset string, d int) (gpnb.Config, error) {
+func (r *runFlags) onto(base gpnb.Config, dataset string, n, d int) (gpnb.Config, error) {
 	r2 := &runFlags{t: targetOf(base), fs: r.fs, stderr: r.stderr, resumed: true}
 	var err error
 	r.fs.Visit(func(f *flag.Flag) {
@@ -211,7 +216,7 @@ func (r *runFlags) onto(base gpnb.Config, dataset string, d int) (gpnb.Config, e
 	if err != nil {
 		return base, err
 	}
-	return r2.config(dataset, d)
+	return r2.config(dataset, n, d)
 }
 
 // except selects every flag but names; only selects names.
@@ -262,11 +267,13 @@ var methodFlags = map[string][]string{
 	"sgd": {"batch-size", "sgd-lr", "momentum", "sgd-seed", "sgd-residual-start", "sgd-verify"},
 }
 
-// config returns the configuration the flags describe for data with d input
-// dimensions named dataset (for --sgd-lr paper). A method flag given for
-// another solver than --solver is an error, as is a flag value out of range.
-func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
+// config returns the configuration the flags describe for data named
+// dataset with n training points and d input dimensions (n and the name
+// for --sgd-lr auto and paper). A method flag given for another solver than
+// --solver is an error, as is a flag value out of range.
+func (r *runFlags) config(dataset string, n, d int) (gpnb.Config, error) {
 	t := r.t
+	r.applyRules(&t)
 	c := t.Config
 	for flagName, v := range r.forwarded {
 		if now := r.fs.Lookup(flagName).Value.String(); now != v {
@@ -291,7 +298,10 @@ func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
 		if !r.given("sgd-seed") && !r.resumed {
 			m.Seed = c.Seed // one seed fixes a run
 		}
-		if t.SGDPaper {
+		switch t.SGDRate {
+		case sgdAuto:
+			m.LearningRate, m.RawLearningRate = 0, gpnb.PaperSGDRate(dataset, n, m.BatchSize)
+		case sgdPaper:
 			m.LearningRate, m.RawLearningRate = 0, gpnb.PaperSGDLearningRates()[dataset]
 		}
 		c.Solver = m
@@ -315,7 +325,7 @@ func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
 	if _, err := c.Resolve(d); err != nil {
 		return c, fmt.Errorf("%s%w (see gpnb %s --help)", flagOf(err), err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
 	}
-	return c, nil
+	return c.ApplyRules(), nil
 }
 
 // flagOf returns "--name: " for the flag whose field a configuration error
@@ -499,7 +509,13 @@ func (b bytesValue) Set(s string) error {
 	return err
 }
 
-// sgdRate is --sgd-lr: paper, a normalised rate, or raw:N.
+// The --sgd-lr values that name a rule rather than a rate.
+const (
+	sgdAuto  = "auto"
+	sgdPaper = "paper"
+)
+
+// sgdRate is --sgd-lr: auto, paper, a normalised rate, or raw:N.
 func sgdRate(t *runTarget) flag.Value { return sgdRateValue{t} }
 
 type sgdRateValue struct{ t *runTarget }
@@ -508,8 +524,8 @@ func (s sgdRateValue) String() string {
 	switch {
 	case s.t == nil:
 		return ""
-	case s.t.SGDPaper:
-		return "paper"
+	case s.t.SGDRate != "":
+		return s.t.SGDRate
 	case s.t.SGD.RawLearningRate > 0:
 		return "raw:" + strconv.FormatFloat(s.t.SGD.RawLearningRate, 'g', -1, 64)
 	}
@@ -518,12 +534,12 @@ func (s sgdRateValue) String() string {
 
 func (s sgdRateValue) Set(v string) error {
 	v = strings.ToLower(strings.TrimSpace(v))
-	bad := fmt.Errorf("use paper, a number ≥ 0 (normalised units; 0 = the default %v) or raw:N with N > 0 (the paper's units, e.g. raw:90)", solvers.DefaultLearningRate)
+	bad := fmt.Errorf("use auto, paper, a number ≥ 0 (normalised units; 0 = the default %v) or raw:N with N > 0 (the paper's units, e.g. raw:90)", solvers.DefaultLearningRate)
 	m := &s.t.SGD
-	s.t.SGDPaper, m.LearningRate, m.RawLearningRate = false, 0, 0
+	s.t.SGDRate, m.LearningRate, m.RawLearningRate = "", 0, 0
 	switch {
-	case v == "paper":
-		s.t.SGDPaper = true
+	case v == sgdAuto || v == sgdPaper:
+		s.t.SGDRate = v
 	case strings.HasPrefix(v, "raw:"):
 		x, err := strconv.ParseFloat(strings.TrimPrefix(v, "raw:"), 64)
 		if err != nil || !(x > 0) || math.IsInf(x, 0) {
@@ -588,11 +604,12 @@ func (d deprecatedValue) Set(v string) error {
 }
 
 // grid returns the grid the flags describe (its Config, Methods and
-// PaperSGDRates; the caller sets the axes) and the machine's share of the
+// SGDRates; the caller sets the axes) and the machine's share of the
 // configuration (memory budget, workers, residual traces), which a job does
 // not store.
 func (r *runFlags) grid() (repro.Grid, gpnb.Config, error) {
 	t := r.t
+	r.applyRules(&t)
 	machine := t.Config
 	c := t.Config
 	c.Operator.MemoryBudget, c.Operator.Workers, c.DropResidualTraces = 0, 0, false
@@ -604,8 +621,15 @@ func (r *runFlags) grid() (repro.Grid, gpnb.Config, error) {
 	if !r.given("sgd-seed") {
 		sgd.Seed = c.Seed // one seed fixes a job
 	}
-	g := repro.Grid{Config: c, PaperSGDRates: t.SGDPaper,
-		Methods: map[string]solvers.Method{"cg": t.CG, "ap": t.AP, "sgd": sgd}}
+	g := repro.Grid{Config: c, Methods: map[string]solvers.Method{"cg": t.CG, "ap": t.AP, "sgd": sgd}}
+	switch t.SGDRate {
+	case sgdAuto:
+		g.SGDRates = repro.SGDRatesAuto
+	case sgdPaper:
+		g.SGDRates = repro.SGDRatesPaper
+	default:
+		g.SGDRates = repro.SGDRatesGiven
+	}
 	return g, machine, nil
 }
 

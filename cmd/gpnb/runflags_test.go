@@ -26,7 +26,14 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 			covered[p] = true
 		}
 	}
-	base, err := gpnb.Config{}.Resolve(d)
+	// The paper's-text rules, under which every rule field may be set
+	// alone (gpnb's oneFieldConfigs); Config.Rules: the default, the
+	// authors'.
+	base, err := gpnb.Config{Rules: solvers.RulesPaperText}.Resolve(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authors, err := gpnb.Config{}.Resolve(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +60,14 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		}
 		src := targetOf(base)
 		src.Solver = c.solver
-		if c.path != "" {
+		if c.path == "Config.Rules" {
+			src = targetOf(authors)
+			src.Solver = c.solver
+			var ap, sgd solvers.Method
+			src.Config.Settings, ap = solvers.RulesAuthors.Apply(src.Config.Settings, src.AP)
+			_, sgd = solvers.RulesAuthors.Apply(src.Config.Settings, src.SGD)
+			src.AP, src.SGD = ap.(solvers.AP), sgd.(solvers.SGD)
+		} else if c.path != "" {
 			if err := fieldtest.Set(&src, c.path, i, d); err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +117,7 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("%s: parsing %s: %v", c.path, strings.Join(args, " "), err)
 		}
-		got, err := rf.config("test", d)
+		got, err := rf.config("test", 100, d)
 		if err != nil {
 			t.Fatalf("%s: %v (%s)", c.path, err, strings.Join(args, " "))
 		}
@@ -155,39 +169,33 @@ func TestMethodFlagForOtherSolver(t *testing.T) {
 	if err := fs.Parse([]string{"--solver", "cg", "--block-size", "100"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rf.config("x", 2); err == nil || !strings.Contains(err.Error(), "--block-size applies to --solver ap only") {
+	if _, err := rf.config("x", 100, 2); err == nil || !strings.Contains(err.Error(), "--block-size applies to --solver ap only") {
 		t.Errorf("got %v", err)
 	}
 }
 
-// TestAuthorsRules: --authors-rules sets every rule of the authors' code for
-// the chosen solver (and no flag of another solver trips its check), an
-// explicit flag among them wins, and the result equals spelling the flags
-// out.
-func TestAuthorsRules(t *testing.T) {
+// TestRulesFlag: --rules authors (the default) sets every rule of the
+// authors' code for the chosen solver (and no flag of another solver trips
+// its check) and equals spelling the flags out; --rules paper-text sets the
+// paper's text; an explicit rule flag wins over either, changing its rule
+// alone, and the configuration's Rules names what the fields hold.
+func TestRulesFlag(t *testing.T) {
 	parse := func(args ...string) gpnb.Config {
 		t.Helper()
 		var rf runFlags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		rf.register(fs, io.Discard, paperTarget(), nil)
-		authors := fs.Bool("authors-rules", false, "")
+		rf.register(fs, io.Discard, defaultTarget(), nil)
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		if *authors {
-			if err := rf.applyAuthorsRules(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c, err := rf.config("pol", 2)
+		c, err := rf.config("pol", 500, 2)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
 		return c
 	}
 	for _, solver := range []string{"cg", "ap", "sgd"} {
-		got := parse("--solver", solver, "--authors-rules")
 		spelled := []string{"--solver", solver, "--probe-tolerance", "mean", "--freeze", "joint"}
 		switch solver {
 		case "ap":
@@ -196,24 +204,36 @@ func TestAuthorsRules(t *testing.T) {
 			spelled = append(spelled, "--sgd-residual-start", "b", "--sgd-verify=false")
 		}
 		want := parse(spelled...)
-		if diff := want.Differences(got, false); len(diff) > 0 {
-			t.Errorf("%s: --authors-rules differs from %v in %v", solver, spelled, diff)
+		for _, args := range [][]string{{"--solver", solver}, {"--solver", solver, "--rules", "authors"}, {"--solver", solver, "--rules", "paper-text", "--freeze", "joint", "--probe-tolerance", "mean", "--ap-pick", "all", "--sgd-residual-start", "b", "--sgd-verify=false"}} {
+			if solver != "ap" && slices.Contains(args, "--ap-pick") || solver != "sgd" && slices.Contains(args, "--sgd-verify=false") {
+				continue // another solver's flags
+			}
+			got := parse(args...)
+			if diff := want.Differences(got, false); len(diff) > 0 || got.Rules != solvers.RulesAuthors {
+				t.Errorf("%s: %v gives rules %v and differs from %v in %v", solver, args, got.Rules, spelled, diff)
+			}
 		}
-		if got.Settings.ProbeRule != solvers.ProbeMean || got.Settings.Freeze != solvers.FreezeJoint {
-			t.Errorf("%s: settings %+v", solver, got.Settings)
+		paper := parse("--solver", solver, "--rules", "paper-text")
+		if paper.Settings.ProbeRule != solvers.ProbeEach || paper.Settings.Freeze != solvers.FreezeColumn || paper.Rules != solvers.RulesPaperText {
+			t.Errorf("%s: --rules paper-text gives %v with %+v", solver, paper.Rules, paper.Settings)
 		}
 	}
-	sgd := parse("--solver", "sgd", "--authors-rules")
-	if m := sgd.Solver.(solvers.SGD); m.ResidualStart != solvers.ResidualB || !m.NoVerify {
-		t.Errorf("sgd: %+v", m)
+	sgd := parse("--solver", "sgd")
+	if m := sgd.Solver.(solvers.SGD); m.ResidualStart != solvers.ResidualB || !m.NoVerify || sgd.Settings.Freeze != solvers.FreezeJoint {
+		t.Errorf("sgd's defaults are not the authors' rules: %+v, %+v", m, sgd.Settings)
 	}
-	if ap := parse("--solver", "ap", "--authors-rules").Solver.(solvers.AP); ap.Pick != solvers.PickAll {
+	if ap := parse("--solver", "ap").Solver.(solvers.AP); ap.Pick != solvers.PickAll {
 		t.Errorf("ap: %+v", ap)
 	}
-	if c := parse("--solver", "sgd", "--authors-rules", "--freeze", "column"); c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeMean {
-		t.Errorf("an explicit --freeze column did not win: %+v", c.Settings)
+	if m := parse("--solver", "sgd", "--rules", "paper-text").Solver.(solvers.SGD); m.ResidualStart != solvers.ResidualTrue || m.NoVerify {
+		t.Errorf("sgd under --rules paper-text: %+v", m)
 	}
-	if c := parse("--solver", "sgd"); c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeEach {
-		t.Errorf("the defaults are not the paper's text: %+v", c.Settings)
+	c := parse("--solver", "sgd", "--freeze", "column")
+	if c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeMean || c.Rules != solvers.RulesPaperText || !c.Solver.(solvers.SGD).NoVerify {
+		t.Errorf("an explicit --freeze column under the default rules: %v %+v %+v", c.Rules, c.Settings, c.Solver)
+	}
+	c = parse("--solver", "sgd", "--rules", "paper-text", "--freeze", "joint")
+	if c.Settings.Freeze != solvers.FreezeJoint || c.Settings.ProbeRule != solvers.ProbeEach || c.Solver.(solvers.SGD).NoVerify {
+		t.Errorf("--rules paper-text --freeze joint: %+v %+v", c.Settings, c.Solver)
 	}
 }

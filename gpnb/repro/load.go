@@ -75,6 +75,36 @@ func LoadResults(dir string) ([]Record, error) {
 	return recs, nil
 }
 
+// Unfinished returns the jobs under dir/jobs that have a job.json but no
+// complete result.json, in directory-name order: runs that failed (a job
+// that dies leaves none) or have not finished. A job.json that does not
+// parse is an error naming it.
+func Unfinished(dir string) ([]Job, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, JobsDir))
+	if err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, e := range ents {
+		jd := filepath.Join(dir, JobsDir, e.Name())
+		jb, err := os.ReadFile(filepath.Join(jd, JobFile))
+		if !e.IsDir() || errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var j Job
+		if err := json.Unmarshal(jb, &j); err != nil {
+			return nil, fmt.Errorf("repro: %s: %v: delete the directory to rerun that job", filepath.Join(jd, JobFile), err)
+		}
+		if finishedResult(j.Normalize(), jd) == nil {
+			out = append(out, j.Normalize())
+		}
+	}
+	return out, nil
+}
+
 // Open loads the finished jobs of a results directory and summarises them:
 // LoadResults followed by Summarise, the one-liner for a notebook.
 func Open(dir string) (*Report, error) {

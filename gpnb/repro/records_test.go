@@ -31,7 +31,7 @@ func TestRecordsOfBuildsJobs(t *testing.T) {
 		steps  int
 		warm   bool
 	}{
-		{"pol-s2-cg-warm", 2000, 15, true},
+		{"pol-s2-cg-warm-seed7", 2000, 15, true},
 		{"pol-s2-ap-cold", 0, 100, false},
 		{"elevators-s0-sgd-cold", 0, 100, false},
 		{"synthetic-200-3-1-s1-cholesky-exact", 100, 5, false},

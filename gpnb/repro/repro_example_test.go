@@ -63,23 +63,26 @@ func ExampleReport_Table1() {
 	// | + ws | 1.27 | 2.00 | 3.9× | 3.6× |
 }
 
-// The paper tuned SGD's learning rate per dataset (appendix B); a grid takes
-// those rates, in the paper's units, with PaperSGDRates, as gpnb reproduce
-// does by default.
+// The paper tuned SGD's learning rate per dataset (appendix B) for all of
+// each training split; a grid takes those rates, in the paper's units,
+// where its jobs are the paper's runs (SGDRatesAuto, the default, as gpnb
+// reproduce's), and SGD's normalised rate (0 here) on subsets.
 func ExampleGrid_paperSGDRates() {
-	g := repro.Grid{Datasets: []string{"pol", "elevators"}, Splits: []int{0}, Solvers: []string{"sgd"},
-		Steps: 100, Exact: repro.ExactNever, PaperSGDRates: true}
-	jobs, err := g.Jobs()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, j := range jobs {
-		fmt.Println(j.ID(), j.Config.Solver.(solvers.SGD).RawLearningRate)
+	for _, subset := range []int{0, 1500} {
+		g := repro.Grid{Datasets: []string{"pol", "elevators"}, Splits: []int{0}, Solvers: []string{"sgd"},
+			Steps: 100, Exact: repro.ExactNever, Modes: []string{"cold"}, Subset: subset}
+		jobs, err := g.Jobs()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, j := range jobs {
+			fmt.Println(j.ID(), "subset", j.Subset, "raw rate", j.Config.Solver.(solvers.SGD).RawLearningRate)
+		}
 	}
 	// Output:
-	// pol-s0-sgd-cold 90
-	// pol-s0-sgd-warm 90
-	// elevators-s0-sgd-cold 20
-	// elevators-s0-sgd-warm 20
+	// pol-s0-sgd-cold subset 0 raw rate 90
+	// elevators-s0-sgd-cold subset 0 raw rate 20
+	// pol-s0-sgd-cold subset 1500 raw rate 0
+	// elevators-s0-sgd-cold subset 1500 raw rate 0
 }

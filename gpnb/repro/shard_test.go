@@ -44,8 +44,7 @@ func paperGrid(t *testing.T, datasets []string, splits []int, solvers ...string)
 	if len(solvers) == 0 {
 		solvers = []string{SolverCG, SolverAP, SolverSGD}
 	}
-	g := Grid{Datasets: datasets, Splits: splits, Solvers: solvers, Steps: 100,
-		PaperSGDRates: true}
+	g := Grid{Datasets: datasets, Splits: splits, Solvers: solvers, Steps: 100}
 	jobs, err := g.Jobs()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package repro
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,12 +42,15 @@ func NewStat(xs []float64) Stat {
 	return Stat{Mean: mean, SE: math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n)), N: n}
 }
 
-// Entry aggregates one (dataset, solver, mode) over its splits. A job with
-// a Variant (the pathwise estimator, a solver budget) is its own solver in
-// the tables: Solver is then "cg/pathwise-b20" (see SolverKey).
+// Entry aggregates one (dataset, solver, mode) over its runs: its splits
+// and seeds. A job with a Variant (the pathwise estimator, a solver
+// budget) is its own solver in the tables: Solver is then
+// "cg/pathwise-b20" (see SolverKey).
 type Entry struct {
-	Dataset, Solver, Mode string // mode: cold, warm or exact
-	Splits                []int
+	Dataset, Solver, Mode string   // mode: cold, warm or exact
+	Splits                []int    // the splits of its runs, each once
+	Seeds                 []uint64 // the seeds of its runs, each once
+	Runs                  int      // runs: every split × seed present
 	RMSE, LLH             Stat
 	TotalSeconds          Stat // wall time of the whole run
 	SolverSeconds         Stat // time spent in the linear solver
@@ -59,6 +63,10 @@ type Entry struct {
 	// StalledSteps the unconverged ones that stalled above their
 	// tolerances rather than hit the cap (gpnb.History.StalledSteps).
 	Steps, UnconvergedSteps, BudgetSteps, StalledSteps int
+	// BackoffSteps counts the steps whose SGD solve diverged and was
+	// started again at half the rate (gpnb.History.BackoffSteps), and
+	// MaxStepIterations is the most solver iterations one step took.
+	BackoffSteps, MaxStepIterations int
 	// SampleRMSE and SampleLLH are the test metrics from the pathwise
 	// estimator's posterior samples (gpnb.SampleEval); N = 0 without them.
 	SampleRMSE, SampleLLH Stat
@@ -149,10 +157,12 @@ func Summarise(recs []Record) (*Report, error) {
 	}
 	type acc struct {
 		splits                              []int
+		seeds                               []uint64
 		rmse, llh, total, solver, iters     []float64
 		srmse, sllh, resMean, resProbes     []float64
 		epochs                              []float64
 		steps, unconverged, budget, stalled int
+		backoff, maxStep                    int
 		conds                               []Conditions
 	}
 	accs := map[[3]string]*acc{}
@@ -174,6 +184,7 @@ func Summarise(recs []Record) (*Report, error) {
 			accs[k] = a
 		}
 		a.splits = append(a.splits, j.Split)
+		a.seeds = append(a.seeds, j.Config.Seed)
 		a.rmse = append(a.rmse, r.TestRMSE)
 		a.llh = append(a.llh, r.TestLLH)
 		a.total = append(a.total, r.TotalSeconds)
@@ -184,6 +195,11 @@ func Summarise(recs []Record) (*Report, error) {
 		a.unconverged += r.History.UnconvergedSteps()
 		a.budget += r.History.BudgetSteps()
 		a.stalled += r.History.StalledSteps()
+		b, _ := r.History.BackoffSteps()
+		a.backoff += b
+		for _, st := range r.History {
+			a.maxStep = max(a.maxStep, st.SolverIterations)
+		}
 		if r.Samples != nil {
 			a.srmse = append(a.srmse, r.Samples.TestRMSE)
 			a.sllh = append(a.sllh, r.Samples.TestLLH)
@@ -214,8 +230,11 @@ func Summarise(recs []Record) (*Report, error) {
 		}
 	}
 	for k, a := range accs {
-		sort.Ints(a.splits)
-		rep.Entries[k] = &Entry{Dataset: k[0], Solver: k[1], Mode: k[2], Splits: a.splits,
+		runs := len(a.splits)
+		slices.Sort(a.splits)
+		slices.Sort(a.seeds)
+		rep.Entries[k] = &Entry{Dataset: k[0], Solver: k[1], Mode: k[2], Splits: slices.Compact(a.splits), Seeds: slices.Compact(a.seeds), Runs: runs,
+			BackoffSteps: a.backoff, MaxStepIterations: a.maxStep,
 			RMSE: NewStat(a.rmse), LLH: NewStat(a.llh), TotalSeconds: NewStat(a.total),
 			SolverSeconds: NewStat(a.solver), Iterations: NewStat(a.iters), Epochs: NewStat(a.epochs), Steps: a.steps, UnconvergedSteps: a.unconverged, StalledSteps: a.stalled,
 			BudgetSteps: a.budget, SampleRMSE: NewStat(a.srmse), SampleLLH: NewStat(a.sllh),
@@ -345,9 +364,9 @@ func (r *Report) hasVariants() bool {
 // Results are copied unchanged.
 //
 // It is an error, naming both results, when two results are the same job
-// (the same dataset, split, solver and mode: Summarise averages over splits,
-// so a repeat would be counted twice), and when a result has no dataset name
-// or a solver other than cg, ap, sgd or cholesky.
+// (the same dataset, split, solver, mode and seed: Summarise averages over
+// splits and seeds, so a repeat would be counted twice), and when a result
+// has no dataset name or a solver other than cg, ap, sgd or cholesky.
 func RecordsOf(results []gpnb.Result) ([]Record, error) {
 	if len(results) == 0 {
 		return nil, fmt.Errorf("%w: no results given", ErrNoResults)
@@ -387,7 +406,7 @@ func RecordsOf(results []gpnb.Result) ([]Record, error) {
 		}
 		j := Job{Dataset: r.Dataset, Split: r.Split, Subset: subsetOf(r), Steps: r.StepsDone, Config: c}.Normalize()
 		if k, ok := first[j.ID()]; ok {
-			return nil, fmt.Errorf("repro: results %d and %d are both job %s (dataset %s, split %d, solver %s, %s): the tables average over splits, so each dataset, split, solver and mode may appear only once; drop the repeat or summarise the runs separately",
+			return nil, fmt.Errorf("repro: results %d and %d are both job %s (dataset %s, split %d, solver %s, %s): the tables average over splits and seeds, so each dataset, split, solver, mode and seed may appear only once; drop the repeat or summarise the runs separately",
 				k, i, j.ID(), j.Dataset, j.Split, j.Solver(), j.Mode())
 		}
 		first[j.ID()] = i
@@ -490,19 +509,25 @@ func modeLabel(solver, mode string) string {
 }
 
 func (r *Report) splitNote() string {
-	counts := map[int]bool{}
+	type shape struct{ runs, splits, seeds int }
+	counts := map[shape]bool{}
 	for _, e := range r.Entries {
-		counts[len(e.Splits)] = true
+		counts[shape{e.Runs, len(e.Splits), len(e.Seeds)}] = true
 	}
 	if len(counts) == 1 {
 		for k := range counts {
-			if k == 1 {
+			switch {
+			case k.runs == 1:
 				return "one split, so no standard errors"
+			case k.seeds > 1 && k.splits == 1:
+				return fmt.Sprintf("mean ± standard error over %d seeds of one split", k.seeds)
+			case k.seeds > 1:
+				return fmt.Sprintf("mean ± standard error over %d runs: %d splits × %d seeds", k.runs, k.splits, k.seeds)
 			}
-			return fmt.Sprintf("mean ± standard error over %d splits", k)
+			return fmt.Sprintf("mean ± standard error over %d splits", k.runs)
 		}
 	}
-	return "mean ± standard error over the splits present, which differ between cells"
+	return "mean ± standard error over the runs present (splits, seeds), which differ between cells"
 }
 
 func (r *Report) notes(unit TimeUnit) []string {
@@ -617,7 +642,7 @@ func (r *Report) unconvergedNotes() []string {
 		}
 		where := "at the solver's iteration cap"
 		if e.StalledSteps > 0 {
-			where = fmt.Sprintf("(%d at the solver's iteration cap, %d stalled at the products' rounding floor)", e.UnconvergedSteps-e.StalledSteps, e.StalledSteps)
+			where = fmt.Sprintf("(%d at the solver's iteration cap, %d stalled: their true residual stopped falling)", e.UnconvergedSteps-e.StalledSteps, e.StalledSteps)
 		}
 		notes = append(notes, fmt.Sprintf("%s %s %s: %d of %d steps (%s %s) stopped %s before reaching the tolerances. Their gradients came from inexact solves, so the run followed its own hyperparameter path and its test metrics need not match a converged run's; its iterations and runtimes are what the cap allowed, less than convergence would have taken: read the speed-up and iteration ratio computed from them as %s bounds, not measurements.",
 			k.Dataset, SolverLabel(k.Solver), k.Mode, e.UnconvergedSteps, e.Steps, splits, splitList(e.Splits), where, bound))
@@ -796,6 +821,62 @@ func ratioCell[K comparable](m map[K]float64, k K) Cell {
 		return Missing()
 	}
 	return Cell{Num: true, Value: v, SE: math.NaN(), Digits: 1, Suffix: "×"}
+}
+
+// Convergence shows how the solves of each dataset, solver and mode ended,
+// over its runs (splits × seeds): the steps done, those that stopped at the
+// iteration cap, stalled, or had their SGD rate halved after diverging, the
+// most iterations one step took, the solver iterations of a run, the
+// iteration ratio cold / warm, and the test log-likelihood with the warm
+// rows' difference from the cold ones'. unfinished lists the jobs of the
+// directory that left no result (a run that died, or one not finished:
+// Unfinished); they are counted in their rows, and named in a note.
+func (r *Report) Convergence(unfinished []Job) *Table {
+	t := &Table{Title: "How the solves ended",
+		Caption: fmt.Sprintf("Per dataset, solver and mode: steps at the iteration cap, stalled, or with the SGD rate halved after a divergence; the most solver iterations of one step; solver iterations per run and test log-likelihood (%s); the warm-start iteration ratio.", r.splitNote()),
+		Columns: []Column{{Name: "Dataset", Merge: true}, {Name: "Solver"}, {Name: "Runs"}, {Name: "Runs without a result"},
+			{Name: "Steps"}, {Name: "Steps at the cap"}, {Name: "Steps stalled"}, {Name: "Steps with the rate halved"},
+			{Name: "Iterations of a step (max)"}, {Name: "Solver iterations", SE: true}, {Name: "Iteration ratio"},
+			{Name: "Test LLH", SE: true}, {Name: "Δ test LLH (warm − cold)"}}}
+	missing := map[[3]string]int{}
+	var names []string
+	for _, j := range unfinished {
+		missing[[3]string{j.Dataset, SolverKey(j), j.Mode()}]++
+		names = append(names, j.ID())
+	}
+	count := func(n int) Cell { return Cell{Num: true, Value: float64(n), SE: math.NaN()} }
+	for _, k := range r.Table2Rows() {
+		e := r.Entry(k.Dataset, k.Solver, k.Mode)
+		ratio, dllh := Missing(), Missing()
+		if c := r.Entry(k.Dataset, k.Solver, "cold"); k.Mode == "warm" && c != nil {
+			ratio = ratioCell(r.IterationRatio, [2]string{k.Dataset, k.Solver})
+			dllh = Cell{Num: true, Value: e.LLH.Mean - c.LLH.Mean, SE: math.NaN(), Digits: 4}
+		}
+		label := Text(r.datasetLabel(k.Dataset))
+		t.Rows = append(t.Rows, Row{label, Text(modeLabel(k.Solver, k.Mode)), count(e.Runs), count(missing[[3]string{k.Dataset, k.Solver, k.Mode}]),
+			count(e.Steps), count(e.UnconvergedSteps - e.StalledSteps), count(e.StalledSteps), count(e.BackoffSteps),
+			count(e.MaxStepIterations), num(e.Iterations, 0, ""), ratio, num(e.LLH, 4, ""), dllh})
+	}
+	t.Notes = []string{
+		"Runs without a result are jobs of the results directory with no result.json: a run that failed (a job that dies leaves none) or one not finished when the table was made.",
+		"Steps at the cap stopped at the solver's iteration cap before their tolerances; stalled steps stopped there because their true residual stopped falling (solvers.State.Stalled); either way their gradients were inexact. A step with the rate halved had an SGD solve diverge and start again from its initial guess at half the learning rate (gpnb.MaxRateBackoffs); its abandoned attempts count in its iterations.",
+		"Iteration ratio = mean solver iterations of a cold run / of a warm run; Δ test LLH = mean test log-likelihood warm − cold (exact evaluation by Cholesky at the final θ, on the z-scored scale).",
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		t.Notes = append(t.Notes, "Without a result: "+strings.Join(names, ", ")+".")
+	}
+	return t
+}
+
+// datasetLabel is the label of a dataset of the report (DatasetInfo.Label).
+func (r *Report) datasetLabel(name string) string {
+	for _, d := range r.Datasets {
+		if d.Name == name {
+			return d.Label()
+		}
+	}
+	return name
 }
 
 // Ablation compares, per dataset and solver, every warm-started run of a

@@ -3,8 +3,11 @@ package repro
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -372,7 +375,7 @@ func TestStalledNotes(t *testing.T) {
 	if e := rep.Entry("pol", "cg", "cold"); e.UnconvergedSteps != 3 || e.StalledSteps != 2 {
 		t.Fatalf("pol cg cold: %d unconverged, %d stalled; want 3 and 2", e.UnconvergedSteps, e.StalledSteps)
 	}
-	want := "pol CG cold: 3 of 12 steps (splits 0-2) stopped (1 at the solver's iteration cap, 2 stalled at the products' rounding floor) before reaching the tolerances"
+	want := "pol CG cold: 3 of 12 steps (splits 0-2) stopped (1 at the solver's iteration cap, 2 stalled: their true residual stopped falling) before reaching the tolerances"
 	if notes := strings.Join(rep.Table2(Minutes).Notes, "\n"); !strings.Contains(notes, want) {
 		t.Errorf("notes lack %q:\n%s", want, notes)
 	}
@@ -519,5 +522,86 @@ func TestUnlikeSpeedUps(t *testing.T) {
 	}
 	if want := map[[2]string]string{{"pol", "ap"}: "cold ran on cpu+cuda, warm on cpu"}; !maps.Equal(rep.Unlike, want) {
 		t.Errorf("GPU steps outside the runner: Unlike %v, want %v", rep.Unlike, want)
+	}
+}
+
+// TestConvergenceTable: the convergence table counts, per dataset, solver
+// and mode over its seeds, the runs, the unfinished jobs it is given, the
+// steps at the cap, stalled and backed off, the most iterations of one
+// step, and gives the iteration ratio and the warm rows' Δ test LLH.
+func TestConvergenceTable(t *testing.T) {
+	var recs []Record
+	for seed := uint64(0); seed < 3; seed++ {
+		for _, warm := range []bool{false, true} {
+			iters, llh := 400, 1.0+0.1*float64(seed)
+			if warm {
+				iters, llh = 100, llh+0.002
+			}
+			r := fakeRecord("pol", 0, 1500, 1500, 26, "sgd", warm, 60, 50, 0.1, llh, iters)
+			r.Job.Config.Seed = seed
+			if !warm && seed == 1 {
+				r.Result.History[2].SolverConverged = false // at the cap
+				r.Result.History[3].SolverConverged, r.Result.History[3].SolverStalled = false, true
+				r.Result.History[1].RateBackoffs, r.Result.History[1].SolverIterations = 2, 250
+			}
+			recs = append(recs, r)
+		}
+	}
+	rep, err := Summarise(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	died := testJob("pol", 0, 1500, "sgd", false)
+	died.Config.Seed = 4
+	head, rows := readCSV(t, rep.Convergence([]Job{died}))
+	if len(rows) != 2 || rows[0][0] != "pol (n=1500)" {
+		t.Fatalf("rows %v", rows)
+	}
+	// Cold: seed 1's history has 100+100+100+100 iterations but for
+	// step 2's 250; 400·2 + 550 over 3 runs.
+	checkCells(t, head, rows, []cellWant{
+		{0, "Runs", 3}, {0, "Runs without a result", 1}, {0, "Steps", 12}, {0, "Steps at the cap", 1}, {0, "Steps stalled", 1},
+		{0, "Steps with the rate halved", 1}, {0, "Iterations of a step (max)", 250}, {0, "Solver iterations", 1350.0 / 3},
+		{0, "Iteration ratio", math.NaN()}, {0, "Test LLH", 1.1}, {0, "Δ test LLH (warm − cold)", math.NaN()},
+		{1, "Runs", 3}, {1, "Runs without a result", 0}, {1, "Steps at the cap", 0}, {1, "Iterations of a step (max)", 25},
+		{1, "Iteration ratio", 1350.0 / 3 / 100}, {1, "Δ test LLH (warm − cold)", 0.002},
+	})
+	var md bytes.Buffer
+	if err := rep.Convergence([]Job{died}).Markdown(&md); err != nil || !strings.Contains(md.String(), "Without a result: "+died.ID()) ||
+		!strings.Contains(md.String(), "mean ± standard error over 3 seeds of one split") {
+		t.Errorf("markdown: %v\n%s", err, md.String())
+	}
+}
+
+// TestUnfinished lists the jobs of a directory with a job.json and no
+// complete result.json (a torn one counts as none).
+func TestUnfinished(t *testing.T) {
+	dir := t.TempDir()
+	done, died, torn := testJob("pol", 0, 500, "sgd", false), testJob("pol", 0, 500, "sgd", true), testJob("pol", 1, 500, "ap", false)
+	for _, j := range []Job{done, died, torn} {
+		jd := filepath.Join(dir, JobsDir, j.ID())
+		b, _ := json.Marshal(j)
+		if err := os.MkdirAll(jd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(jd, JobFile), b, 0o644)
+		switch j.ID() {
+		case done.ID():
+			r, _ := json.Marshal(gpnb.Result{Dataset: "pol", Split: 0, Solver: "sgd", StepsDone: j.Steps})
+			os.WriteFile(filepath.Join(jd, ResultFile), r, 0o644)
+		case torn.ID():
+			os.WriteFile(filepath.Join(jd, ResultFile), []byte(`{"dataset": "pol", "steps_done": 1`), 0o644)
+		}
+	}
+	got, err := Unfinished(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, j := range got {
+		ids = append(ids, j.ID())
+	}
+	if want := []string{died.ID(), torn.ID()}; !slices.Equal(ids, want) { // directory order
+		t.Errorf("unfinished %v, want %v", ids, want)
 	}
 }

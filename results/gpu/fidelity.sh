@@ -20,7 +20,7 @@
 #	         subsets of pol and bike under both rule sets (elevators diverges
 #	         at the paper's rate: results/fidelity-notes.md); at most 30 % of
 #	         the time left each
-#	full     gpnb reproduce --authors-rules --out results/full-rules: pol and
+#	full     gpnb reproduce --rules authors --out results/full-rules: pol and
 #	         bike SGD cold at full size (split 0, 100 steps), the rows that
 #	         hit the 50 000-iteration cap under the paper's text in
 #	         results/full, under the cap RERUN_CAP of results/fidelity.py
@@ -64,7 +64,7 @@ done
 tail -n 4 "$OUT/subsets.log" | tee -a "$sum"
 cap=$(sed -n 's/^RERUN_CAP = //p' results/fidelity.py) # the one place it is set
 stage full 100 "$GPNB" reproduce --backend cuda --datasets pol,bike --splits 0 --solvers sgd --modes cold,warm --steps 100 \
-	--exact never --authors-rules --max-iterations "$cap" --out results/full-rules >>"$OUT/full.log" 2>&1
+	--exact never --rules authors --max-iterations "$cap" --out results/full-rules >>"$OUT/full.log" 2>&1
 tail -n 3 "$OUT/full.log" | tee -a "$sum"
 
 for d in full-rules fidelity/paper fidelity/reference; do
