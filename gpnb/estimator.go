@@ -94,11 +94,7 @@ func (b *Backoff) add(st *solvers.State) {
 	b.Halvings++
 	b.Iterations += st.Iteration
 	b.Rows += st.Rows
-	w := &b.Work
-	w.OperatorProducts += st.Work.OperatorProducts
-	w.RowEvaluations += st.Work.RowEvaluations
-	w.BlockEntries += st.Work.BlockEntries
-	w.BlockFactorisations += st.Work.BlockFactorisations
+	b.Work = b.Work.Plus(st.Work)
 }
 
 // halved returns m with its learning rate halved k times; methods other
@@ -521,7 +517,6 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 		return err
 	}
 
-	bw := backoff.Work
 	rec.SolverIterations = st.Iteration + backoff.Iterations
 	rec.RateBackoffs, rec.BackoffIterations = backoff.Halvings, backoff.Iterations
 	rec.SolverConverged = sol.Converged()
@@ -533,10 +528,8 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	if !e.cfg.DropResidualTraces {
 		rec.Residuals = st.Clone().Trace
 	}
-	rec.OperatorProducts = st.Work.OperatorProducts + bw.OperatorProducts
-	rec.RowEvaluations = st.Work.RowEvaluations + bw.RowEvaluations
-	rec.BlockEntries = st.Work.BlockEntries + bw.BlockEntries
-	rec.BlockFactorisations = st.Work.BlockFactorisations + bw.BlockFactorisations
+	w := st.Work.Plus(backoff.Work)
+	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries, rec.BlockFactorisations = w.OperatorProducts, w.RowEvaluations, w.BlockEntries, w.BlockFactorisations
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil
 	e.st.PrevV = matrixOf(v)

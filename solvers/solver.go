@@ -240,11 +240,11 @@ type Solver interface {
 // returns it. Its slices are views of the State's, valid until the next
 // Iterate: copy them to keep them.
 type Progress struct {
-	Iteration       int       // completed iterations
-	RelResiduals    []float64 // ‖R[:,j]‖/‖b_j‖ (see State)
-	ColumnConverged []bool    // columns that met their tolerance
-	Converged       bool      // the stopping rule is met
-	Work            Work      // cost so far
+	Iteration       int       `json:"iteration"`        // completed iterations
+	RelResiduals    []float64 `json:"rel_residuals"`    // ‖R[:,j]‖/‖b_j‖ (see State)
+	ColumnConverged []bool    `json:"column_converged"` // columns that met their tolerance
+	Converged       bool      `json:"converged"`        // the stopping rule is met
+	Work            Work      `json:"work"`             // cost so far
 }
 
 // Work counts what a solve has cost so far, in units that compare across
@@ -254,10 +254,20 @@ type Progress struct {
 // counted: resuming counts again what must be recomputed (AP's block
 // factors, CG's preconditioner).
 type Work struct {
-	OperatorProducts    int // column-products with the full H (MulTo)
-	RowEvaluations      int // rows or columns of H used (RowsMulTo, ColsMulTo)
-	BlockEntries        int // entries of H evaluated by BlockTo
-	BlockFactorisations int // Cholesky factorisations (AP blocks, Cholesky)
+	OperatorProducts    int `json:"operator_products"`    // column-products with the full H (MulTo)
+	RowEvaluations      int `json:"row_evaluations"`      // rows or columns of H used (RowsMulTo, ColsMulTo)
+	BlockEntries        int `json:"block_entries"`        // entries of H evaluated by BlockTo
+	BlockFactorisations int `json:"block_factorisations"` // Cholesky factorisations (AP blocks, Cholesky)
+}
+
+// Plus returns the work of w and o together.
+func (w Work) Plus(o Work) Work {
+	return Work{
+		OperatorProducts:    w.OperatorProducts + o.OperatorProducts,
+		RowEvaluations:      w.RowEvaluations + o.RowEvaluations,
+		BlockEntries:        w.BlockEntries + o.BlockEntries,
+		BlockFactorisations: w.BlockFactorisations + o.BlockFactorisations,
+	}
 }
 
 // State is the whole state of a solve, as plain exported data: it
@@ -775,14 +785,16 @@ func (c *core) Solution() *mat.Dense {
 }
 
 // Progress returns the scalar part of the state (see Solver).
-func (c *core) Progress() Progress {
-	st := c.st
+func (c *core) Progress() Progress { return c.st.Progress() }
+
+// Progress returns the scalar part of s; its slices are views of s's.
+func (s *State) Progress() Progress {
 	return Progress{
-		Iteration:       st.Iteration,
-		RelResiduals:    st.RelResiduals,
-		ColumnConverged: st.ColumnConverged,
-		Converged:       st.Converged,
-		Work:            st.Work,
+		Iteration:       s.Iteration,
+		RelResiduals:    s.RelResiduals,
+		ColumnConverged: s.ColumnConverged,
+		Converged:       s.Converged,
+		Work:            s.Work,
 	}
 }
 

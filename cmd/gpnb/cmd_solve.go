@@ -31,30 +31,20 @@ const solveCholeskyLimit = 6000
 // solveProbeStream is the second PCG seed word of the probe generator.
 const solveProbeStream = 0x5eed_9a0b
 
-// solveResult is the JSON that "gpnb solve" prints.
+// solveResult is the JSON that "gpnb solve" prints: the problem, where the
+// solve ended (solvers.Progress) and its error against Cholesky.
 type solveResult struct {
-	Dataset      string    `json:"dataset"`
-	Solver       string    `json:"solver"`
-	N            int       `json:"n"`
-	D            int       `json:"d"`
-	Kernel       string    `json:"kernel"`
-	Probes       int       `json:"probes"`
-	Iterations   int       `json:"iterations"`
-	Converged    bool      `json:"converged"`
-	RelResiduals []float64 `json:"rel_residuals"`
+	Dataset string `json:"dataset"`
+	Solver  string `json:"solver"`
+	N       int    `json:"n"`
+	D       int    `json:"d"`
+	Kernel  string `json:"kernel"`
+	Probes  int    `json:"probes"`
+	solvers.Progress
 	// RelErrorVsCholesky is max_j ‖v_j − v*_j‖/‖v*_j‖ against the exact
 	// solution, null when n > 6000.
-	RelErrorVsCholesky *float64  `json:"rel_error_vs_cholesky"`
-	Seconds            float64   `json:"seconds"`
-	Work               solveWork `json:"work"`
-}
-
-// solveWork is solvers.Work with the CLI's snake_case names.
-type solveWork struct {
-	OperatorProducts    int `json:"operator_products"`
-	RowEvaluations      int `json:"row_evaluations"`
-	BlockEntries        int `json:"block_entries"`
-	BlockFactorisations int `json:"block_factorisations"`
+	RelErrorVsCholesky *float64 `json:"rel_error_vs_cholesky"`
+	Seconds            float64  `json:"seconds"`
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
@@ -94,11 +84,9 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("solve: %w", err)
 	}
 	secs := time.Since(start).Seconds()
-	st := sv.State()
 	res := solveResult{
 		Dataset: ds.Name, Solver: method.Name(), N: n, D: ds.D(), Kernel: k.Family.String(), Probes: probes,
-		Iterations: st.Iteration, Converged: st.Converged, RelResiduals: st.RelResiduals,
-		Seconds: secs, Work: solveWork(st.Work),
+		Progress: sv.State().Progress(), Seconds: secs,
 	}
 	if n <= solveCholeskyLimit {
 		e, err := solveRelError(op, b, sv.Solution())
@@ -109,7 +97,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if *jsonPath == "" {
 		fmt.Fprintf(stdout, "%s: %s, n = %d, %d right-hand sides\n", ds, method.Name(), n, 1+probes)
-		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s\n", res.Iterations, res.Converged, res.Seconds)
+		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s\n", res.Iteration, res.Converged, res.Seconds)
 		fmt.Fprintf(stdout, "relative residual: mean %.3g, probes max %.3g\n", res.RelResiduals[0], maxOf(res.RelResiduals[1:]))
 		if res.RelErrorVsCholesky != nil {
 			fmt.Fprintf(stdout, "relative error vs Cholesky: %.3g\n", *res.RelErrorVsCholesky)

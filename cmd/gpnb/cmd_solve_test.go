@@ -62,7 +62,7 @@ func TestSolveCommandSolvers(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, msg)
 			}
-			if res.Solver != c.solver || res.N != 120 || len(res.RelResiduals) != 4 || !res.Converged || res.Iterations < 1 {
+			if res.Solver != c.solver || res.N != 120 || len(res.RelResiduals) != 4 || !res.Converged || res.Iteration < 1 {
 				t.Fatalf("result %+v", res)
 			}
 			if res.RelResiduals[0] >= 0.01 {
@@ -100,7 +100,7 @@ func TestSolveCommandOneCGStep(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	if res.Iterations != 1 || res.Converged || len(res.RelResiduals) != 1 {
+	if res.Iteration != 1 || res.Converged || len(res.RelResiduals) != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	if math.Abs(res.RelResiduals[0]-want) > 1e-10 {
@@ -134,8 +134,8 @@ func TestSolveCommandErrors(t *testing.T) {
 	}
 	// Max iterations reached is reported, not an error.
 	code, res, msg := solveCmd(t, "--data", "synthetic", "--synthetic-n", "60", "--solver", "ap", "--block-size", "10", "--max-iters", "2", "--json", "-")
-	if code != 0 || res.Converged || res.Iterations != 2 {
-		t.Fatalf("max iters: exit %d converged %v iterations %d: %s", code, res.Converged, res.Iterations, msg)
+	if code != 0 || res.Converged || res.Iteration != 2 {
+		t.Fatalf("max iters: exit %d converged %v iterations %d: %s", code, res.Converged, res.Iteration, msg)
 	}
 }
 
