@@ -192,7 +192,7 @@ func NewEstimator(ds *data.Dataset, cfg Config, opts ...Option) (*Estimator, err
 // newEstimator sets up everything but the generator, for a resolved cfg.
 func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
 	if (cfg.Estimator == ExactGradient || cfg.TrackExactMLL) && ds.NTrain() > cfg.maxExactN() {
-		return nil, fmt.Errorf("gpnb: %w: ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator, a subset, or raise Config.MaxExactN on a machine with the memory", ErrConfig, ds.NTrain(), cfg.maxExactN())
+		return nil, configError("MaxExactN", "ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator, a subset, or raise Config.MaxExactN on a machine with the memory", ds.NTrain(), cfg.maxExactN())
 	}
 	e := &Estimator{
 		x:       ds.XTrain,

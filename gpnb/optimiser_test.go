@@ -685,24 +685,38 @@ func TestPredictInPlace(t *testing.T) {
 	}
 }
 
+// TestOptimiserBadInput: a bad field is a ConfigError naming the field
+// (so that the command line can name its flag).
 func TestOptimiserBadInput(t *testing.T) {
 	ds := synth(t, 30, 2, 1)
-	bad := []Config{
-		{Probes: -1},
-		{LearningRate: math.NaN()},
-		{LearningRate: -1},
-		{Kernel: 42},
-		{Estimator: 7},
-		{ProbeDist: 3},
-		{FixedProbes: 9},
-		{Init: kernel.Hyper{Lengthscales: []float64{1}, Signal: 1, Noise: 1}},
-		{Init: kernel.Hyper{Lengthscales: []float64{1, 1}, Signal: 1, Noise: 0}},
-		{Settings: solvers.Settings{RelTolMean: -1}},
-		{Settings: solvers.Settings{MaxIterations: -3}},
-	}
-	for i, c := range bad {
-		if _, err := NewOptimiser(ds, c); err == nil {
-			t.Errorf("config %d (%+v): no error", i, c)
+	for i, c := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{Probes: -1}, "Probes"},
+		{Config{LearningRate: math.NaN()}, "LearningRate"},
+		{Config{LearningRate: -1}, "LearningRate"},
+		{Config{Kernel: 42}, "Kernel"},
+		{Config{Estimator: 7}, "Estimator"},
+		{Config{ProbeDist: 3}, "ProbeDist"},
+		{Config{FixedProbes: 9}, "FixedProbes"},
+		{Config{Features: 3, Estimator: Pathwise}, "Features"},
+		{Config{NoiseMin: -1}, "NoiseMin"},
+		{Config{MaxExactN: 10, Estimator: ExactGradient}, "MaxExactN"},
+		{Config{Rules: 5}, "Rules"},
+		{Config{Init: kernel.Hyper{Lengthscales: []float64{1}, Signal: 1, Noise: 1}}, "Init"},
+		{Config{Init: kernel.Hyper{Lengthscales: []float64{1, 1}, Signal: 1, Noise: 0}}, "Init"},
+		{Config{Settings: solvers.Settings{RelTolMean: -1}}, "Settings.RelTolMean"},
+		{Config{Settings: solvers.Settings{MaxIterations: -3}}, "Settings.MaxIterations"},
+		{Config{Settings: solvers.Settings{Budget: 1}, Estimator: ExactGradient}, "Settings.Budget"},
+		{Config{Solver: solvers.SGD{Momentum: 1.5}}, "Solver.Momentum"},
+		{Config{Solver: solvers.AP{BlockSize: -1}}, "Solver.BlockSize"},
+		{Config{Solver: solvers.CG{PrecondRank: -2}}, "Solver.PrecondRank"},
+	} {
+		_, err := NewOptimiser(ds, c.cfg)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != c.field || !errors.Is(err, ErrConfig) {
+			t.Errorf("config %d (%+v): %v, want a ConfigError of field %s", i, c.cfg, err, c.field)
 		}
 	}
 	if _, err := NewOptimiser(nil, Config{}); err == nil {

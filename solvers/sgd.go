@@ -209,7 +209,7 @@ func (m SGD) HalfRate() SGD {
 func (m SGD) resolved(n int) (int, float64, float64, error) {
 	bs, lr, mom := m.BatchSize, m.LearningRate, m.Momentum
 	if bs < 0 {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.BatchSize is %d: use a value > 0 (0 means %d)", ErrSettings, bs, DefaultBatchSize)
+		return 0, 0, 0, fieldError("SGD.BatchSize", "SGD.BatchSize is %d: use a value > 0 (0 means %d)", bs, DefaultBatchSize)
 	}
 	if bs == 0 {
 		bs = DefaultBatchSize
@@ -221,14 +221,14 @@ func (m SGD) resolved(n int) (int, float64, float64, error) {
 		lr = DefaultLearningRate
 	}
 	if !(lr > 0) || math.IsInf(lr, 0) {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.LearningRate is %v: use a finite value > 0 (0 means %v)", ErrSettings, m.LearningRate, DefaultLearningRate)
+		return 0, 0, 0, fieldError("SGD.LearningRate", "SGD.LearningRate is %v: use a finite value > 0 (0 means %v)", m.LearningRate, DefaultLearningRate)
 	}
 	if raw := m.RawLearningRate; raw != 0 {
 		if !(raw > 0) || math.IsInf(raw, 0) {
-			return 0, 0, 0, fmt.Errorf("%w: SGD.RawLearningRate is %v: use a finite value > 0 (the paper's per-dataset rates are 20-100), or 0 for the normalised LearningRate", ErrSettings, raw)
+			return 0, 0, 0, fieldError("SGD.RawLearningRate", "SGD.RawLearningRate is %v: use a finite value > 0 (the paper's per-dataset rates are 20-100), or 0 for the normalised LearningRate", raw)
 		}
 		if m.LearningRate != 0 {
-			return 0, 0, 0, fmt.Errorf("%w: SGD has both LearningRate (%v) and RawLearningRate (%v): set one of them", ErrSettings, m.LearningRate, raw)
+			return 0, 0, 0, fieldError("SGD.LearningRate", "SGD has both LearningRate (%v) and RawLearningRate (%v): set one of them", m.LearningRate, raw)
 		}
 	}
 	switch {
@@ -238,10 +238,10 @@ func (m SGD) resolved(n int) (int, float64, float64, error) {
 		mom = 0
 	}
 	if m.ResidualStart != ResidualTrue && m.ResidualStart != ResidualB {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.ResidualStart is %d: use ResidualTrue or ResidualB", ErrSettings, int(m.ResidualStart))
+		return 0, 0, 0, fieldError("SGD.ResidualStart", "SGD.ResidualStart is %d: use ResidualTrue or ResidualB", int(m.ResidualStart))
 	}
 	if !(mom < 1) {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.Momentum is %v: use a value in [0,1) (0 means %v, negative means none)", ErrSettings, m.Momentum, DefaultMomentum)
+		return 0, 0, 0, fieldError("SGD.Momentum", "SGD.Momentum is %v: use a value in [0,1) (0 means %v, negative means none)", m.Momentum, DefaultMomentum)
 	}
 	return bs, lr, mom, nil
 }

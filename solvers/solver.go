@@ -55,6 +55,24 @@ var (
 	ErrClosed = errors.New("solvers: the solver is closed")
 )
 
+// FieldError is the ErrSettings error of a field with a bad value: Field
+// names it, with its method's name for a method's parameter ("RelTolMean",
+// "SGD.Momentum"). errors.Is(err, ErrSettings) holds.
+type FieldError struct {
+	Field string
+	msg   string
+}
+
+func (e *FieldError) Error() string { return ErrSettings.Error() + ": " + e.msg }
+
+// Is reports whether target is ErrSettings.
+func (e *FieldError) Is(target error) bool { return target == ErrSettings }
+
+// fieldError returns a FieldError about field whose message is format's.
+func fieldError(field, format string, a ...any) error {
+	return &FieldError{Field: field, msg: fmt.Sprintf(format, a...)}
+}
+
 const pdAdvice = "increase the noise σ (or add jitter to the diagonal) so that H = K + σ²I is well conditioned"
 
 // Settings are the stopping rules shared by every method. The zero value
@@ -130,7 +148,7 @@ func (s Settings) Resolve(m Method) (Settings, error) {
 	max, ok := DefaultMaxIterations(m.Name())
 	if !ok {
 		if s.MaxIterations == 0 {
-			return s, fmt.Errorf("%w: method %q has no default MaxIterations: set one", ErrSettings, m.Name())
+			return s, fieldError("MaxIterations", "method %q has no default MaxIterations: set one", m.Name())
 		}
 		max = s.MaxIterations
 	}
@@ -149,16 +167,16 @@ func (s Settings) withDefaults(defaultMax int) (Settings, error) {
 		s.MaxIterations = defaultMax
 	}
 	if !(s.RelTolMean > 0) || math.IsInf(s.RelTolMean, 0) {
-		return s, fmt.Errorf("%w: RelTolMean is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolMean, DefaultRelTolMean)
+		return s, fieldError("RelTolMean", "RelTolMean is %v: use a finite value > 0 (0 means the default %v)", s.RelTolMean, DefaultRelTolMean)
 	}
 	if !(s.RelTolProbes > 0) || math.IsInf(s.RelTolProbes, 0) {
-		return s, fmt.Errorf("%w: RelTolProbes is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolProbes, DefaultRelTolProbes)
+		return s, fieldError("RelTolProbes", "RelTolProbes is %v: use a finite value > 0 (0 means the default %v)", s.RelTolProbes, DefaultRelTolProbes)
 	}
 	if s.MaxIterations < 0 {
-		return s, fmt.Errorf("%w: MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", ErrSettings, s.MaxIterations)
+		return s, fieldError("MaxIterations", "MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", s.MaxIterations)
 	}
 	if !(s.Budget >= 0) || math.IsInf(s.Budget, 0) {
-		return s, fmt.Errorf("%w: Budget is %v: use a finite number of epochs ≥ 0 (0 means no budget)", ErrSettings, s.Budget)
+		return s, fieldError("Budget", "Budget is %v: use a finite number of epochs ≥ 0 (0 means no budget)", s.Budget)
 	}
 	return s, s.checkRules()
 }

@@ -319,28 +319,33 @@ func (r *runFlags) config(dataset string, n, d int) (gpnb.Config, error) {
 		}
 	}
 	c.Init.Lengthscales = append([]float64(nil), ls...)
-	if err := c.Init.Validate(d); err != nil {
-		return c, fmt.Errorf("--noise/--signal/--lengthscales: %w", err)
-	}
 	if _, err := c.Resolve(d); err != nil {
-		return c, fmt.Errorf("%s%w (see gpnb %s --help)", flagOf(err), err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
+		var ce *gpnb.ConfigError
+		if errors.As(err, &ce) {
+			if flags := flagsOf(ce.Field, name); flags != "" {
+				err = fmt.Errorf("%s: %w", flags, err)
+			}
+		}
+		return c, fmt.Errorf("%w (see gpnb %s --help)", err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
 	}
 	return c.ApplyRules(), nil
 }
 
-// flagOf returns "--name: " for the flag whose field a configuration error
-// names (gpnb and solvers write "Probes = -1", "SGD.Momentum is 1.5"), or "".
-func flagOf(err error) string {
-	msg := err.Error()
+// flagsOf returns the flags that set a gpnb.Config field (ConfigError's
+// Field, "Settings.RelTolMean", "Init", a parameter of solver as
+// "Solver.Momentum"), joined by "/", or "" when none does.
+func flagsOf(field, solver string) string {
+	path := "Config." + field
+	if f, ok := strings.CutPrefix(field, "Solver."); ok {
+		path = strings.ToUpper(solver) + "." + f
+	}
+	var names []string
 	for _, f := range runFlagTable {
-		for _, p := range f.paths {
-			field := p[strings.LastIndex(p, ".")+1:]
-			if strings.Contains(msg, " "+field+" =") || strings.Contains(msg, "."+field+" is") || strings.Contains(msg, " "+field+" is") {
-				return "--" + f.name + ": "
-			}
+		if slices.ContainsFunc(f.paths, func(p string) bool { return p == path || strings.HasPrefix(p, path+".") }) {
+			names = append(names, "--"+f.name)
 		}
 	}
-	return ""
+	return strings.Join(names, "/")
 }
 
 // fieldOf returns the field of t at a dotted path.

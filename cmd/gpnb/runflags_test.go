@@ -160,6 +160,37 @@ func TestDeprecatedFlags(t *testing.T) {
 	}
 }
 
+// TestConfigErrorsNameTheirFlag: a bad value the command line lets through
+// is refused by gpnb.Config.Resolve, and the error names the flag of the
+// field (gpnb.ConfigError), for Config's fields and a solver's alike.
+func TestConfigErrorsNameTheirFlag(t *testing.T) {
+	for _, tc := range [][]string{
+		{"--momentum", "1.5", "--solver", "sgd"},
+		{"--block-size", "-3", "--solver", "ap"},
+		{"--precond-rank", "-1"},
+		{"--features", "3", "--estimator", "pathwise"},
+		{"--noise-min", "-1"},
+		{"--max-epochs", "-2"},
+		{"--budget", "-1"},
+		{"--lengthscales", "1,2,3"},
+	} {
+		var rf runFlags
+		fs := flag.NewFlagSet("gpnb t", flag.ContinueOnError)
+		rf.register(fs, io.Discard, targetOf(gpnb.Config{}), nil)
+		if err := fs.Parse(tc); err != nil {
+			t.Fatalf("%v: %v", tc, err)
+		}
+		_, err := rf.config("x", 100, 2)
+		want := tc[0] + ": gpnb: invalid configuration"
+		if tc[0] == "--lengthscales" {
+			want = "--noise/--signal/--lengthscales: "
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%v: %v, want an error starting %q", tc, err, want)
+		}
+	}
+}
+
 // TestMethodFlagForOtherSolver: a solver's parameter given with another
 // --solver is an error, not silently ignored.
 func TestMethodFlagForOtherSolver(t *testing.T) {
