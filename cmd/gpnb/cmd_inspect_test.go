@@ -159,7 +159,7 @@ func TestInspectCheckpoint(t *testing.T) {
 func TestInspectResult(t *testing.T) {
 	dir := t.TempDir()
 	res := filepath.Join(dir, "result.json")
-	code, _, stderr := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "2",
+	code, _, stderr := runCmd(t, "train", "--data", "synthetic-120-2-0",
 		"--steps", "3", "--warm-start", "--solver", "cg", "--quiet", "--json", res)
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)

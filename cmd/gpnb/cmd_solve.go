@@ -56,7 +56,6 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations")(name) ||
 			slices.ContainsFunc([][]string{methodFlags["cg"], methodFlags["ap"], methodFlags["sgd"]}, func(fl []string) bool { return slices.Contains(fl, name) })
 	})
-	fs.Var(deprecatedValue{fs: fs, old: "lr", name: "sgd-lr", w: stderr}, "lr", "deprecated: use --sgd-lr (--lr is Adam's learning rate in train)")
 	nprobes := fs.Int("probes", 16, "number of Gaussian probe vectors z_j (columns 1..s; 0: y alone)")
 	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	if err := parseFlags(fs, args); err != nil {

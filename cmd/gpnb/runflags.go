@@ -136,18 +136,6 @@ func (r *runFlags) applyRules(t *runTarget) {
 	t.Config.Rules = solvers.RulesPaperText // the fields say it all now
 }
 
-// deprecatedFlags are old spellings, accepted for one release with a note
-// on stderr: old name → new name.
-var deprecatedFlags = map[string]string{
-	"max-iters":      "max-iterations",
-	"precond-diag":   "precond-diagonal",
-	"keep-residuals": "residuals",
-	"float32":        "precision", // a bool: see boolSpellings
-}
-
-// boolSpellings maps an old bool flag to the values of its new flag.
-var boolSpellings = map[string][2]string{"float32": {"float64", "float32"}}
-
 // runFlags registers the run flags on a flag set and turns what was parsed
 // into a gpnb.Config.
 type runFlags struct {
@@ -157,26 +145,18 @@ type runFlags struct {
 	// resumed: t is a checkpoint's configuration (see onto), whose SGD
 	// seed stands as it is.
 	resumed bool
-	// forwarded: the values old spellings set (see deprecatedValue).
-	forwarded map[string]string
 }
 
 // register adds the flags of runFlagTable that keep selects (nil: all) to
-// fs, and the deprecated spellings of those, with def's values as defaults
-// (targetOf and paperTarget make one).
+// fs, with def's values as defaults (targetOf and defaultTarget make one).
 func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, keep func(name string) bool) {
-	r.fs, r.stderr, r.t, r.forwarded = fs, stderr, def, map[string]string{}
+	r.fs, r.stderr, r.t = fs, stderr, def
 	if keep == nil {
 		keep = func(string) bool { return true }
 	}
 	for _, f := range runFlagTable {
 		if keep(f.name) {
 			fs.Var(f.value(&r.t), f.name, f.usage)
-		}
-	}
-	for old, name := range deprecatedFlags {
-		if keep(name) {
-			fs.Var(deprecatedValue{fs: fs, old: old, name: name, w: stderr, forwarded: r.forwarded}, old, "deprecated: use --"+name)
 		}
 	}
 }
@@ -275,11 +255,6 @@ func (r *runFlags) config(dataset string, n, d int) (gpnb.Config, error) {
 	t := r.t
 	r.applyRules(&t)
 	c := t.Config
-	for flagName, v := range r.forwarded {
-		if now := r.fs.Lookup(flagName).Value.String(); now != v {
-			return c, fmt.Errorf("an old spelling set --%s %s, but --%s %s was given too: they contradict each other, give one of them", flagName, v, flagName, now)
-		}
-	}
 	name := strings.ToLower(strings.TrimSpace(t.Solver))
 	for solver, flags := range methodFlags {
 		for _, f := range flags {
@@ -563,50 +538,6 @@ func (s sgdRateValue) Set(v string) error {
 
 // sgdSeed is --sgd-seed; its default (the value --seed gets) prints as "".
 func sgdSeed(t *runTarget) flag.Value { return scalarValue{fieldOf(t, "SGD.Seed")} }
-
-// deprecatedValue is an old flag name that forwards to the new one.
-type deprecatedValue struct {
-	fs        *flag.FlagSet
-	old, name string
-	w         io.Writer
-	// forwarded records the value each new flag got from an old one, so
-	// that runFlags.config can refuse an old and a new spelling that
-	// disagree.
-	forwarded map[string]string
-}
-
-func (d deprecatedValue) String() string { return "" }
-
-func (d deprecatedValue) IsBoolFlag() bool {
-	if _, ok := boolSpellings[d.old]; ok {
-		return true
-	}
-	if d.fs == nil {
-		return false
-	}
-	b, ok := d.fs.Lookup(d.name).Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-func (d deprecatedValue) Set(v string) error {
-	if vals, ok := boolSpellings[d.old]; ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return errors.New("give true or false")
-		}
-		v = vals[map[bool]int{false: 0, true: 1}[b]]
-	}
-	given := false
-	d.fs.Visit(func(f *flag.Flag) { given = given || f.Name == d.name })
-	if now := d.fs.Lookup(d.name).Value.String(); given && now != v {
-		return fmt.Errorf("--%s (--%s %s) and --%s %s contradict each other: give one of them", d.old, d.name, v, d.name, now)
-	}
-	fmt.Fprintf(d.w, "gpnb: --%s is deprecated and will be removed: use --%s %s\n", d.old, d.name, v)
-	if d.forwarded != nil {
-		d.forwarded[d.name] = v
-	}
-	return d.fs.Set(d.name, v)
-}
 
 // grid returns the grid the flags describe (its Config, Methods and
 // SGDRates; the caller sets the axes) and the machine's share of the

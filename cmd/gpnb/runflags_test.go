@@ -130,36 +130,6 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 	}
 }
 
-// TestDeprecatedFlags: the old spellings still work, say what replaces them,
-// and set the same field as the new one.
-func TestDeprecatedFlags(t *testing.T) {
-	for old, name := range deprecatedFlags {
-		var rf runFlags
-		var msg strings.Builder
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		rf.register(fs, &msg, targetOf(gpnb.Config{}), nil)
-		v, want := "7", "7"
-		if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			v, want = "false", "false"
-		}
-		if vals, ok := boolSpellings[old]; ok { // an old bool for a new value
-			v, want = "true", vals[1]
-		}
-		if err := fs.Parse([]string{"--" + old + "=" + v}); err != nil {
-			t.Fatalf("--%s: %v", old, err)
-		}
-		if got := fs.Lookup(name).Value.String(); got != want {
-			t.Errorf("--%s=%s set --%s to %q, want %q", old, v, name, got, want)
-		}
-		if !strings.Contains(msg.String(), "--"+old+" is deprecated") || !strings.Contains(msg.String(), "use --"+name) {
-			t.Errorf("--%s: no deprecation note naming --%s: %q", old, name, msg.String())
-		}
-	}
-	if !slices.Contains(methodFlags["cg"], "precond-diagonal") {
-		t.Error("precond-diagonal is not a CG flag")
-	}
-}
-
 // TestConfigErrorsNameTheirFlag: a bad value the command line lets through
 // is refused by gpnb.Config.Resolve, and the error names the flag of the
 // field (gpnb.ConfigError), for Config's fields and a solver's alike.
