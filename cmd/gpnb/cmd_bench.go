@@ -100,7 +100,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 
 // parseBench reads gpnb bench's flags.
 func parseBench(args []string, stdout, stderr io.Writer) (*bench, error) {
-	fs := newFlagSet("bench", "[--data pol] [--subset 3000] [--steps 15] [--solvers cg,ap,sgd] [--precision float32|mixed] [--precond-rank K] [--operator-subset N]", stderr)
+	fs := newFlagSet("bench", "[flags]\n\nWarm-start ratios, a step's time by part, operator rates against gemm, peak memory.", stderr)
 	b := &bench{out: stdout, stderr: stderr, base: map[benchKey]benchRun{}, variants: map[benchKey]benchRun{}}
 	fs.StringVar(&b.name, "data", "pol", "a UCI name (synthetic data of its shape without its files) or synthetic-N-D-SEED")
 	fs.IntVar(&b.split, "split", 0, "split, 0-9")
@@ -114,7 +114,7 @@ func parseBench(args []string, stdout, stderr io.Writer) (*bench, error) {
 	fs.IntVar(&b.batchSize, "batch-size", 0, "SGD batch size (0: n·1000/13500, at least 100)")
 	fs.IntVar(&b.cols, "columns", 17, "columns of V in the operator timings")
 	fs.IntVar(&b.opSubset, "operator-subset", -1, "training points of the operator timings (-1: --subset, 0: all)")
-	fs.StringVar(&b.dataDir, "data-dir", "", "folder of the UCI files (default $GPNB_DATA)")
+	fs.StringVar(&b.dataDir, "data-dir", "", "`DIR` of the UCI files (default $GPNB_DATA)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}

@@ -63,18 +63,18 @@ type demoSettings struct {
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("demo", "[--n 2000] [--steps 30] [--solvers cg,ap,sgd] [--synthetic] [--json FILE|-]", stderr)
+	fs := newFlagSet("demo", "[flags]\n\nEach solver cold (zero initial guess) and warm-started, side by side.", stderr)
 	var s demoSettings
 	fs.IntVar(&s.n, "n", 2000, "training points: a pol subset, or synthetic data of pol's shape")
 	fs.IntVar(&s.steps, "steps", 30, "Adam steps per run")
 	fs.StringVar(&s.solvers, "solvers", "cg,ap,sgd", "solvers to compare, comma-separated")
 	fs.BoolVar(&s.synthetic, "synthetic", false, "synthetic data even where pol's files are")
-	fs.StringVar(&s.dataDir, "data-dir", "", "folder of the UCI files (default $GPNB_DATA, the user cache)")
+	fs.StringVar(&s.dataDir, "data-dir", "", "`DIR` of the UCI files (default $GPNB_DATA, the user cache)")
 	fs.IntVar(&s.blockSize, "block-size", 0, "AP block size (0: n/8)")
 	fs.IntVar(&s.batchSize, "batch-size", 0, "SGD batch size (0: n/10)")
 	fs.IntVar(&s.probes, "probes", gpnb.DefaultProbes, "Hutchinson probes")
 	fs.Uint64Var(&s.seed, "seed", 0, "seed of the probes and batches")
-	fs.StringVar(&s.jsonPath, "json", "", "write the table as JSON to `FILE` (- for stdout, instead of the table)")
+	fs.StringVar(&s.jsonPath, "json", "", "write the table as JSON to `FILE` (-: stdout, instead of the table)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -81,8 +81,8 @@ type pendingSolve struct {
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("inspect", "CHECKPOINT|RESULT.json|JOB_DIR [--last N] [--json FILE|-]", stderr)
-	last := flags.Int("last", 0, "list only the last N steps (0 = every step); the JSON always holds every step")
-	jsonOut := flags.String("json", "", "write the summary as JSON to this file (- for stdout) instead of the text")
+	last := flags.Int("last", 0, "list the last N steps only (0: all; the JSON holds all)")
+	jsonOut := flags.String("json", "", "write the summary as JSON to `FILE` (-: stdout)")
 	// The path comes first or last; flags may stand on either side of it.
 	var path string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {

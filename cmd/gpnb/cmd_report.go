@@ -27,11 +27,11 @@ func init() {
 
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", "--in RESULTS_DIR|RESULT.json|RUN.ckpt [--out report.html] [--static DIR]", stderr)
-	in := fs.String("in", "", "a results directory (every *.json holding a result or a list of results, recursively), one result JSON (`gpnb train --json`), or a checkpoint")
-	out := fs.String("out", "report.html", "the HTML file to write (self-contained: echarts is inlined)")
-	static := fs.String("static", "", "if set, also write every figure as PNG and SVG into this directory")
-	title := fs.String("title", "", "page title (default: derived from --in)")
-	last := fs.Int("last", 3, "for a single run: how many of the last steps' residual trajectories to chart")
+	in := fs.String("in", "", "a folder of result JSON files, one result JSON, or a checkpoint (`PATH`)")
+	out := fs.String("out", "report.html", "the HTML file (echarts inlined)")
+	static := fs.String("static", "", "also write every figure as PNG and SVG into `DIR`")
+	title := fs.String("title", "", "page `TITLE` (default: from --in)")
+	last := fs.Int("last", 3, "one run: chart the residuals of the last N steps")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

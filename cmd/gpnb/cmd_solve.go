@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -48,16 +47,16 @@ type solveResult struct {
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("solve", "--data D [--split K] [--subset N] --solver cg|ap|sgd|cholesky [--probes 16] [--seed S] [--noise --signal --lengthscales --kernel] [--block-size --batch-size --sgd-lr --momentum --precond-rank --precond-diagonal --max-iterations --tol-mean --tol-probes] [--json -|FILE]", stderr)
+	fs := newFlagSet("solve", "--data D [--solver cg|ap|sgd|cholesky] [flags]\n\nSolves H[v_y, v_1..v_s] = [y, z_1..z_s] once at the initial θ; compares with Cholesky up to n = 6000.", stderr)
 	var df dataFlags
 	var rf runFlags
 	df.register(fs, stderr)
-	rf.register(fs, stderr, targetOf(gpnb.Config{}), func(name string) bool {
+	rf.register(fs, stderr, defaultTarget(), func(name string) bool {
 		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations")(name) ||
 			slices.ContainsFunc([][]string{methodFlags["cg"], methodFlags["ap"], methodFlags["sgd"]}, func(fl []string) bool { return slices.Contains(fl, name) })
 	})
-	nprobes := fs.Int("probes", 16, "number of Gaussian probe vectors z_j (columns 1..s; 0: y alone)")
-	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
+	nprobes := fs.Int("probes", 16, "Gaussian probe vectors z_j (0: y alone)")
+	jsonPath := fs.String("json", "", "write the result to `FILE` (-: stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

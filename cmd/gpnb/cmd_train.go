@@ -32,8 +32,8 @@ type backendFlags struct {
 }
 
 func (b *backendFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.name, "backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU)")
-	fs.IntVar(&b.device, "device", 0, "CUDA device ordinal (with --backend cuda)")
+	fs.StringVar(&b.name, "backend", "cpu", "or cuda (a build with -tags cuda)")
+	fs.IntVar(&b.device, "device", 0, "CUDA device")
 }
 
 // backend turns the --backend and --device flags (of train and
@@ -199,14 +199,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // parseTrain reads gpnb train's flags.
 func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
-	fs := newFlagSet("train", "--data D [flags]\n\nOptimises the marginal likelihood with Adam: the paper's settings, changed by the flags.", stderr)
+	fs := newFlagSet("train", "--data D [flags]\n\nAdam on the marginal likelihood, from the paper's settings (gpnb.Paper).", stderr)
 	tr := &trainRun{}
 	tr.df.register(fs, stderr)
 	tr.rf.register(fs, stderr, defaultTarget(), nil)
 	tr.bf.register(fs)
-	fs.IntVar(&tr.steps, "steps", 100, "Adam steps (with --resume: the total to reach)")
-	fs.StringVar(&tr.resume, "resume", "", "continue the run of checkpoint `FILE` (same data flags)")
-	fs.StringVar(&tr.json, "json", "", "write the result as JSON to `FILE` (- for stdout)")
+	fs.IntVar(&tr.steps, "steps", 100, "Adam steps (with --resume: in all)")
+	fs.StringVar(&tr.resume, "resume", "", "continue checkpoint `FILE`'s run")
+	fs.StringVar(&tr.json, "json", "", "write the result to `FILE` (-: stdout)")
 	fs.BoolVar(&tr.eval, "eval", true, "test RMSE and log-likelihood at the end")
 	fs.BoolVar(&tr.quiet, "quiet", false, "no progress bar")
 	fs.BoolVar(&tr.verbose, "verbose", false, "a line per step on stderr")

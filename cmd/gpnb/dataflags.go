@@ -34,19 +34,22 @@ type dataFlags struct {
 	stderr io.Writer
 }
 
+// dataFlagNames are the data flags in the order the usage lists them.
+var dataFlagNames = []string{"data", "split", "subset", "subset-seed", "normalise", "data-dir", "test", "header", "target", "columns", "drop-missing"}
+
 func (f *dataFlags) register(fs *flag.FlagSet, stderr io.Writer) {
 	f.fs, f.stderr = fs, stderr
-	fs.StringVar(&f.data, "data", "", "dataset: a UCI name ("+strings.Join(data.Names(), ", ")+"), synthetic-N-D-SEED (N training points in D dimensions, plus N/5 test points), or a .csv/.csv.gz file (see --target)")
-	fs.StringVar(&f.test, "test", "", "CSV test file with the same columns (only with a CSV --data), matched by name when both have a header")
-	fs.TextVar(&f.header, "header", data.HeaderAuto, "CSV: whether line 1 names the columns: auto (detected), yes or no")
-	fs.StringVar(&f.target, "target", "", "CSV: the target column, by header name or number from 1 (default: the last)")
-	fs.StringVar(&f.columns, "columns", "", "CSV: the input columns, comma-separated names or numbers (default: all but the target)")
-	fs.BoolVar(&f.dropMissing, "drop-missing", false, "CSV: drop rows with a missing value (empty, NA, NaN, ...) instead of failing")
-	fs.IntVar(&f.split, "split", 0, "train/test split, 0-9 (for synthetic-N-D-SEED, split k draws with seed SEED+k)")
-	fs.IntVar(&f.subset, "subset", 0, "keep this many training points, chosen by --subset-seed (0 = all)")
-	fs.Uint64Var(&f.subsetSeed, "subset-seed", 0, "seed for choosing the --subset points")
-	fs.BoolVar(&f.normalise, "normalise", true, "z-score inputs and target with the training statistics (--normalise=false to turn off)")
-	fs.StringVar(&f.dataDir, "data-dir", "", "directory of the UCI files (overrides $GPNB_DATA; missing files are downloaded into it)")
+	fs.StringVar(&f.data, "data", "", "a UCI `NAME`, synthetic-N-D-SEED or a .csv file")
+	fs.IntVar(&f.split, "split", 0, "split, 0-9")
+	fs.IntVar(&f.subset, "subset", 0, "training points kept (0: all)")
+	fs.Uint64Var(&f.subsetSeed, "subset-seed", 0, "seed of --subset")
+	fs.BoolVar(&f.normalise, "normalise", true, "z-score inputs and target")
+	fs.StringVar(&f.dataDir, "data-dir", "", "UCI files' `DIR` (default $GPNB_DATA)")
+	fs.StringVar(&f.test, "test", "", "CSV: test `FILE`")
+	fs.TextVar(&f.header, "header", data.HeaderAuto, "CSV: yes or no: line 1 names the columns")
+	fs.StringVar(&f.target, "target", "", "CSV: target `COL` (default: the last)")
+	fs.StringVar(&f.columns, "columns", "", "CSV: input `COLS` (default: the others)")
+	fs.BoolVar(&f.dropMissing, "drop-missing", false, "CSV: drop rows with missing values")
 }
 
 // csvFlags are the flags that apply to CSV files only.

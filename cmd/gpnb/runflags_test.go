@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"reflect"
@@ -236,5 +238,41 @@ func TestRulesFlag(t *testing.T) {
 	c = parse("--solver", "sgd", "--rules", "paper-text", "--freeze", "joint")
 	if c.Settings.Freeze != solvers.FreezeJoint || c.Settings.ProbeRule != solvers.ProbeEach || c.Solver.(solvers.SGD).NoVerify {
 		t.Errorf("--rules paper-text --freeze joint: %+v %+v", c.Settings, c.Solver)
+	}
+}
+
+// TestHelpIsShort: every command's --help gives each of its flags one or
+// two lines, and gpnb train's, which has every run flag, stays under 4 KB
+// (DESIGN.md has the rest).
+func TestHelpIsShort(t *testing.T) {
+	for name, c := range commands {
+		var out bytes.Buffer
+		if err := c.run([]string{"--help"}, &out, &out); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s --help: %v", name, err)
+		}
+		text := out.String()
+		lines := map[string]int{}
+		flagName := ""
+		for _, l := range strings.Split(text, "\n") {
+			if rest, ok := strings.CutPrefix(l, "  --"); ok {
+				flagName = strings.FieldsFunc(rest, func(r rune) bool { return r == '=' || r == ' ' })[0]
+			} else if !strings.HasPrefix(l, "    ") {
+				flagName = ""
+			}
+			if flagName != "" {
+				lines[flagName]++
+			}
+		}
+		for f, n := range lines {
+			if n > 2 {
+				t.Errorf("gpnb %s --help: --%s takes %d lines", name, f, n)
+			}
+		}
+		if name == "train" && len(text) > 4096 {
+			t.Errorf("gpnb train --help is %d bytes, over 4 KB", len(text))
+		}
+		if name == "train" && len(lines) < len(runFlagTable) {
+			t.Errorf("gpnb train --help lists %d flags, fewer than the %d run flags", len(lines), len(runFlagTable))
+		}
 	}
 }
