@@ -107,7 +107,7 @@ func TestBackoffResume(t *testing.T) {
 	last, restarted := 0, false
 	cfg := backoffConfig(raw)
 	cfg.CheckpointPath = filepath.Join(t.TempDir(), "run.ckpt")
-	o, err := NewOptimiser(ds, cfg, WithRecorder(Hooks{Iteration: func(p Progress) {
+	o, err := NewOptimiser(ds, cfg, WithRecorder(Hooks{Iteration: func(p IterationRecord) {
 		if p.Iteration < last {
 			restarted = true
 		}

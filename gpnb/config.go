@@ -331,7 +331,7 @@ func (c *Config) evalRelTol() float64 {
 // MaxIterations, the stopping rules (ApplyRules), probes, learning rate,
 // initial θ, and FixedProbes resolved against WarmStart), or the ErrConfig
 // error that NewOptimiser would return. Resolving a resolved Config changes
-// nothing. State.Config holds this form.
+// nothing. OptimiserState.Config holds this form.
 func (c Config) Resolve(d int) (Config, error) {
 	if c.FixedProbes < ProbesAuto || c.FixedProbes > ProbesResampled {
 		return c, configError("FixedProbes", "unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", c.FixedProbes)

@@ -37,7 +37,7 @@
 // # State, pause and resume
 //
 // The unit of pause is one solver iteration: Step checks its context between
-// iterations and, when cancelled, keeps the in-flight solve in its State, so
+// iterations and, when cancelled, keeps the in-flight solve in its state, so
 // Save and Resume continue the same step exactly where it stopped. Run also
 // stops on SIGINT (GoNB's interrupt) and saves Config.CheckpointPath. A
 // checkpoint (magic, format version, length, gob payload, SHA-256; written

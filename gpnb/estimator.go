@@ -158,7 +158,7 @@ type Estimator struct {
 	strat   probeStrategy // nil for ExactGradient
 
 	recs recorders
-	step int // the optimiser step in progress, for Progress.Step
+	step int // the optimiser step in progress, for IterationRecord.Step
 }
 
 // NewEstimator returns the level-2 estimator for the training part of ds.
@@ -227,7 +227,7 @@ func (e *Estimator) restore(st EstimatorState) error {
 }
 
 // AddRecorder adds r to the recorders called after every solver iteration
-// (RecordIteration; Progress.Step is 0 for an estimator used on its own)
+// (RecordIteration; IterationRecord.Step is 0 for an estimator used on its own)
 // and returns the function that removes it again.
 func (e *Estimator) AddRecorder(r Recorder) (remove func()) { return e.recs.add(r) }
 

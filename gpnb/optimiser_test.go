@@ -296,7 +296,7 @@ func TestResumeBitIdentical(t *testing.T) {
 			// Interrupted mid-solve in step 3 after 2 solver iterations.
 			c, _ := NewOptimiser(ds, tc.cfg)
 			cctx, cancel := context.WithCancel(ctx)
-			c.AddRecorder(Hooks{Iteration: func(p Progress) {
+			c.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 				if p.Step == 3 && p.Iteration == 2 {
 					cancel()
 				}
@@ -351,7 +351,7 @@ func TestResumeRaisedCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	c.AddRecorder(Hooks{Iteration: func(p Progress) {
+	c.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 		if p.Step == 1 && p.Iteration == 2 {
 			cancel()
 		}
@@ -412,7 +412,7 @@ func checkSaved(t *testing.T, path string, cfg Config, pending bool) {
 	}
 }
 
-func compareStates(t *testing.T, want, got State) {
+func compareStates(t *testing.T, want, got OptimiserState) {
 	t.Helper()
 	if got.Step != want.Step || !floatbits.Equal(got.Raw, want.Raw) || !floatbits.Equal(got.AdamM, want.AdamM) || !floatbits.Equal(got.AdamV, want.AdamV) || !floatbits.Equal(got.PrevV.Data, want.PrevV.Data) {
 		t.Fatalf("state differs: step %d/%d raw %v vs %v", got.Step, want.Step, got.Raw, want.Raw)
@@ -526,7 +526,7 @@ func TestDeterministicGOMAXPROCS(t *testing.T) {
 		{Estimator: ExactGradient, TrackExactMLL: true},
 		{Estimator: Pathwise, Features: 200, WarmStart: true, Seed: 11, Settings: solvers.Settings{Budget: 8}},
 	} {
-		var states [2]State
+		var states [2]OptimiserState
 		var evals [2]Eval
 		for i, p := range []int{1, 2} {
 			runtime.GOMAXPROCS(p)
@@ -811,7 +811,7 @@ func TestHooksAndTracking(t *testing.T) {
 	var steps []int
 	var other []int // a second recorder, removed after step 1
 	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true}, WithRecorder(Hooks{
-		Iteration: func(p Progress) {
+		Iteration: func(p IterationRecord) {
 			if p.Step == 2 {
 				if p.Iteration != len(seen)+1 {
 					t.Errorf("iteration %d after %d", p.Iteration, len(seen))

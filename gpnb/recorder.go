@@ -9,11 +9,11 @@ import (
 	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
-// Progress is the scalar-only record of one solver iteration: what a
+// IterationRecord is the scalar-only record of one solver iteration: what a
 // progress bar or a live residual chart needs, and no n-sized vector, so a
 // backend that keeps its vectors on a device sends nothing more per
 // iteration than these numbers.
-type Progress struct {
+type IterationRecord struct {
 	// Step is the 1-based optimiser step the iteration belongs to (0 for an
 	// Estimator used on its own).
 	Step int
@@ -33,19 +33,19 @@ type Progress struct {
 // RecordIteration pauses the step after that iteration.
 type Recorder interface {
 	// RecordIteration is called after every solver iteration.
-	RecordIteration(Progress)
+	RecordIteration(IterationRecord)
 	// RecordStep is called with the record of every completed step (a copy).
 	RecordStep(StepRecord)
 }
 
 // Hooks is a Recorder made of two functions; a nil one is skipped.
 type Hooks struct {
-	Iteration func(Progress)
+	Iteration func(IterationRecord)
 	Step      func(StepRecord)
 }
 
 // RecordIteration calls h.Iteration when it is set.
-func (h Hooks) RecordIteration(p Progress) {
+func (h Hooks) RecordIteration(p IterationRecord) {
 	if h.Iteration != nil {
 		h.Iteration(p)
 	}
@@ -80,7 +80,7 @@ func (rs *recorders) add(r Recorder) (remove func()) {
 
 func (rs *recorders) iteration(step, iter int, relRes []float64) {
 	for _, r := range rs.list {
-		(*r).RecordIteration(Progress{Step: step, Iteration: iter, RelResiduals: clone(relRes)})
+		(*r).RecordIteration(IterationRecord{Step: step, Iteration: iter, RelResiduals: clone(relRes)})
 	}
 }
 

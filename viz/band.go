@@ -79,11 +79,11 @@ func bandApply(bands bool) string {
 	return "\n    gpnbBands(opt);"
 }
 
-// Prediction is what Predictive draws: a model's predictive mean and a band
+// PredictiveData is what Predictive draws: a model's predictive mean and a band
 // (say mean ± 1.96 standard deviations, 95%) at inputs X, with optional
 // posterior function samples and training points. All values are plain
 // slices in the units to be shown, so any predictor can fill it.
-type Prediction struct {
+type PredictiveData struct {
 	// Title, XLabel and YLabel label the figure (defaults: "Predictions",
 	// "x", "y").
 	Title, XLabel, YLabel string
@@ -106,7 +106,7 @@ type Prediction struct {
 // not contain its mean are errors, since each means the predictor went
 // wrong. The result is a plain Chart: add a series (the true function, test
 // points) before showing it.
-func Predictive(p Prediction) (*Chart, error) {
+func Predictive(p PredictiveData) (*Chart, error) {
 	n := len(p.X)
 	if n == 0 {
 		return nil, fmt.Errorf("%w: Predictive: no inputs: set X, Mean, Lower and Upper", ErrChart)

@@ -12,8 +12,8 @@ import (
 )
 
 // A prediction at unsorted inputs, with two samples and three data points.
-func testPrediction() Prediction {
-	return Prediction{
+func testPrediction() PredictiveData {
+	return PredictiveData{
 		X:       []float64{2, 0, 1},
 		Mean:    []float64{0.2, 0.0, 0.1},
 		Lower:   []float64{-0.8, -1.0, -0.5},
@@ -76,17 +76,17 @@ func TestPredictive(t *testing.T) {
 func TestPredictiveRejectsBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change func(*Prediction)
+		change func(*PredictiveData)
 		want   string
 	}{
-		{"no inputs", func(p *Prediction) { *p = Prediction{} }, "no inputs"},
-		{"short mean", func(p *Prediction) { p.Mean = p.Mean[:2] }, "Mean has 2 values for 3 inputs"},
-		{"short sample", func(p *Prediction) { p.Samples[1] = nil }, "sample 1 has 0 values"},
-		{"data lengths", func(p *Prediction) { p.DataY = p.DataY[:1] }, "3 data inputs DataX but 1 targets"},
-		{"NaN mean", func(p *Prediction) { p.Mean[1] = math.NaN() }, "must be finite"},
-		{"band misses mean", func(p *Prediction) { p.Lower[0] = 0.5 }, "does not contain the mean"},
-		{"infinite sample", func(p *Prediction) { p.Samples[0][2] = math.Inf(1) }, "sample 0 is +Inf"},
-		{"NaN data", func(p *Prediction) { p.DataX[0] = math.NaN() }, "data point 0"},
+		{"no inputs", func(p *PredictiveData) { *p = PredictiveData{} }, "no inputs"},
+		{"short mean", func(p *PredictiveData) { p.Mean = p.Mean[:2] }, "Mean has 2 values for 3 inputs"},
+		{"short sample", func(p *PredictiveData) { p.Samples[1] = nil }, "sample 1 has 0 values"},
+		{"data lengths", func(p *PredictiveData) { p.DataY = p.DataY[:1] }, "3 data inputs DataX but 1 targets"},
+		{"NaN mean", func(p *PredictiveData) { p.Mean[1] = math.NaN() }, "must be finite"},
+		{"band misses mean", func(p *PredictiveData) { p.Lower[0] = 0.5 }, "does not contain the mean"},
+		{"infinite sample", func(p *PredictiveData) { p.Samples[0][2] = math.Inf(1) }, "sample 0 is +Inf"},
+		{"NaN data", func(p *PredictiveData) { p.DataX[0] = math.NaN() }, "data point 0"},
 	} {
 		p := testPrediction()
 		tc.change(&p)
@@ -193,8 +193,8 @@ func TestHistoryCharts(t *testing.T) {
 
 // sinePrediction is a smooth prediction of sin on [0, 6] with a band that
 // widens away from x = 3, k samples and a few data points.
-func sinePrediction(k int) Prediction {
-	var p Prediction
+func sinePrediction(k int) PredictiveData {
+	var p PredictiveData
 	for i := 0; i <= 120; i++ {
 		x := 6 * float64(i) / 120
 		sd := 0.1 + 0.1*math.Abs(x-3)

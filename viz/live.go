@@ -49,7 +49,7 @@ func (l *Live) Attach(o *gpnb.Optimiser) (remove func()) { return o.AddRecorder(
 
 // RecordIteration records the relative residuals of every column after a
 // solver iteration.
-func (l *Live) RecordIteration(p gpnb.Progress) {
+func (l *Live) RecordIteration(p gpnb.IterationRecord) {
 	step, iter, relRes := p.Step, p.Iteration, p.RelResiduals
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -169,7 +169,7 @@ func fileExists(path string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-func inspectState(path string, st *gpnb.State, tag string) *inspection {
+func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection {
 	cfg := st.Config
 	probes := "resampled"
 	if cfg.FixedProbes == gpnb.ProbesFixed {

@@ -66,7 +66,7 @@ func TestInspectCheckpoint(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opt.AddRecorder(gpnb.Hooks{Iteration: func(p gpnb.Progress) {
+	opt.AddRecorder(gpnb.Hooks{Iteration: func(p gpnb.IterationRecord) {
 		if p.Step == 4 && p.Iteration == 2 {
 			cancel()
 		}

@@ -95,7 +95,7 @@ func newProgress(w io.Writer, o *gpnb.Optimiser, total int) *progress {
 }
 
 // RecordIteration redraws at most five times a second.
-func (p *progress) RecordIteration(pr gpnb.Progress) {
+func (p *progress) RecordIteration(pr gpnb.IterationRecord) {
 	p.iters = pr.Iteration
 	if time.Since(p.last) > 200*time.Millisecond {
 		p.draw(pr.Step - 1)
@@ -285,7 +285,7 @@ func stepLine(r gpnb.StepRecord, ds *data.Dataset) string {
 
 // interrupted is the error of a run stopped by a signal: where it stood
 // and how to resume it.
-func (tr *trainRun) interrupted(st gpnb.State) error {
+func (tr *trainRun) interrupted(st gpnb.OptimiserState) error {
 	where := fmt.Sprintf("after %d of %d steps", st.Step, tr.steps)
 	if st.Pending != nil {
 		where += fmt.Sprintf(" (%d solver iterations into step %d)", st.Pending.Iteration, st.Step+1)
