@@ -271,8 +271,8 @@ func ReadCheckpoint(path string) (*OptimiserState, error) {
 // Resume continues the run saved at path on the dataset ds, which must be
 // the same data (same fingerprint) it was trained on. The resumed optimiser
 // continues bit-for-bit: the same further steps give the same θ and history
-// as a run that was never interrupted. The options WithBackend and
-// WithRecorder apply as for NewOptimiser (checkpoints store neither);
+// as a run that was never interrupted. WithBackend applies as for
+// NewOptimiser (checkpoints store no backend);
 // WithConfig and WithChanges change what may change mid-run (the fields of
 // Config tagged `resume:"change"`: learning rate, solver settings, where to
 // checkpoint, residual traces, the evaluation's settings, the operator's

@@ -62,7 +62,7 @@
 // Predict gives the predictive distribution at new points in the data's
 // units and on the z-scored scale; Evaluate is prediction at the test
 // inputs (test RMSE and log-likelihood); Result assembles what `gpnb train
-// --json` prints. Recorders (AddRecorder, WithRecorder) watch a run: live
+// --json` prints. Recorders (AddRecorder) watch a run: live
 // views, progress bars and a user's own coexist.
 //
 // # Configuration

@@ -164,7 +164,7 @@ type Estimator struct {
 // NewEstimator returns the level-2 estimator for the training part of ds.
 // It uses the fields Solver, Settings, Estimator, WarmStart, FixedProbes,
 // Probes, ProbeDist, Seed, Operator, TrackExactMLL and MaxExactN of cfg (zero
-// values take their defaults), and the options WithBackend and WithRecorder.
+// values take their defaults), and the option WithBackend.
 func NewEstimator(ds *data.Dataset, cfg Config, opts ...Option) (*Estimator, error) {
 	if err := checkDataset(ds); err != nil {
 		return nil, err
@@ -201,9 +201,6 @@ func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
 		d:       ds.D(),
 		cfg:     cfg,
 		backend: o.backend,
-	}
-	for _, r := range o.recorders {
-		e.recs.add(r)
 	}
 	switch cfg.Estimator {
 	case Hutchinson:

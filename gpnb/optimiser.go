@@ -99,8 +99,8 @@ type Optimiser struct {
 }
 
 // NewOptimiser returns an optimiser for the training part of ds. Zero
-// fields of cfg take their defaults (see Config); the options WithBackend
-// and WithRecorder apply.
+// fields of cfg take their defaults (see Config); the option WithBackend
+// applies. Recorders are added with AddRecorder.
 func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, error) {
 	est, err := NewEstimator(ds, cfg, opts...)
 	if err != nil {

@@ -739,14 +739,15 @@ func TestRunInterruptSaves(t *testing.T) {
 	ds := synth(t, 100, 2, 1)
 	path := t.TempDir() + "/x.ckpt"
 	ctx, cancel := context.WithCancel(context.Background())
-	o, err := NewOptimiser(ds, Config{WarmStart: true, CheckpointPath: path}, WithRecorder(Hooks{Step: func(r StepRecord) {
-		if r.Step == 2 {
-			cancel()
-		}
-	}}))
+	o, err := NewOptimiser(ds, Config{WarmStart: true, CheckpointPath: path})
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.AddRecorder(Hooks{Step: func(r StepRecord) {
+		if r.Step == 2 {
+			cancel()
+		}
+	}})
 	err = o.Run(ctx, 10)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
@@ -810,7 +811,11 @@ func TestHooksAndTracking(t *testing.T) {
 	var seen [][]float64
 	var steps []int
 	var other []int // a second recorder, removed after step 1
-	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true}, WithRecorder(Hooks{
+	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.AddRecorder(Hooks{
 		Iteration: func(p IterationRecord) {
 			if p.Step == 2 {
 				if p.Iteration != len(seen)+1 {
@@ -820,10 +825,7 @@ func TestHooksAndTracking(t *testing.T) {
 			}
 		},
 		Step: func(r StepRecord) { steps = append(steps, r.Step) },
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	var remove func()
 	remove = o.AddRecorder(Hooks{Step: func(r StepRecord) {
 		other = append(other, r.Step)
