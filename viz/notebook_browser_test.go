@@ -58,7 +58,7 @@ func notebookOutputs(t *testing.T) (outputs []string, panels int) {
 	// Cell 4: two charts.
 	newProcess()
 	must(Runtimes(res)).Show()
-	must(IterationsOf(res[0].History)).Show()
+	must(Iterations(res[:1])).Show()
 	// Cell 5, after a kernel restart: the page has the library already.
 	newProcess()
 	t.Setenv(envGoNBTmp, t.TempDir())
