@@ -1018,3 +1018,14 @@ func firstBelow(o *Optimiser) int {
 	}
 	return 0
 }
+
+// TestProbeResidual: the mean of the probe columns' final residuals; NaN
+// for a record without probes.
+func TestProbeResidual(t *testing.T) {
+	if got := (StepRecord{FinalResiduals: []float64{0.5, 0.1, 0.2, 0.6}}).ProbeResidual(); math.Abs(got-0.3) > 1e-15 {
+		t.Errorf("ProbeResidual = %v, want 0.3", got)
+	}
+	if got := (StepRecord{FinalResiduals: []float64{0.5}}).ProbeResidual(); !math.IsNaN(got) {
+		t.Errorf("without probes: %v, want NaN", got)
+	}
+}

@@ -588,16 +588,6 @@ func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
 		}
 		return false
 	}
-	probes := func(r gpnb.StepRecord) float64 {
-		if len(r.FinalResiduals) < 2 {
-			return math.NaN()
-		}
-		s := 0.0
-		for _, v := range r.FinalResiduals[1:] {
-			s += v
-		}
-		return s / float64(len(r.FinalResiduals)-1)
-	}
 	mean := func(r gpnb.StepRecord) float64 {
 		if len(r.FinalResiduals) == 0 {
 			return math.NaN()
@@ -608,7 +598,7 @@ func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
 	stepPanels(c, results, has, func(ds, s string) *Panel {
 		return &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "‖Hv − b‖/‖b‖", LogY: true}
 	}, func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter) {
-		x, y := meanTrace(hs, probes, bad)
+		x, y := meanTrace(hs, gpnb.StepRecord.ProbeResidual, bad)
 		p.Series = append(p.Series, Series{Name: label + " probes", Kind: Line, X: x, Y: y, Color: color})
 		x, y = meanTrace(hs, mean, bad)
 		p.Series = append(p.Series, Series{Name: label + " mean", Kind: Line, X: x, Y: y, Color: color, Dashed: true})

@@ -424,7 +424,7 @@ func (in *inspection) writeSteps(b io.Writer, rows gpnb.History) error {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, stepEnd(r),
 			r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, stat.Mean(r.Lengthscales, nil), formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
 		if budget {
-			fmt.Fprintf(tw, "%s\t", formatStop(r.FinalResiduals))
+			fmt.Fprintf(tw, "%s\t", formatStop(r))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -498,17 +498,13 @@ func formatResiduals(r []float64) string {
 	return s
 }
 
-// formatStop gives the residuals a solve stopped at, compactly: the mean
-// system's and the mean of the probes' ("0.0091/0.087"), or "—".
-func formatStop(r []float64) string {
-	if len(r) < 2 {
+// formatStop gives the residuals a step's solve stopped at, compactly: the
+// mean system's and the mean of the probes' ("0.0091/0.087"), or "—".
+func formatStop(r gpnb.StepRecord) string {
+	if len(r.FinalResiduals) < 2 {
 		return "—"
 	}
-	p := 0.0
-	for _, x := range r[1:] {
-		p += x
-	}
-	return fmt.Sprintf("%.2g/%.2g", r[0], p/float64(len(r)-1))
+	return fmt.Sprintf("%.2g/%.2g", r.FinalResiduals[0], r.ProbeResidual())
 }
 
 func formatDist(d float64) string {
