@@ -104,27 +104,13 @@ type Settings struct {
 	// its tolerance (FreezeColumn, the default) or iterate every column
 	// until the whole rule is met (FreezeJoint, the authors' code).
 	Freeze Freeze `json:"freeze,omitempty"`
-	// Budget bounds the cost of one solve, in epochs: passes over the rows
-	// of H (see State.Epochs), the unit that compares CG, AP and SGD. A CG
-	// iteration reads all n rows of H once, whatever the number of columns
-	// it updates (1 epoch); an AP block update reads |I| columns of H
-	// (|I|/n); an SGD mini-batch reads |I| rows (|I|/n). This is the
-	// "solver epochs" budget of Lin et al. (NeurIPS 2024, arXiv
-	// 2405.18457), which also counts kernel evaluations, the cost that
-	// dominates a matrix-free solve. The solver stops before an iteration
-	// that would take its spending past Budget; it is then Done, not
-	// Converged, with State.BudgetSpent set, which is not a failure: a
-	// warm-started caller continues from that point at its next solve, so
-	// progress accumulates. The products that only check a solution (a
-	// warm start's initial residual, CG's true-residual checks and SGD's
-	// verification) are counted in Work but not charged to the budget. 0
-	// means no budget; a budget below one iteration's cost is ErrSettings
-	// at Start.
-	//
-	// Budget and MaxEpochs are both in epochs but mean different things: a
-	// budget is the planned end of a solve (BudgetSpent, residuals checked,
-	// continued at the next warm-started step), a cap is a safety limit
-	// whose hits are reported as unconverged solves.
+	// Budget bounds the work of one solve in epochs, passes over the rows
+	// of H (State.Epochs: a CG iteration 1, an AP block or SGD batch
+	// |I|/n; Lin et al. 2024's "solver epochs"). The solver stops before
+	// an iteration that would exceed it, Done but not Converged, with
+	// State.BudgetSpent set: a planned stop, unlike the MaxEpochs cap.
+	// Products that only check a solution are not charged. 0 means none; a
+	// budget below one iteration is ErrSettings at Start.
 	Budget float64 `json:"budget,omitempty"`
 }
 
@@ -328,17 +314,11 @@ type State struct {
 	// residuals are a recurrence and an estimate; AP's is exact.
 	BudgetSpent bool `json:",omitempty"`
 	// Stalled reports that the solve stopped, not converged, because its
-	// true residual stopped falling, so that iterating on to MaxIterations
-	// would not help; R and RelResiduals are then true residuals. CG and
-	// AP: three failed checks of b − Hv in a row, each above 0.9 times the
-	// one before, while the recurrence (CG's per column, AP's updated
-	// residual) claimed the tolerance each time: the rounding of the
-	// operator's products — float32 products, or a tolerance near
-	// float64's limit for a badly conditioned H — is the floor (use float64
-	// products or a looser tolerance). SGD and AP: StallEpochs epochs after
-	// epochs without progress, which an SGD learning rate near divergence
-	// (lower it) or an SGD column frozen and thawed over and over under
-	// FreezeColumn (DESIGN.md; use FreezeJoint) shows.
+	// true residual stopped falling (R and RelResiduals are then true
+	// residuals). CG and AP: three failed checks of b − Hv in a row, each
+	// above 0.9 times the one before, the products' rounding being the
+	// floor. SGD and AP: no progress for StallEpochs epochs (see there).
+	// DESIGN.md lists the causes and what helps.
 	Stalled bool `json:",omitempty"`
 	// Watch is SGD's and AP's record of their progress, which detects a
 	// stall; nil for CG and Cholesky, and in states saved before it was
