@@ -107,7 +107,11 @@ func TestBackoffResume(t *testing.T) {
 	last, restarted := 0, false
 	cfg := backoffConfig(raw)
 	cfg.CheckpointPath = filepath.Join(t.TempDir(), "run.ckpt")
-	o, err := NewOptimiser(ds, cfg, WithRecorder(Hooks{Iteration: func(p Progress) {
+	o, err := NewOptimiser(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 		if p.Iteration < last {
 			restarted = true
 		}
@@ -115,10 +119,7 @@ func TestBackoffResume(t *testing.T) {
 		if restarted && p.Iteration == 3 {
 			cancel()
 		}
-	}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}})
 	if err := o.Run(ctx, 1); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v", err)
 	}

@@ -28,7 +28,7 @@ func savedCheckpoint(t testing.TB) ([]byte, string) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	o.AddRecorder(Hooks{Iteration: func(p Progress) {
+	o.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 		if p.Step == 2 && p.Iteration == 1 {
 			cancel()
 		}

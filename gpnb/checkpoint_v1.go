@@ -59,7 +59,7 @@ type methodSpecV1 struct {
 }
 
 // upgradeV1 returns the State a version-1 payload describes.
-func upgradeV1(p payloadV1) (*State, error) {
+func upgradeV1(p payloadV1) (*OptimiserState, error) {
 	c := p.State.Config
 	fam, err := kernel.ParseFamily(c.Kernel)
 	if err != nil {
@@ -99,7 +99,7 @@ func upgradeV1(p payloadV1) (*State, error) {
 		return nil, err
 	}
 	s := p.State
-	return &State{
+	return &OptimiserState{
 		Config: cfg, Fingerprint: s.Fingerprint, DataTag: p.DataTag, Dataset: dataName(p.DataTag), N: s.N, D: s.D, Step: s.Step,
 		Raw: s.Raw, Theta: s.Theta, Gradient: s.Gradient, AdamM: s.AdamM, AdamV: s.AdamV,
 		PendingStepSeconds: s.PendingStepSeconds, EstimatorState: s.EstimatorState, History: s.History,

@@ -331,13 +331,13 @@ func (c *Config) evalRelTol() float64 {
 // MaxIterations, the stopping rules (ApplyRules), probes, learning rate,
 // initial θ, and FixedProbes resolved against WarmStart), or the ErrConfig
 // error that NewOptimiser would return. Resolving a resolved Config changes
-// nothing. State.Config holds this form.
+// nothing. OptimiserState.Config holds this form.
 func (c Config) Resolve(d int) (Config, error) {
 	if c.FixedProbes < ProbesAuto || c.FixedProbes > ProbesResampled {
-		return c, fmt.Errorf("gpnb: %w: unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", ErrConfig, c.FixedProbes)
+		return c, configError("FixedProbes", "unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", c.FixedProbes)
 	}
 	if err := c.Rules.Check(); err != nil {
-		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
+		return c, solverError("Rules", err)
 	}
 	c.Solver = solvers.Canonical(c.Solver)
 	if c.Solver == nil {
@@ -368,7 +368,7 @@ func (c Config) Resolve(d int) (Config, error) {
 	}
 	s, err := c.Settings.Resolve(c.Solver)
 	if err != nil {
-		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
+		return c, solverError("Settings", err)
 	}
 	c.Settings = s
 	return c, nil
@@ -377,41 +377,74 @@ func (c Config) Resolve(d int) (Config, error) {
 // ErrConfig is wrapped by every configuration validation error.
 var ErrConfig = errors.New("invalid configuration")
 
-func (c *Config) check(d int) error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("gpnb: %w: %s", ErrConfig, fmt.Sprintf(format, a...))
+// ConfigError is the ErrConfig error of a Config field with a bad value:
+// Field is its path as Differences writes it ("Probes",
+// "Settings.RelTolMean", "Init"), a solver parameter's under "Solver"
+// ("Solver.Momentum"). Resolve, and so NewOptimiser, NewEstimator and
+// Resume, return one.
+type ConfigError struct {
+	Field string
+	Err   error // what is wrong and what to do
+}
+
+func (e *ConfigError) Error() string { return "gpnb: " + ErrConfig.Error() + ": " + e.Err.Error() }
+
+// Unwrap returns ErrConfig and Err.
+func (e *ConfigError) Unwrap() []error { return []error{ErrConfig, e.Err} }
+
+// configError returns the ConfigError of field with format's message.
+func configError(field, format string, a ...any) error {
+	return &ConfigError{Field: field, Err: fmt.Errorf(format, a...)}
+}
+
+// solverError returns err, an error of package solvers about the field
+// under prefix ("Settings", "Solver", "Rules"), as a ConfigError naming
+// that field as precisely as err does (solvers.FieldError).
+func solverError(prefix string, err error) error {
+	field := prefix
+	if fe := (*solvers.FieldError)(nil); errors.As(err, &fe) && prefix != "Rules" {
+		f := fe.Field
+		if prefix == "Solver" {
+			_, f, _ = strings.Cut(f, ".") // "SGD.Momentum": the method is the Solver
+		}
+		field += "." + f
 	}
+	return &ConfigError{Field: field, Err: err}
+}
+
+func (c *Config) check(d int) error {
+	bad := configError
 	switch {
 	case !c.Kernel.Valid():
-		return bad("unknown kernel family %v: use Matern12, Matern32, Matern52 or RBF", c.Kernel)
+		return bad("Kernel", "unknown kernel family %v: use Matern12, Matern32, Matern52 or RBF", c.Kernel)
 	case c.Estimator != Hutchinson && c.Estimator != ExactGradient && c.Estimator != Pathwise:
-		return bad("unknown estimator %v: use Hutchinson, Pathwise or ExactGradient", c.Estimator)
+		return bad("Estimator", "unknown estimator %v: use Hutchinson, Pathwise or ExactGradient", c.Estimator)
 	case c.ProbeDist != Gaussian && c.ProbeDist != Rademacher:
-		return bad("unknown probe distribution %v: use Gaussian or Rademacher", c.ProbeDist)
+		return bad("ProbeDist", "unknown probe distribution %v: use Gaussian or Rademacher", c.ProbeDist)
 	case c.Features != 0 && c.Estimator != Pathwise:
-		return bad("Features = %d: random features belong to the pathwise estimator; set Estimator to Pathwise, or leave Features 0", c.Features)
+		return bad("Features", "Features = %d: random features belong to the pathwise estimator; set Estimator to Pathwise, or leave Features 0", c.Features)
 	case c.Estimator == Pathwise && (c.Features < 0 || c.Features%2 != 0):
-		return bad("Features = %d: use an even number > 0 of random features (cosine and sine pairs; 0 means %d)", c.Features, kernel.DefaultFeatures)
+		return bad("Features", "Features = %d: use an even number > 0 of random features (cosine and sine pairs; 0 means %d)", c.Features, kernel.DefaultFeatures)
 	case c.Estimator == Pathwise && c.ProbeDist != Gaussian:
-		return bad("ProbeDist = %v: the pathwise estimator's probes are N(0, H) by construction; leave ProbeDist Gaussian", c.ProbeDist)
+		return bad("ProbeDist", "ProbeDist = %v: the pathwise estimator's probes are N(0, H) by construction; leave ProbeDist Gaussian", c.ProbeDist)
 	case c.Estimator == ExactGradient && c.Settings.Budget != 0:
-		return bad("Budget = %v: the exact gradient solves by Cholesky, with no iterations to budget; use Hutchinson or Pathwise", c.Settings.Budget)
+		return bad("Settings.Budget", "Budget = %v: the exact gradient solves by Cholesky, with no iterations to budget; use Hutchinson or Pathwise", c.Settings.Budget)
 	case c.Probes < 1:
-		return bad("Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
+		return bad("Probes", "Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
-		return bad("LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", c.LearningRate)
+		return bad("LearningRate", "LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", c.LearningRate)
 	case c.NoiseMin < 0 || math.IsNaN(c.NoiseMin) || math.IsInf(c.NoiseMin, 0):
-		return bad("NoiseMin = %v: must be a finite value ≥ 0 (0 means no floor on σ)", c.NoiseMin)
+		return bad("NoiseMin", "NoiseMin = %v: must be a finite value ≥ 0 (0 means no floor on σ)", c.NoiseMin)
 	case c.MaxExactN < 0:
-		return bad("MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
+		return bad("MaxExactN", "MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
 	case c.EvalRelTol < 0 || math.IsNaN(c.EvalRelTol) || math.IsInf(c.EvalRelTol, 0):
-		return bad("EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
+		return bad("EvalRelTol", "EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
 	}
 	if err := solvers.Check(c.Solver); err != nil {
-		return bad("%v", err)
+		return solverError("Solver", err)
 	}
 	if err := c.Init.Validate(d); err != nil {
-		return bad("Init: %v", err)
+		return bad("Init", "Init: %v", err)
 	}
 	return nil
 }
@@ -460,7 +493,7 @@ func Paper(solver, dataset string) (Config, error) {
 	}
 	m, err := solvers.ParseMethod(solver)
 	if err != nil {
-		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
+		return c, solverError("Solver", err)
 	}
 	switch m := m.(type) {
 	case solvers.AP:

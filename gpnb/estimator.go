@@ -94,11 +94,7 @@ func (b *Backoff) add(st *solvers.State) {
 	b.Halvings++
 	b.Iterations += st.Iteration
 	b.Rows += st.Rows
-	w := &b.Work
-	w.OperatorProducts += st.Work.OperatorProducts
-	w.RowEvaluations += st.Work.RowEvaluations
-	w.BlockEntries += st.Work.BlockEntries
-	w.BlockFactorisations += st.Work.BlockFactorisations
+	b.Work = b.Work.Plus(st.Work)
 }
 
 // halved returns m with its learning rate halved k times; methods other
@@ -162,13 +158,13 @@ type Estimator struct {
 	strat   probeStrategy // nil for ExactGradient
 
 	recs recorders
-	step int // the optimiser step in progress, for Progress.Step
+	step int // the optimiser step in progress, for IterationRecord.Step
 }
 
 // NewEstimator returns the level-2 estimator for the training part of ds.
 // It uses the fields Solver, Settings, Estimator, WarmStart, FixedProbes,
 // Probes, ProbeDist, Seed, Operator, TrackExactMLL and MaxExactN of cfg (zero
-// values take their defaults), and the options WithBackend and WithRecorder.
+// values take their defaults), and the option WithBackend.
 func NewEstimator(ds *data.Dataset, cfg Config, opts ...Option) (*Estimator, error) {
 	if err := checkDataset(ds); err != nil {
 		return nil, err
@@ -196,7 +192,7 @@ func NewEstimator(ds *data.Dataset, cfg Config, opts ...Option) (*Estimator, err
 // newEstimator sets up everything but the generator, for a resolved cfg.
 func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
 	if (cfg.Estimator == ExactGradient || cfg.TrackExactMLL) && ds.NTrain() > cfg.maxExactN() {
-		return nil, fmt.Errorf("gpnb: %w: ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator, a subset, or raise Config.MaxExactN on a machine with the memory", ErrConfig, ds.NTrain(), cfg.maxExactN())
+		return nil, configError("MaxExactN", "ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator, a subset, or raise Config.MaxExactN on a machine with the memory", ds.NTrain(), cfg.maxExactN())
 	}
 	e := &Estimator{
 		x:       ds.XTrain,
@@ -205,9 +201,6 @@ func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
 		d:       ds.D(),
 		cfg:     cfg,
 		backend: o.backend,
-	}
-	for _, r := range o.recorders {
-		e.recs.add(r)
 	}
 	switch cfg.Estimator {
 	case Hutchinson:
@@ -231,7 +224,7 @@ func (e *Estimator) restore(st EstimatorState) error {
 }
 
 // AddRecorder adds r to the recorders called after every solver iteration
-// (RecordIteration; Progress.Step is 0 for an estimator used on its own)
+// (RecordIteration; IterationRecord.Step is 0 for an estimator used on its own)
 // and returns the function that removes it again.
 func (e *Estimator) AddRecorder(r Recorder) (remove func()) { return e.recs.add(r) }
 
@@ -521,7 +514,6 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 		return err
 	}
 
-	bw := backoff.Work
 	rec.SolverIterations = st.Iteration + backoff.Iterations
 	rec.RateBackoffs, rec.BackoffIterations = backoff.Halvings, backoff.Iterations
 	rec.SolverConverged = sol.Converged()
@@ -533,10 +525,8 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	if !e.cfg.DropResidualTraces {
 		rec.Residuals = st.Clone().Trace
 	}
-	rec.OperatorProducts = st.Work.OperatorProducts + bw.OperatorProducts
-	rec.RowEvaluations = st.Work.RowEvaluations + bw.RowEvaluations
-	rec.BlockEntries = st.Work.BlockEntries + bw.BlockEntries
-	rec.BlockFactorisations = st.Work.BlockFactorisations + bw.BlockFactorisations
+	w := st.Work.Plus(backoff.Work)
+	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries, rec.BlockFactorisations = w.OperatorProducts, w.RowEvaluations, w.BlockEntries, w.BlockFactorisations
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil
 	e.st.PrevV = matrixOf(v)

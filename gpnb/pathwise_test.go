@@ -242,7 +242,7 @@ func TestPathwiseResumeBitIdentical(t *testing.T) {
 			// Interrupted mid-solve in step 4 after 2 iterations.
 			c, _ := NewOptimiser(ds, tc.cfg)
 			cctx, cancel := context.WithCancel(ctx)
-			c.AddRecorder(Hooks{Iteration: func(p Progress) {
+			c.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 				if p.Step == 4 && p.Iteration == 2 {
 					cancel()
 				}

@@ -1,6 +1,12 @@
 package gpnb
 
-import "github.com/gpnb/gpnb/gpnb/kernel"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
+)
 
 // StepRecord is what one marginal-likelihood step leaves behind: the unit of
 // record (DESIGN.md). A History is the list of them, in step order. All
@@ -115,6 +121,15 @@ func (r StepRecord) Untimed() StepRecord {
 	r.SolverSeconds, r.StepSeconds = 0, 0
 	r.BuildSeconds, r.StartSeconds, r.FactorSeconds, r.ReduceSeconds = 0, 0, 0, 0
 	return r
+}
+
+// ProbeResidual returns the mean of the probe columns' FinalResiduals: how
+// far the probe systems' solve got. NaN when the record has none.
+func (r StepRecord) ProbeResidual() float64 {
+	if len(r.FinalResiduals) < 2 {
+		return math.NaN()
+	}
+	return stat.Mean(r.FinalResiduals[1:], nil)
 }
 
 // History is the record of every step so far, in order.

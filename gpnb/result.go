@@ -25,7 +25,7 @@ func (o *Optimiser) Result(ev *Eval) Result {
 // Result is the state's run as a Result, without test metrics
 // (EvalMethod NotEvaluated): what the charts of package viz read, so a
 // checkpoint (ReadCheckpoint) can be charted as a finished run can.
-func (st *State) Result() Result {
+func (st *OptimiserState) Result() Result {
 	h := kernel.HyperFromRaw(st.Raw)
 	solver := st.Config.Solver.Name()
 	if st.Config.Estimator == ExactGradient {

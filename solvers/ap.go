@@ -117,7 +117,7 @@ func (m AP) Resolve(n int) (AP, error) {
 func (m AP) blockSize(n int) (int, error) {
 	bs := m.BlockSize
 	if bs < 0 {
-		return 0, fmt.Errorf("%w: AP.BlockSize is %d: use a value > 0 (0 means %d)", ErrSettings, bs, DefaultBlockSize)
+		return 0, fieldError("AP.BlockSize", "AP.BlockSize is %d: use a value > 0 (0 means %d)", bs, DefaultBlockSize)
 	}
 	if bs == 0 {
 		bs = DefaultBlockSize
@@ -126,7 +126,7 @@ func (m AP) blockSize(n int) (int, error) {
 		bs = n
 	}
 	if m.Pick != PickUnconverged && m.Pick != PickAll {
-		return 0, fmt.Errorf("%w: AP.Pick is %d: use PickUnconverged or PickAll", ErrSettings, int(m.Pick))
+		return 0, fieldError("AP.Pick", "AP.Pick is %d: use PickUnconverged or PickAll", int(m.Pick))
 	}
 	return bs, nil
 }

@@ -86,10 +86,10 @@ const defaultCGMaxIter = 1000
 
 func (m CG) check() error {
 	if m.PrecondRank < 0 {
-		return fmt.Errorf("%w: CG.PrecondRank is %d: use 0 (no preconditioner) or a rank > 0", ErrSettings, m.PrecondRank)
+		return fieldError("CG.PrecondRank", "CG.PrecondRank is %d: use 0 (no preconditioner) or a rank > 0", m.PrecondRank)
 	}
 	if m.PrecondRank > 0 && (m.PrecondNoise < 0 || math.IsNaN(m.PrecondNoise) || math.IsInf(m.PrecondNoise, 0)) {
-		return fmt.Errorf("%w: CG.PrecondNoise is %v: with PrecondRank > 0 set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", ErrSettings, m.PrecondNoise)
+		return fieldError("CG.PrecondNoise", "CG.PrecondNoise is %v: with PrecondRank > 0 set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", m.PrecondNoise)
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func (m CG) precondNoise(op Operator) (float64, error) {
 			return s2, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: CG.PrecondNoise is 0 and the operator (%T) does not report its noise variance (NoiseVariancer): set PrecondNoise to σ² of H = K + σ²I", ErrSettings, op)
+	return 0, fieldError("CG.PrecondNoise", "CG.PrecondNoise is 0 and the operator (%T) does not report its noise variance (NoiseVariancer): set PrecondNoise to σ² of H = K + σ²I", op)
 }
 
 // Start returns a CG solver; see Method.

@@ -39,8 +39,7 @@
 // Each method is written once against a Space, which holds the vectors
 // (V, R, CG's directions, SGD's velocity) and does all the O(n·m) work on
 // them; the solver keeps only scalars. On an ordinary Operator the space
-// is HostSpace, whose arithmetic is that of this package before Space
-// existed, bit for bit. An operator that implements SpaceOperator (a GPU
+// is HostSpace, the CPU's (golden_test.go pins its bits). An operator that implements SpaceOperator (a GPU
 // backend) provides its own, so that a solve stays in device memory and
 // only scalars cross per iteration: Solver.State downloads the vectors when
 // called, Solver.Progress reads the scalars only, and Solver.Close releases

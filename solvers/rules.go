@@ -1,7 +1,6 @@
 package solvers
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/gpnb/gpnb/internal/enum"
@@ -50,7 +49,7 @@ func (r *Rules) UnmarshalText(b []byte) error { return rulesNames.Unmarshal(r, b
 // Check returns an ErrSettings error for a value that names no rule set.
 func (r Rules) Check() error {
 	if r != RulesAuthors && r != RulesPaperText {
-		return fmt.Errorf("%w: Rules is %d: use RulesAuthors or RulesPaperText", ErrSettings, int(r))
+		return fieldError("Rules", "Rules is %d: use RulesAuthors or RulesPaperText", int(r))
 	}
 	return nil
 }
@@ -197,13 +196,13 @@ func (s Settings) excess(rel []float64) float64 {
 // checkRules validates the rule fields of s (enumerations and MaxEpochs).
 func (s Settings) checkRules() error {
 	if s.ProbeRule != ProbeEach && s.ProbeRule != ProbeMean {
-		return fmt.Errorf("%w: ProbeRule is %d: use ProbeEach or ProbeMean", ErrSettings, int(s.ProbeRule))
+		return fieldError("ProbeRule", "ProbeRule is %d: use ProbeEach or ProbeMean", int(s.ProbeRule))
 	}
 	if s.Freeze != FreezeColumn && s.Freeze != FreezeJoint {
-		return fmt.Errorf("%w: Freeze is %d: use FreezeColumn or FreezeJoint", ErrSettings, int(s.Freeze))
+		return fieldError("Freeze", "Freeze is %d: use FreezeColumn or FreezeJoint", int(s.Freeze))
 	}
 	if s.MaxEpochs < 0 || math.IsNaN(s.MaxEpochs) || math.IsInf(s.MaxEpochs, 0) {
-		return fmt.Errorf("%w: MaxEpochs is %v: use a finite value > 0, or 0 for the method's iteration cap", ErrSettings, s.MaxEpochs)
+		return fieldError("MaxEpochs", "MaxEpochs is %v: use a finite value > 0, or 0 for the method's iteration cap", s.MaxEpochs)
 	}
 	return nil
 }
@@ -212,7 +211,7 @@ func (s Settings) checkRules() error {
 // solver turns MaxEpochs into MaxIterations).
 func (s Settings) checkCap() error {
 	if s.MaxEpochs > 0 && s.MaxIterations > 0 {
-		return fmt.Errorf("%w: MaxIterations (%d) and MaxEpochs (%v) are both set: set one of them", ErrSettings, s.MaxIterations, s.MaxEpochs)
+		return fieldError("MaxIterations", "MaxIterations (%d) and MaxEpochs (%v) are both set: set one of them", s.MaxIterations, s.MaxEpochs)
 	}
 	return nil
 }

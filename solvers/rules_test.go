@@ -490,3 +490,27 @@ func TestRulesApply(t *testing.T) {
 		t.Errorf("Rules(7).Check() = %v", err)
 	}
 }
+
+// TestFieldErrors: a bad field's error is a FieldError naming it, and
+// matches ErrSettings.
+func TestFieldErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		field string
+	}{
+		{func() error { _, err := (Settings{RelTolMean: -1}).Resolve(CG{}); return err }(), "RelTolMean"},
+		{func() error { _, err := (Settings{Budget: math.Inf(1)}).Resolve(CG{}); return err }(), "Budget"},
+		{func() error { _, err := (Settings{Freeze: 7}).Resolve(AP{}); return err }(), "Freeze"},
+		{func() error { _, err := (Settings{MaxEpochs: 2, MaxIterations: 3}).Resolve(SGD{}); return err }(), "MaxIterations"},
+		{Check(SGD{Momentum: 1}), "SGD.Momentum"},
+		{Check(SGD{LearningRate: 1, RawLearningRate: 2}), "SGD.LearningRate"},
+		{Check(AP{BlockSize: -1}), "AP.BlockSize"},
+		{Check(CG{PrecondRank: -1}), "CG.PrecondRank"},
+		{Rules(9).Check(), "Rules"},
+	} {
+		var fe *FieldError
+		if !errors.As(tc.err, &fe) || fe.Field != tc.field || !errors.Is(tc.err, ErrSettings) {
+			t.Errorf("%v: want a FieldError of %s", tc.err, tc.field)
+		}
+	}
+}

@@ -55,6 +55,24 @@ var (
 	ErrClosed = errors.New("solvers: the solver is closed")
 )
 
+// FieldError is the ErrSettings error of a field with a bad value: Field
+// names it, with its method's name for a method's parameter ("RelTolMean",
+// "SGD.Momentum"). errors.Is(err, ErrSettings) holds.
+type FieldError struct {
+	Field string
+	msg   string
+}
+
+func (e *FieldError) Error() string { return ErrSettings.Error() + ": " + e.msg }
+
+// Is reports whether target is ErrSettings.
+func (e *FieldError) Is(target error) bool { return target == ErrSettings }
+
+// fieldError returns a FieldError about field whose message is format's.
+func fieldError(field, format string, a ...any) error {
+	return &FieldError{Field: field, msg: fmt.Sprintf(format, a...)}
+}
+
 const pdAdvice = "increase the noise σ (or add jitter to the diagonal) so that H = K + σ²I is well conditioned"
 
 // Settings are the stopping rules shared by every method. The zero value
@@ -86,27 +104,13 @@ type Settings struct {
 	// its tolerance (FreezeColumn, the default) or iterate every column
 	// until the whole rule is met (FreezeJoint, the authors' code).
 	Freeze Freeze `json:"freeze,omitempty"`
-	// Budget bounds the cost of one solve, in epochs: passes over the rows
-	// of H (see State.Epochs), the unit that compares CG, AP and SGD. A CG
-	// iteration reads all n rows of H once, whatever the number of columns
-	// it updates (1 epoch); an AP block update reads |I| columns of H
-	// (|I|/n); an SGD mini-batch reads |I| rows (|I|/n). This is the
-	// "solver epochs" budget of Lin et al. (NeurIPS 2024, arXiv
-	// 2405.18457), which also counts kernel evaluations, the cost that
-	// dominates a matrix-free solve. The solver stops before an iteration
-	// that would take its spending past Budget; it is then Done, not
-	// Converged, with State.BudgetSpent set, which is not a failure: a
-	// warm-started caller continues from that point at its next solve, so
-	// progress accumulates. The products that only check a solution (a
-	// warm start's initial residual, CG's true-residual checks and SGD's
-	// verification) are counted in Work but not charged to the budget. 0
-	// means no budget; a budget below one iteration's cost is ErrSettings
-	// at Start.
-	//
-	// Budget and MaxEpochs are both in epochs but mean different things: a
-	// budget is the planned end of a solve (BudgetSpent, residuals checked,
-	// continued at the next warm-started step), a cap is a safety limit
-	// whose hits are reported as unconverged solves.
+	// Budget bounds the work of one solve in epochs, passes over the rows
+	// of H (State.Epochs: a CG iteration 1, an AP block or SGD batch
+	// |I|/n; Lin et al. 2024's "solver epochs"). The solver stops before
+	// an iteration that would exceed it, Done but not Converged, with
+	// State.BudgetSpent set: a planned stop, unlike the MaxEpochs cap.
+	// Products that only check a solution are not charged. 0 means none; a
+	// budget below one iteration is ErrSettings at Start.
 	Budget float64 `json:"budget,omitempty"`
 }
 
@@ -130,7 +134,7 @@ func (s Settings) Resolve(m Method) (Settings, error) {
 	max, ok := DefaultMaxIterations(m.Name())
 	if !ok {
 		if s.MaxIterations == 0 {
-			return s, fmt.Errorf("%w: method %q has no default MaxIterations: set one", ErrSettings, m.Name())
+			return s, fieldError("MaxIterations", "method %q has no default MaxIterations: set one", m.Name())
 		}
 		max = s.MaxIterations
 	}
@@ -149,16 +153,16 @@ func (s Settings) withDefaults(defaultMax int) (Settings, error) {
 		s.MaxIterations = defaultMax
 	}
 	if !(s.RelTolMean > 0) || math.IsInf(s.RelTolMean, 0) {
-		return s, fmt.Errorf("%w: RelTolMean is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolMean, DefaultRelTolMean)
+		return s, fieldError("RelTolMean", "RelTolMean is %v: use a finite value > 0 (0 means the default %v)", s.RelTolMean, DefaultRelTolMean)
 	}
 	if !(s.RelTolProbes > 0) || math.IsInf(s.RelTolProbes, 0) {
-		return s, fmt.Errorf("%w: RelTolProbes is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolProbes, DefaultRelTolProbes)
+		return s, fieldError("RelTolProbes", "RelTolProbes is %v: use a finite value > 0 (0 means the default %v)", s.RelTolProbes, DefaultRelTolProbes)
 	}
 	if s.MaxIterations < 0 {
-		return s, fmt.Errorf("%w: MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", ErrSettings, s.MaxIterations)
+		return s, fieldError("MaxIterations", "MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", s.MaxIterations)
 	}
 	if !(s.Budget >= 0) || math.IsInf(s.Budget, 0) {
-		return s, fmt.Errorf("%w: Budget is %v: use a finite number of epochs ≥ 0 (0 means no budget)", ErrSettings, s.Budget)
+		return s, fieldError("Budget", "Budget is %v: use a finite number of epochs ≥ 0 (0 means no budget)", s.Budget)
 	}
 	return s, s.checkRules()
 }
@@ -240,11 +244,11 @@ type Solver interface {
 // returns it. Its slices are views of the State's, valid until the next
 // Iterate: copy them to keep them.
 type Progress struct {
-	Iteration       int       // completed iterations
-	RelResiduals    []float64 // ‖R[:,j]‖/‖b_j‖ (see State)
-	ColumnConverged []bool    // columns that met their tolerance
-	Converged       bool      // the stopping rule is met
-	Work            Work      // cost so far
+	Iteration       int       `json:"iteration"`        // completed iterations
+	RelResiduals    []float64 `json:"rel_residuals"`    // ‖R[:,j]‖/‖b_j‖ (see State)
+	ColumnConverged []bool    `json:"column_converged"` // columns that met their tolerance
+	Converged       bool      `json:"converged"`        // the stopping rule is met
+	Work            Work      `json:"work"`             // cost so far
 }
 
 // Work counts what a solve has cost so far, in units that compare across
@@ -254,10 +258,20 @@ type Progress struct {
 // counted: resuming counts again what must be recomputed (AP's block
 // factors, CG's preconditioner).
 type Work struct {
-	OperatorProducts    int // column-products with the full H (MulTo)
-	RowEvaluations      int // rows or columns of H used (RowsMulTo, ColsMulTo)
-	BlockEntries        int // entries of H evaluated by BlockTo
-	BlockFactorisations int // Cholesky factorisations (AP blocks, Cholesky)
+	OperatorProducts    int `json:"operator_products"`    // column-products with the full H (MulTo)
+	RowEvaluations      int `json:"row_evaluations"`      // rows or columns of H used (RowsMulTo, ColsMulTo)
+	BlockEntries        int `json:"block_entries"`        // entries of H evaluated by BlockTo
+	BlockFactorisations int `json:"block_factorisations"` // Cholesky factorisations (AP blocks, Cholesky)
+}
+
+// Plus returns the work of w and o together.
+func (w Work) Plus(o Work) Work {
+	return Work{
+		OperatorProducts:    w.OperatorProducts + o.OperatorProducts,
+		RowEvaluations:      w.RowEvaluations + o.RowEvaluations,
+		BlockEntries:        w.BlockEntries + o.BlockEntries,
+		BlockFactorisations: w.BlockFactorisations + o.BlockFactorisations,
+	}
 }
 
 // State is the whole state of a solve, as plain exported data: it
@@ -300,17 +314,11 @@ type State struct {
 	// residuals are a recurrence and an estimate; AP's is exact.
 	BudgetSpent bool `json:",omitempty"`
 	// Stalled reports that the solve stopped, not converged, because its
-	// true residual stopped falling, so that iterating on to MaxIterations
-	// would not help; R and RelResiduals are then true residuals. CG and
-	// AP: three failed checks of b − Hv in a row, each above 0.9 times the
-	// one before, while the recurrence (CG's per column, AP's updated
-	// residual) claimed the tolerance each time: the rounding of the
-	// operator's products — float32 products, or a tolerance near
-	// float64's limit for a badly conditioned H — is the floor (use float64
-	// products or a looser tolerance). SGD and AP: StallEpochs epochs after
-	// epochs without progress, which an SGD learning rate near divergence
-	// (lower it) or an SGD column frozen and thawed over and over under
-	// FreezeColumn (DESIGN.md; use FreezeJoint) shows.
+	// true residual stopped falling (R and RelResiduals are then true
+	// residuals). CG and AP: three failed checks of b − Hv in a row, each
+	// above 0.9 times the one before, the products' rounding being the
+	// floor. SGD and AP: no progress for StallEpochs epochs (see there).
+	// DESIGN.md lists the causes and what helps.
 	Stalled bool `json:",omitempty"`
 	// Watch is SGD's and AP's record of their progress, which detects a
 	// stall; nil for CG and Cholesky, and in states saved before it was
@@ -775,14 +783,16 @@ func (c *core) Solution() *mat.Dense {
 }
 
 // Progress returns the scalar part of the state (see Solver).
-func (c *core) Progress() Progress {
-	st := c.st
+func (c *core) Progress() Progress { return c.st.Progress() }
+
+// Progress returns the scalar part of s; its slices are views of s's.
+func (s *State) Progress() Progress {
 	return Progress{
-		Iteration:       st.Iteration,
-		RelResiduals:    st.RelResiduals,
-		ColumnConverged: st.ColumnConverged,
-		Converged:       st.Converged,
-		Work:            st.Work,
+		Iteration:       s.Iteration,
+		RelResiduals:    s.RelResiduals,
+		ColumnConverged: s.ColumnConverged,
+		Converged:       s.Converged,
+		Work:            s.Work,
 	}
 }
 

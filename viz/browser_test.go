@@ -110,8 +110,6 @@ func fullReport(t *testing.T) *Report {
 		func() (*Chart, error) { return Hyperparameters(res[:2*8*1]) },
 		func() (*Chart, error) { return ResidualsLast(warm, 2) },
 		func() (*Chart, error) { return ResidualTrace("a solver state's trace", residualRows(12, 3)) },
-		func() (*Chart, error) { return IterationsOf(warm) },
-		func() (*Chart, error) { return HyperparametersOf(warm) },
 		func() (*Chart, error) { return Predictive(sinePrediction(3)) },
 	}
 	for i, f := range steps {

@@ -405,36 +405,6 @@ func hyperPanels(title string, ms []hyperMethod) []*Panel {
 	return []*Panel{pn, ps, pl}
 }
 
-// IterationsOf is figure 3 for one run from its history alone (an
-// optimiser's History(), a checkpoint's State.History), with no
-// gpnb.Result: the solver iterations of each step.
-func IterationsOf(h gpnb.History) (*Chart, error) {
-	if len(h) == 0 {
-		return nil, fmt.Errorf("%w: empty history: run at least one optimiser step before charting iterations", ErrChart)
-	}
-	var bad badCounter
-	x, y := meanTrace([]gpnb.History{h}, func(r gpnb.StepRecord) float64 { return float64(r.SolverIterations) }, &bad)
-	p := &Panel{Title: "Solver iterations per marginal likelihood step", XLabel: "step", YLabel: "solver iterations",
-		Series: []Series{{Name: "solver iterations", Kind: Line, X: x, Y: y, Color: ColorWarm}}}
-	if n := h.UnconvergedSteps(); n > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d steps stopped at the iteration cap", n))
-	}
-	bad.note(p, "values")
-	return &Chart{Title: p.Title, Panels: []*Panel{p}}, nil
-}
-
-// HyperparametersOf is figure 4 for one run from its history alone (an
-// optimiser's History(), a checkpoint's State.History): noise σ, signal s
-// and the length scales ℓ after each step, on the scale the optimiser
-// works on (z-scored data).
-func HyperparametersOf(h gpnb.History) (*Chart, error) {
-	if len(h) == 0 {
-		return nil, fmt.Errorf("%w: empty history: run at least one optimiser step before charting hyperparameters", ErrChart)
-	}
-	ps := hyperPanels("", []hyperMethod{{"this run", ColorWarm, false, []gpnb.History{h}}})
-	return &Chart{Title: "Hyperparameters during marginal likelihood optimisation", Columns: 3, Panels: ps}, nil
-}
-
 // Distances is figure 1 (right): the distance between the solver's
 // initialisation and the solution at each step, as RMSE in the H-norm, for
 // a zero initialisation and for the warm start actually used
@@ -618,16 +588,6 @@ func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
 		}
 		return false
 	}
-	probes := func(r gpnb.StepRecord) float64 {
-		if len(r.FinalResiduals) < 2 {
-			return math.NaN()
-		}
-		s := 0.0
-		for _, v := range r.FinalResiduals[1:] {
-			s += v
-		}
-		return s / float64(len(r.FinalResiduals)-1)
-	}
 	mean := func(r gpnb.StepRecord) float64 {
 		if len(r.FinalResiduals) == 0 {
 			return math.NaN()
@@ -638,7 +598,7 @@ func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
 	stepPanels(c, results, has, func(ds, s string) *Panel {
 		return &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "‖Hv − b‖/‖b‖", LogY: true}
 	}, func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter) {
-		x, y := meanTrace(hs, probes, bad)
+		x, y := meanTrace(hs, gpnb.StepRecord.ProbeResidual, bad)
 		p.Series = append(p.Series, Series{Name: label + " probes", Kind: Line, X: x, Y: y, Color: color})
 		x, y = meanTrace(hs, mean, bad)
 		p.Series = append(p.Series, Series{Name: label + " mean", Kind: Line, X: x, Y: y, Color: color, Dashed: true})

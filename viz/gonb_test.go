@@ -89,7 +89,7 @@ func TestEveryOutputIsFlushedAndLogged(t *testing.T) {
 	bad.Show()
 	l := NewLive("live")
 	l.Every = 0
-	l.RecordIteration(gpnb.Progress{Step: 1, Iteration: 1, RelResiduals: []float64{0.5, 0.6}})
+	l.RecordIteration(gpnb.IterationRecord{Step: 1, Iteration: 1, RelResiduals: []float64{0.5, 0.6}})
 	l.RecordStep(gpnb.StepRecord{Step: 1, SolverIterations: 1, Residuals: [][]float64{{1, 1}, {0.5, 0.6}}})
 	l.Done()
 

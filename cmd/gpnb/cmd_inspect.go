@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
@@ -22,8 +24,8 @@ func init() {
 	register(&command{name: "inspect", short: "summarise a checkpoint, a result JSON or a reproduce job: configuration, θ, totals, one line a step", run: runInspect})
 }
 
-// inspection is what `gpnb inspect --json` prints: where the run stands and
-// one row a step, without the per-iteration residual traces.
+// inspection is what `gpnb inspect --json` prints: where the run stands,
+// its totals, and its history without the per-iteration residual traces.
 type inspection struct {
 	Path string `json:"path"`
 	// Kind is "checkpoint" or "result".
@@ -44,76 +46,43 @@ type inspection struct {
 	// Theta is the current (ℓ_1..ℓ_d, s, σ), on the z-scored scale the run
 	// trains on; ThetaData is the same in the data's units (checkpoints of
 	// normalised data only).
-	Theta            []float64 `json:"theta,omitempty"`
-	ThetaData        []float64 `json:"theta_data_units,omitempty"`
-	SolverIterations int       `json:"solver_iterations"`
-	UnconvergedSteps int       `json:"unconverged_steps"`
-	// StalledSteps counts the unconverged steps whose solve stalled above
-	// its tolerance (the true residual stopped falling) rather than hit the
-	// iteration cap.
-	StalledSteps int `json:"stalled_steps,omitempty"`
-	// BackoffSteps counts the steps whose SGD solve diverged and was
-	// started again at half the learning rate, RateBackoffs those restarts
-	// (gpnb.MaxRateBackoffs).
-	BackoffSteps int `json:"backoff_steps,omitempty"`
-	RateBackoffs int `json:"rate_backoffs,omitempty"`
+	Theta     []float64 `json:"theta,omitempty"`
+	ThetaData []float64 `json:"theta_data_units,omitempty"`
+	// The history's totals (gpnb.History's methods of the same names).
+	SolverIterations int     `json:"solver_iterations"`
+	UnconvergedSteps int     `json:"unconverged_steps"`
+	StalledSteps     int     `json:"stalled_steps,omitempty"`
+	BackoffSteps     int     `json:"backoff_steps,omitempty"`
+	RateBackoffs     int     `json:"rate_backoffs,omitempty"`
+	BudgetSteps      int     `json:"budget_steps"`
+	SolverEpochs     float64 `json:"solver_epochs"`
+	TotalSeconds     float64 `json:"total_seconds"`
+	SolverSeconds    float64 `json:"solver_seconds"`
 	// Budget is the solver budget per step in epochs (0: none, or not
-	// recorded); BudgetSteps counts the steps stopped by it, SolverEpochs
-	// sums what the solves cost in epochs.
-	Budget        float64 `json:"budget,omitempty"`
-	BudgetSteps   int     `json:"budget_steps"`
-	SolverEpochs  float64 `json:"solver_epochs"`
-	TotalSeconds  float64 `json:"total_seconds"`
-	SolverSeconds float64 `json:"solver_seconds"`
-	// Pending describes a solve interrupted mid-step (checkpoints only).
+	// recorded).
+	Budget float64 `json:"budget,omitempty"`
+	// Pending is the solve a checkpoint taken mid-step will continue.
 	Pending *pendingSolve `json:"pending,omitempty"`
-	// TestRMSE and TestLLH come from a result's evaluation.
-	TestRMSE   *float64 `json:"test_rmse,omitempty"`
-	TestLLH    *float64 `json:"test_llh,omitempty"`
-	EvalMethod string   `json:"eval_method,omitempty"`
-	// Samples holds the test metrics from the pathwise estimator's
-	// posterior samples, when the result has them.
-	Samples *gpnb.SampleEval `json:"samples,omitempty"`
-	History []stepBrief      `json:"history"`
+	// Test is a result's evaluation (nil: none).
+	Test *gpnb.Eval `json:"test,omitempty"`
+	// History holds every step's record without its residual trace.
+	History gpnb.History `json:"history"`
 	// solverName is the solver of a result without a configuration.
 	solverName string
 }
 
 // pendingSolve is the solve a checkpoint taken mid-step will continue.
 type pendingSolve struct {
-	Step          int       `json:"step"` // the 1-based step it belongs to
-	Iteration     int       `json:"iteration"`
-	SolverSeconds float64   `json:"solver_seconds"`
-	StepSeconds   float64   `json:"step_seconds"`
-	RelResiduals  []float64 `json:"rel_residuals"`
-}
-
-// stepBrief is one step of a history without its residual trace.
-type stepBrief struct {
-	Step             int     `json:"step"`
-	SolverIterations int     `json:"solver_iterations"`
-	SolverConverged  bool    `json:"solver_converged"`
-	BudgetStop       bool    `json:"budget_stop,omitempty"`
-	SolverStalled    bool    `json:"solver_stalled,omitempty"`
-	RateBackoffs     int     `json:"rate_backoffs,omitempty"`
-	SolverEpochs     float64 `json:"solver_epochs,omitempty"`
-	StepSeconds      float64 `json:"step_seconds"`
-	SolverSeconds    float64 `json:"solver_seconds"`
-	Noise            float64 `json:"noise"`
-	Signal           float64 `json:"signal"`
-	// MeanLengthscale is the arithmetic mean of the d length scales.
-	MeanLengthscale  float64 `json:"mean_lengthscale"`
-	InitDistance     float64 `json:"init_distance"`
-	ZeroInitDistance float64 `json:"zero_init_distance"`
-	// FinalResiduals are the relative residuals the step's solve ended with
-	// (column 0 the mean system), when recorded.
-	FinalResiduals []float64 `json:"final_residuals,omitempty"`
+	Step          int     `json:"step"` // the 1-based step it belongs to
+	SolverSeconds float64 `json:"solver_seconds"`
+	StepSeconds   float64 `json:"step_seconds"`
+	solvers.Progress
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("inspect", "CHECKPOINT|RESULT.json|JOB_DIR [--last N] [--json FILE|-]", stderr)
-	last := flags.Int("last", 0, "list only the last N steps (0 = every step); the JSON always holds every step")
-	jsonOut := flags.String("json", "", "write the summary as JSON to this file (- for stdout) instead of the text")
+	last := flags.Int("last", 0, "list the last N steps only (0: all; the JSON holds all)")
+	jsonOut := flags.String("json", "", "write the summary as JSON to `FILE` (-: stdout)")
 	// The path comes first or last; flags may stand on either side of it.
 	var path string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -200,7 +169,7 @@ func fileExists(path string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-func inspectState(path string, st *gpnb.State, tag string) *inspection {
+func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection {
 	cfg := st.Config
 	probes := "resampled"
 	if cfg.FixedProbes == gpnb.ProbesFixed {
@@ -222,11 +191,7 @@ func inspectState(path string, st *gpnb.State, tag string) *inspection {
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
 	if p := st.Pending; p != nil {
-		in.Pending = &pendingSolve{
-			Step: st.Step + 1, Iteration: p.Iteration,
-			SolverSeconds: st.PendingSolverSeconds, StepSeconds: st.PendingStepSeconds,
-			RelResiduals: append([]float64(nil), p.RelResiduals...),
-		}
+		in.Pending = &pendingSolve{Step: st.Step + 1, SolverSeconds: st.PendingSolverSeconds, StepSeconds: st.PendingStepSeconds, Progress: p.Progress()}
 		if p.Settings.MaxIterations > 0 {
 			in.MaxIterations = p.Settings.MaxIterations
 		}
@@ -248,7 +213,7 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
 		// A result does not record whether its probes were fixed.
 		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, probeText),
-		Steps: r.StepsDone, Budget: budget, Samples: r.Samples, solverName: strings.ToLower(r.Solver),
+		Steps: r.StepsDone, Budget: budget, solverName: strings.ToLower(r.Solver),
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.
@@ -258,8 +223,7 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 		in.Theta = append(append([]float64(nil), r.Final.Lengthscales...), r.Final.Signal, r.Final.Noise)
 	}
 	if r.EvalMethod != "" && r.EvalMethod != gpnb.NotEvaluated {
-		rmse, llh := r.TestRMSE, r.TestLLH
-		in.TestRMSE, in.TestLLH, in.EvalMethod = &rmse, &llh, r.EvalMethod
+		in.Test = &gpnb.Eval{TestRMSE: r.TestRMSE, TestLLH: r.TestLLH, NTest: r.NTest, Method: r.EvalMethod, Samples: r.Samples}
 	}
 	in.fill(r.History)
 	return in
@@ -275,22 +239,10 @@ func (in *inspection) fill(h gpnb.History) {
 	in.SolverEpochs = h.TotalSolverEpochs()
 	in.TotalSeconds = h.TotalSeconds()
 	in.SolverSeconds = h.TotalSolverSeconds()
-	in.History = make([]stepBrief, len(h))
+	in.History = make(gpnb.History, len(h))
 	for i, r := range h {
-		mean := 0.0
-		for _, l := range r.Lengthscales {
-			mean += l
-		}
-		if len(r.Lengthscales) > 0 {
-			mean /= float64(len(r.Lengthscales))
-		}
-		in.History[i] = stepBrief{
-			Step: r.Step, SolverIterations: r.SolverIterations, SolverConverged: r.SolverConverged,
-			BudgetStop: r.BudgetStop, SolverStalled: r.SolverStalled, RateBackoffs: r.RateBackoffs, SolverEpochs: r.SolverEpochs, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
-			StepSeconds: r.StepSeconds, SolverSeconds: r.SolverSeconds,
-			Noise: r.Noise, Signal: r.Signal, MeanLengthscale: mean,
-			InitDistance: r.InitDistance, ZeroInitDistance: r.ZeroInitDistance,
-		}
+		r.Residuals = nil
+		in.History[i] = r
 	}
 }
 
@@ -385,56 +337,7 @@ func describeMethod(c gpnb.Config, n int) string {
 // writeText prints the summary and the last `last` steps (0 = all).
 func (in *inspection) writeText(w io.Writer, last int) error {
 	var b bytes.Buffer
-	data := in.DataTag
-	if data == "" {
-		data = fmt.Sprintf("%d training points, d=%d", in.N, in.D)
-	}
-	fmt.Fprintf(&b, "%s: %s of %s\n", in.Path, in.Kind, data)
-	fmt.Fprintf(&b, "run:       %s\n", in.Run)
-	if in.Fingerprint != "" {
-		fmt.Fprintf(&b, "data:      fingerprint %s\n", in.Fingerprint)
-	}
-	if len(in.Theta) >= 2 {
-		d := len(in.Theta) - 2
-		fmt.Fprintf(&b, "θ now:     noise %.4g, signal %.4g, length scales %s\n", in.Theta[d+1], in.Theta[d], formatFloats(in.Theta[:d]))
-		if t := in.ThetaData; len(t) == len(in.Theta) {
-			fmt.Fprintf(&b, "           (z-scored; in the data's units: noise %.4g, signal %.4g, length scales %s)\n", t[d+1], t[d], formatFloats(t[:d]))
-		}
-	}
-	fmt.Fprintf(&b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
-		in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))
-	if in.Kind == "checkpoint" || in.UnconvergedSteps > 0 {
-		cap := ""
-		if in.MaxIterations > 0 {
-			cap = fmt.Sprintf(" (%d iterations a step)", in.MaxIterations)
-		}
-		fmt.Fprintf(&b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps-in.StalledSteps, len(in.History), cap)
-	}
-	if in.StalledSteps > 0 {
-		fmt.Fprintf(&b, "stalled:   %d of %d steps stopped above their tolerances because the true residual stopped falling (%s)\n", in.StalledSteps, len(in.History), stallCause(in.solver()))
-	}
-	if in.BackoffSteps > 0 {
-		fmt.Fprintf(&b, "backoffs:  %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all)\n", in.BackoffSteps, len(in.History), in.RateBackoffs)
-	}
-	if in.Budget > 0 || in.BudgetSteps > 0 {
-		budget := ""
-		if in.Budget > 0 {
-			budget = fmt.Sprintf(" of %g epochs", in.Budget)
-		}
-		fmt.Fprintf(&b, "budget:    %d of %d steps stopped at the solver budget%s (by design, not a failure), %.4g epochs in all\n", in.BudgetSteps, len(in.History), budget, in.SolverEpochs)
-	}
-	if p := in.Pending; p != nil {
-		fmt.Fprintf(&b, "pending:   step %d interrupted after %d solver iterations (%.1f s of solver, %.1f s of step); relative residuals %s; resuming continues this solve\n",
-			p.Step, p.Iteration, p.SolverSeconds, p.StepSeconds, formatResiduals(p.RelResiduals))
-	} else if in.Kind == "checkpoint" {
-		fmt.Fprintf(&b, "pending:   none (taken between steps; resuming starts step %d)\n", in.Steps+1)
-	}
-	if in.TestLLH != nil {
-		fmt.Fprintf(&b, "test:      RMSE %.4f, log-likelihood %.4f (%s)\n", *in.TestRMSE, *in.TestLLH, in.EvalMethod)
-	}
-	if s := in.Samples; s != nil {
-		fmt.Fprintf(&b, "samples:   RMSE %.4f, log-likelihood %.4f from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
-	}
+	in.writeSummary(&b)
 	rows := in.History
 	if last > 0 && last < len(rows) {
 		rows = rows[len(rows)-last:]
@@ -443,41 +346,107 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 		b.WriteString("\n")
 	}
 	if len(rows) > 0 {
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		// Under a budget, the residuals each solve stopped at show whether
-		// progress accumulates; without one they are the tolerances'.
-		budget := in.Budget > 0 || in.BudgetSteps > 0
-		head := "step\titerations\tconverged\tstep s\tsolver s\tnoise\tsignal\tmean ℓ\tinit dist\tzero dist\t"
-		if budget {
-			head += "res. at stop\t"
-		}
-		fmt.Fprintln(tw, head)
-		for _, r := range rows {
-			conv := "yes"
-			switch {
-			case r.BudgetStop:
-				conv = "budget"
-			case r.SolverStalled:
-				conv = "stalled"
-			case !r.SolverConverged:
-				conv = "cap"
-			}
-			if r.RateBackoffs > 0 {
-				conv += fmt.Sprintf(", rate/%d", 1<<r.RateBackoffs)
-			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, conv,
-				r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, r.MeanLengthscale, formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
-			if budget {
-				fmt.Fprintf(tw, "%s\t", formatStop(r.FinalResiduals))
-			}
-			fmt.Fprintln(tw)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := in.writeSteps(&b, rows); err != nil {
 			return err
 		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeSummary prints the run, θ and the totals, one labelled line each.
+func (in *inspection) writeSummary(b io.Writer) {
+	data := in.DataTag
+	if data == "" {
+		data = fmt.Sprintf("%d training points, d=%d", in.N, in.D)
+	}
+	fmt.Fprintf(b, "%s: %s of %s\n", in.Path, in.Kind, data)
+	fmt.Fprintf(b, "run:       %s\n", in.Run)
+	if in.Fingerprint != "" {
+		fmt.Fprintf(b, "data:      fingerprint %s\n", in.Fingerprint)
+	}
+	if len(in.Theta) >= 2 {
+		d := len(in.Theta) - 2
+		fmt.Fprintf(b, "θ now:     noise %.4g, signal %.4g, length scales %s\n", in.Theta[d+1], in.Theta[d], formatFloats(in.Theta[:d]))
+		if t := in.ThetaData; len(t) == len(in.Theta) {
+			fmt.Fprintf(b, "           (z-scored; in the data's units: noise %.4g, signal %.4g, length scales %s)\n", t[d+1], t[d], formatFloats(t[:d]))
+		}
+	}
+	fmt.Fprintf(b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
+		in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))
+	steps := len(in.History)
+	if in.Kind == "checkpoint" || in.UnconvergedSteps > 0 {
+		cap := ""
+		if in.MaxIterations > 0 {
+			cap = fmt.Sprintf(" (%d iterations a step)", in.MaxIterations)
+		}
+		fmt.Fprintf(b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps-in.StalledSteps, steps, cap)
+	}
+	if in.StalledSteps > 0 {
+		fmt.Fprintf(b, "stalled:   %d of %d steps stopped above their tolerances because the true residual stopped falling (%s)\n", in.StalledSteps, steps, stallCause(in.solver()))
+	}
+	if in.BackoffSteps > 0 {
+		fmt.Fprintf(b, "backoffs:  %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all)\n", in.BackoffSteps, steps, in.RateBackoffs)
+	}
+	if in.Budget > 0 || in.BudgetSteps > 0 {
+		budget := ""
+		if in.Budget > 0 {
+			budget = fmt.Sprintf(" of %g epochs", in.Budget)
+		}
+		fmt.Fprintf(b, "budget:    %d of %d steps stopped at the solver budget%s (by design, not a failure), %.4g epochs in all\n", in.BudgetSteps, steps, budget, in.SolverEpochs)
+	}
+	if p := in.Pending; p != nil {
+		fmt.Fprintf(b, "pending:   step %d interrupted after %d solver iterations (%.1f s of solver, %.1f s of step); relative residuals %s; resuming continues this solve\n",
+			p.Step, p.Iteration, p.SolverSeconds, p.StepSeconds, formatResiduals(p.RelResiduals))
+	} else if in.Kind == "checkpoint" {
+		fmt.Fprintf(b, "pending:   none (taken between steps; resuming starts step %d)\n", in.Steps+1)
+	}
+	if t := in.Test; t != nil {
+		fmt.Fprintf(b, "test:      RMSE %.4f, log-likelihood %.4f (%s)\n", t.TestRMSE, t.TestLLH, t.Method)
+		if s := t.Samples; s != nil {
+			fmt.Fprintf(b, "samples:   RMSE %.4f, log-likelihood %.4f from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
+		}
+	}
+}
+
+// writeSteps prints one row a step of rows.
+func (in *inspection) writeSteps(b io.Writer, rows gpnb.History) error {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Under a budget, the residuals each solve stopped at show whether
+	// progress accumulates; without one they are the tolerances'.
+	budget := in.Budget > 0 || in.BudgetSteps > 0
+	head := "step\titerations\tconverged\tstep s\tsolver s\tnoise\tsignal\tmean ℓ\tinit dist\tzero dist\t"
+	if budget {
+		head += "res. at stop\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, stepEnd(r),
+			r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, stat.Mean(r.Lengthscales, nil), formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
+		if budget {
+			fmt.Fprintf(tw, "%s\t", formatStop(r))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// stepEnd says in a word how a step's solve ended: yes (converged),
+// budget, stalled or cap, and its SGD rate's backoffs.
+func stepEnd(r gpnb.StepRecord) string {
+	conv := "yes"
+	switch {
+	case r.BudgetStop:
+		conv = "budget"
+	case r.SolverStalled:
+		conv = "stalled"
+	case !r.SolverConverged:
+		conv = "cap"
+	}
+	if r.RateBackoffs > 0 {
+		conv += fmt.Sprintf(", rate/%d", 1<<r.RateBackoffs)
+	}
+	return conv
 }
 
 // solver returns the run's solver name (cg, ap, sgd, cholesky), or "".
@@ -529,17 +498,13 @@ func formatResiduals(r []float64) string {
 	return s
 }
 
-// formatStop gives the residuals a solve stopped at, compactly: the mean
-// system's and the mean of the probes' ("0.0091/0.087"), or "—".
-func formatStop(r []float64) string {
-	if len(r) < 2 {
+// formatStop gives the residuals a step's solve stopped at, compactly: the
+// mean system's and the mean of the probes' ("0.0091/0.087"), or "—".
+func formatStop(r gpnb.StepRecord) string {
+	if len(r.FinalResiduals) < 2 {
 		return "—"
 	}
-	p := 0.0
-	for _, x := range r[1:] {
-		p += x
-	}
-	return fmt.Sprintf("%.2g/%.2g", r[0], p/float64(len(r)-1))
+	return fmt.Sprintf("%.2g/%.2g", r.FinalResiduals[0], r.ProbeResidual())
 }
 
 func formatDist(d float64) string {

@@ -25,61 +25,73 @@ func init() {
 	})
 }
 
+// reportFlags are gpnb report's flags.
+type reportFlags struct {
+	in, out, static, title string
+	last                   int
+}
+
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", "--in RESULTS_DIR|RESULT.json|RUN.ckpt [--out report.html] [--static DIR]", stderr)
-	in := fs.String("in", "", "a results directory (every *.json holding a result or a list of results, recursively), one result JSON (`gpnb train --json`), or a checkpoint")
-	out := fs.String("out", "report.html", "the HTML file to write (self-contained: echarts is inlined)")
-	static := fs.String("static", "", "if set, also write every figure as PNG and SVG into this directory")
-	title := fs.String("title", "", "page title (default: derived from --in)")
-	last := fs.Int("last", 3, "for a single run: how many of the last steps' residual trajectories to chart")
+	var f reportFlags
+	fs.StringVar(&f.in, "in", "", "a folder of result JSON files, one result JSON, or a checkpoint (`PATH`)")
+	fs.StringVar(&f.out, "out", "report.html", "the HTML file (echarts inlined)")
+	fs.StringVar(&f.static, "static", "", "also write every figure as PNG and SVG into `DIR`")
+	fs.StringVar(&f.title, "title", "", "page `TITLE` (default: from --in)")
+	fs.IntVar(&f.last, "last", 3, "one run: chart the residuals of the last N steps")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := required(fs, "in", *in); err != nil {
+	if err := required(fs, "in", f.in); err != nil {
 		return err
 	}
-	if *last < 1 {
-		return fmt.Errorf("gpnb report: --last is %d: use 1 or more", *last)
+	if f.last < 1 {
+		return fmt.Errorf("gpnb report: --last is %d: use 1 or more", f.last)
 	}
-	results, kind, err := loadReportInput(*in, stderr)
+	results, kind, err := loadReportInput(f.in, stderr)
 	if err != nil {
 		return err
 	}
-	if *title == "" {
-		*title = reportTitle(*in, results, kind)
+	if f.title == "" {
+		f.title = reportTitle(f.in, results, kind)
 	}
-	rep := viz.NewReport(*title)
+	rep := viz.NewReport(f.title)
 	var figs []namedChart
 	if kind == "results" && len(results) > 1 {
 		figs = resultsReport(rep, results)
 	} else {
-		figs = runReportSingle(rep, results[0], kind, *last)
+		figs = runReportSingle(rep, results[0], kind, f.last)
 	}
 	if len(figs) == 0 {
-		return fmt.Errorf("gpnb report: nothing in %s could be charted (see the notes above)", *in)
+		return fmt.Errorf("gpnb report: nothing in %s could be charted (see the notes above)", f.in)
 	}
-	if err := rep.Save(*out); err != nil {
-		return fmt.Errorf("gpnb report: writing %s: %w", *out, err)
+	if err := rep.Save(f.out); err != nil {
+		return fmt.Errorf("gpnb report: writing %s: %w", f.out, err)
 	}
-	src := viz.Echarts()
-	if !src.Local() {
-		fmt.Fprintf(stderr, "gpnb report: warning: no local echarts copy, so %s loads it from the CDN and needs network access (run `%s` or set %s)\n", *out, viz.MakeTarget, viz.EnvEchartsJS)
+	if !viz.Echarts().Local() {
+		fmt.Fprintf(stderr, "gpnb report: warning: no local echarts copy, so %s loads it from the CDN and needs network access (run `%s` or set %s)\n", f.out, viz.MakeTarget, viz.EnvEchartsJS)
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d figures from %d run(s)\n", *out, len(figs), len(results))
-	if *static != "" {
-		if err := os.MkdirAll(*static, 0o755); err != nil {
-			return fmt.Errorf("gpnb report: --static: %w", err)
-		}
-		for _, f := range figs {
-			for _, ext := range []string{".png", ".svg"} {
-				p := filepath.Join(*static, f.name+ext)
-				if err := f.chart.Save(p); err != nil {
-					return fmt.Errorf("gpnb report: writing %s: %w", p, err)
-				}
+	fmt.Fprintf(stdout, "wrote %s: %d figures from %d run(s)\n", f.out, len(figs), len(results))
+	if f.static == "" {
+		return nil
+	}
+	return writeFigures(f.static, figs, stdout)
+}
+
+// writeFigures writes every figure as PNG and SVG into dir.
+func writeFigures(dir string, figs []namedChart, stdout io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("gpnb report: --static: %w", err)
+	}
+	for _, f := range figs {
+		for _, ext := range []string{".png", ".svg"} {
+			p := filepath.Join(dir, f.name+ext)
+			if err := f.chart.Save(p); err != nil {
+				return fmt.Errorf("gpnb report: writing %s: %w", p, err)
 			}
 		}
-		fmt.Fprintf(stdout, "wrote %d PNG and %d SVG figures to %s\n", len(figs), len(figs), *static)
 	}
+	fmt.Fprintf(stdout, "wrote %d PNG and %d SVG figures to %s\n", len(figs), len(figs), dir)
 	return nil
 }
 

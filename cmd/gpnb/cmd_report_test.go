@@ -133,7 +133,7 @@ func TestReportSingleResultAndCheckpoint(t *testing.T) {
 
 	// A real checkpoint from `gpnb train`.
 	ckpt := filepath.Join(dir, "run.ckpt")
-	code, _, stderr = runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "2", "--steps", "3", "--warm-start", "--checkpoint", ckpt)
+	code, _, stderr = runCmd(t, "train", "--data", "synthetic-120-2-0", "--steps", "3", "--warm-start", "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)
 	}
@@ -219,7 +219,7 @@ func TestReportCheckpointTitledByDataset(t *testing.T) {
 	t.Setenv("GPNB_ECHARTS_NO_INSTALL", "1")
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "c.ckpt")
-	code, _, stderr := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "100", "--synthetic-d", "2", "--steps", "2", "--warm-start", "--checkpoint", ckpt)
+	code, _, stderr := runCmd(t, "train", "--data", "synthetic-100-2-0", "--steps", "2", "--warm-start", "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)
 	}

@@ -275,8 +275,7 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		{nil, "dense float64"},
 		{[]string{"--operator", "matrixfree"}, "matrix-free"},
 		{[]string{"--memory-budget", "1KiB"}, "matrix-free"}, // 60² float64 values need 28.8 kB
-		{[]string{"--memory-budget", "1KiB", "--float32"}, "matrix-free float32"},
-		{[]string{"--memory-budget", "16KiB", "--float32"}, "dense float32"},
+		{[]string{"--memory-budget", "1KiB", "--precision", "float32"}, "matrix-free float32"},
 		{[]string{"--memory-budget", "16KiB", "--precision", "float32"}, "dense float32"},
 		{[]string{"--memory-budget", "16KiB", "--precision", "mixed"}, "dense mixed"},
 		{[]string{"--memory-budget", "1KiB", "--precision", "mixed"}, "matrix-free"}, // no cache: computes as float64

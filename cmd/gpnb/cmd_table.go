@@ -18,11 +18,11 @@ func init() {
 
 func runTable(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("table", "--in DIR [--format md|csv|html] [--table 1|2|all|paper|ablation|convergence] [--unit min|s] [--out FILE]", stderr)
-	in := fs.String("in", "", "results directory of gpnb reproduce (required)")
-	format := fs.String("format", "md", "output format: md (Markdown), csv or html (a styled, self-contained page)")
-	which := fs.String("table", "all", "which table: 1 (the paper's main table), 2 (the appendix table), all (both, and the ablation when there are variants), paper (ours next to the paper's published values), ablation (each warm-started estimator or budget variant against Hutchinson + warm start), or convergence (how the solves ended: steps at the cap, stalled or with the SGD rate halved, the most iterations of a step, runs without a result)")
+	in := fs.String("in", "", "results `DIR` of gpnb reproduce (required)")
+	format := fs.String("format", "md", "md, csv or html")
+	which := fs.String("table", "all", "1, 2, all, paper (beside the paper's), ablation or convergence")
 	unitStr := fs.String("unit", "min", "runtime unit: min (like the paper) or s")
-	out := fs.String("out", "", "output file (default stdout); written atomically")
+	out := fs.String("out", "", "output `FILE` (default stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

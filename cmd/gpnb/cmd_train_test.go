@@ -17,7 +17,7 @@ import (
 func TestTrainCommand(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	code, _, errs := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "200", "--synthetic-d", "2", "--steps", "5", "--warm-start", "--json", out, "--residuals=false")
+	code, _, errs := runCmd(t, "train", "--data", "synthetic-200-2-0", "--steps", "5", "--warm-start", "--json", out, "--residuals=false")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -38,19 +38,17 @@ func TestTrainCommand(t *testing.T) {
 	}
 }
 
-// TestTrainPrecision checks that --precision float32 (and its alias
-// --float32) and --precision mixed reach the operator: result.json's
-// history names it.
+// TestTrainPrecision checks that --precision float32 and mixed reach the
+// operator: result.json's history names it.
 func TestTrainPrecision(t *testing.T) {
 	for _, tc := range []struct {
 		flags []string
 		want  string
 	}{
-		{[]string{"--precision", "float32"}, "dense float32"}, {[]string{"--float32"}, "dense float32"},
-		{[]string{"--float32", "--precision", "float32"}, "dense float32"}, {[]string{"--precision", "mixed"}, "dense mixed"},
+		{[]string{"--precision", "float32"}, "dense float32"}, {[]string{"--precision", "mixed"}, "dense mixed"},
 	} {
 		out := filepath.Join(t.TempDir(), "r.json")
-		args := append([]string{"train", "--data", "synthetic", "--synthetic-n", "100", "--synthetic-d", "2", "--steps", "2", "--warm-start", "--json", out}, tc.flags...)
+		args := append([]string{"train", "--data", "synthetic-100-2-0", "--steps", "2", "--warm-start", "--json", out}, tc.flags...)
 		if code, _, errs := runCmd(t, args...); code != 0 {
 			t.Fatalf("%v: exit %d: %s", tc.flags, code, errs)
 		}
@@ -66,7 +64,7 @@ func TestTrainPrecision(t *testing.T) {
 func TestTrainExactResume(t *testing.T) {
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "e.ckpt")
-	base := []string{"train", "--data", "synthetic", "--synthetic-n", "80", "--synthetic-d", "2", "--solver", "cholesky", "--eval=false"}
+	base := []string{"train", "--data", "synthetic-80-2-0", "--solver", "cholesky", "--eval=false"}
 	code, _, errs := runCmd(t, append(append([]string(nil), base...), "--steps", "2", "--checkpoint", ck)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -87,7 +85,7 @@ func TestTrainExactResume(t *testing.T) {
 }
 
 func TestTrainCommandBadInput(t *testing.T) {
-	base := []string{"train", "--data", "synthetic", "--synthetic-n", "50", "--steps", "1"}
+	base := []string{"train", "--data", "synthetic-50-4-0", "--steps", "1"}
 	for _, c := range []struct {
 		extra []string
 		want  string
@@ -100,7 +98,6 @@ func TestTrainCommandBadInput(t *testing.T) {
 		{[]string{"--resume", "/nonexistent/x.ckpt"}, "--resume"},
 		{[]string{"--backend", "tpu"}, "--backend"},
 		{[]string{"--precision", "half"}, "--precision"},
-		{[]string{"--precision", "float64", "--float32"}, "contradict"},
 	} {
 		code, _, errs := runCmd(t, append(append([]string(nil), base...), c.extra...)...)
 		if code != 1 || !strings.Contains(errs, c.want) {
@@ -113,11 +110,11 @@ func TestTrainCommandBadInput(t *testing.T) {
 	if code, _, errs := runCmd(t, append(append([]string(nil), base...), "--checkpoint", ck, "--eval=false")...); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	code, _, errs := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "50", "--steps", "2", "--resume", ck, "--solver", "ap")
+	code, _, errs := runCmd(t, "train", "--data", "synthetic-50-4-0", "--steps", "2", "--resume", ck, "--solver", "ap")
 	if code != 1 || !strings.Contains(errs, "configuration differs") {
 		t.Errorf("other solver: exit %d, %q", code, errs)
 	}
-	code, _, errs = runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "60", "--steps", "2", "--resume", ck)
+	code, _, errs = runCmd(t, "train", "--data", "synthetic-60-4-0", "--steps", "2", "--resume", ck)
 	if code != 1 || !strings.Contains(errs, "other data") {
 		t.Errorf("other data: exit %d, %q", code, errs)
 	}
@@ -136,7 +133,7 @@ func TestTrainSIGINT(t *testing.T) {
 	}
 	ck := filepath.Join(dir, "run.ckpt")
 	// Tight tolerances make each step long, so the signal lands mid-solve.
-	dataArgs := []string{"--data", "synthetic", "--synthetic-n", "1200", "--synthetic-d", "3", "--tol-mean", "1e-8", "--tol-probes", "1e-8"}
+	dataArgs := []string{"--data", "synthetic-1200-3-0", "--tol-mean", "1e-8", "--tol-probes", "1e-8"}
 	cmd := exec.Command(bin, append([]string{"train", "--steps", "500", "--checkpoint", ck, "--eval=false"}, dataArgs...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -16,7 +16,7 @@ import (
 // run; inspect shows the budget (not as the iteration cap) and the samples.
 func TestTrainPathwiseBudget(t *testing.T) {
 	dir := t.TempDir()
-	base := []string{"train", "--data", "synthetic", "--synthetic-n", "150", "--synthetic-d", "2", "--estimator", "pathwise", "--features", "200",
+	base := []string{"train", "--data", "synthetic-150-2-0", "--estimator", "pathwise", "--features", "200",
 		"--warm-start", "--budget", "3", "--tol-mean", "1e-6", "--tol-probes", "1e-6"}
 	straight := filepath.Join(dir, "straight.json")
 	code, _, errs := runCmd(t, append(append([]string(nil), base...), "--steps", "4", "--json", straight)...)
@@ -40,7 +40,7 @@ func TestTrainPathwiseBudget(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	resumed := filepath.Join(dir, "resumed.json")
-	code, _, errs = runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "150", "--synthetic-d", "2", "--resume", ck, "--steps", "4", "--json", resumed)
+	code, _, errs = runCmd(t, "train", "--data", "synthetic-150-2-0", "--resume", ck, "--steps", "4", "--json", resumed)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
@@ -48,7 +48,7 @@ func TestTrainPathwiseBudget(t *testing.T) {
 	if got.Final.Noise != want.Final.Noise || got.TestLLH != want.TestLLH || got.Samples == nil || got.Samples.TestLLH != want.Samples.TestLLH {
 		t.Errorf("resumed run ends at noise %v, LLH %v, samples %+v; straight %v, %v, %+v", got.Final.Noise, got.TestLLH, got.Samples, want.Final.Noise, want.TestLLH, want.Samples)
 	}
-	if _, _, errs := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "150", "--synthetic-d", "2", "--resume", ck, "--steps", "4", "--estimator", "hutchinson"); !strings.Contains(errs, "Estimator") {
+	if _, _, errs := runCmd(t, "train", "--data", "synthetic-150-2-0", "--resume", ck, "--steps", "4", "--estimator", "hutchinson"); !strings.Contains(errs, "Estimator") {
 		t.Errorf("resuming with another estimator: %q", errs)
 	}
 	code, text, errs := runCmd(t, "inspect", straight)
@@ -69,7 +69,7 @@ func TestTrainPathwiseBudget(t *testing.T) {
 		t.Errorf("inspect checkpoint: exit %d %s:\n%s", code, errs, text)
 	}
 	for _, bad := range [][]string{{"--features", "201"}, {"--estimator", "hutchinson", "--features", "100"}, {"--budget", "-1"}} {
-		args := append([]string{"train", "--data", "synthetic", "--synthetic-n", "50", "--synthetic-d", "2", "--estimator", "pathwise"}, bad...)
+		args := append([]string{"train", "--data", "synthetic-50-2-0", "--estimator", "pathwise"}, bad...)
 		if code, _, errs := runCmd(t, args...); code == 0 || (!strings.Contains(errs, "--features") && !strings.Contains(errs, "--budget")) {
 			t.Errorf("%v: exit %d, %q: want an error naming the flag", bad, code, errs)
 		}

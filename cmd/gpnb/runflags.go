@@ -38,6 +38,22 @@ type runTarget struct {
 	Lengthscales []float64
 }
 
+// runFlagNames returns the names of runFlagTable in its order: the
+// solvers' parameters (methodFlags), or all other flags.
+func runFlagNames(methods bool) []string {
+	var names []string
+	for _, f := range runFlagTable {
+		isMethod := false
+		for _, fl := range methodFlags {
+			isMethod = isMethod || slices.Contains(fl, f.name)
+		}
+		if isMethod == methods {
+			names = append(names, f.name)
+		}
+	}
+	return names
+}
+
 // runFlag is one flag of the run vocabulary: the fields of runTarget it sets
 // (paths) and its flag.Value over a target.
 type runFlag struct {
@@ -52,51 +68,50 @@ type runFlag struct {
 // exactly one flag here. TestRunFlagsCoverEveryField checks that by
 // reflection, so a field added later cannot be forgotten.
 var runFlagTable = []runFlag{
-	{"kernel", "kernel: matern12, matern32, matern52 or rbf", []string{"Config.Kernel"}, textField("Config.Kernel")},
-	{"noise", "initial noise scale σ (> 0); H = K + σ²I", []string{"Config.Init.Noise"}, scalarField("Config.Init.Noise")},
-	{"signal", "initial signal scale s (> 0); k(x,x) = s²", []string{"Config.Init.Signal"}, scalarField("Config.Init.Signal")},
-	{"lengthscales", "initial length scales ℓ: one value for every input dimension, or d comma-separated values", []string{"Config.Init.Lengthscales"}, floatsField("Lengthscales")},
-	{"solver", "linear solver: cg, ap or sgd, or cholesky (the exact gradient by Cholesky factorisation, as --estimator exact)", nil, scalarField("Solver")},
-	{"estimator", "gradient estimator: hutchinson (probes z ~ N(0,I) and the --solver), pathwise (probes ξ ~ N(0,H) from random-feature prior samples, solved with the --solver; gives posterior samples at no further solve) or exact (Cholesky)", []string{"Config.Estimator"}, textField("Config.Estimator")},
-	{"features", fmt.Sprintf("pathwise estimator: number of random Fourier features, even (0: %d)", kernel.DefaultFeatures), []string{"Config.Features"}, scalarField("Config.Features")},
-	{"warm-start", "start each solve at the previous solution, with fixed probes (the paper's method)", []string{"Config.WarmStart"}, scalarField("Config.WarmStart")},
-	{"fixed-probes", "auto (fixed exactly when --warm-start), fixed or resampled (true and false are accepted)", []string{"Config.FixedProbes"}, textField("Config.FixedProbes")},
-	{"probes", "number of probe vectors s (Hutchinson probes, or the pathwise estimator's prior and posterior samples)", []string{"Config.Probes"}, positiveField("Config.Probes")},
-	{"probe-dist", "probe distribution: gaussian or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
+	{"kernel", "matern12, matern32, matern52 or rbf", []string{"Config.Kernel"}, textField("Config.Kernel")},
+	{"noise", "initial noise scale σ", []string{"Config.Init.Noise"}, scalarField("Config.Init.Noise")},
+	{"signal", "initial signal scale s", []string{"Config.Init.Signal"}, scalarField("Config.Init.Signal")},
+	{"lengthscales", "initial ℓ: one value, or d comma-separated", []string{"Config.Init.Lengthscales"}, floatsField("Lengthscales")},
+	{"solver", "cg, ap, sgd or cholesky (exact gradient)", nil, scalarField("Solver")},
+	{"estimator", "hutchinson, pathwise or exact", []string{"Config.Estimator"}, textField("Config.Estimator")},
+	{"features", fmt.Sprintf("pathwise: random features (0: %d)", kernel.DefaultFeatures), []string{"Config.Features"}, scalarField("Config.Features")},
+	{"warm-start", "start each solve at the last solution", []string{"Config.WarmStart"}, scalarField("Config.WarmStart")},
+	{"fixed-probes", "auto (as --warm-start), fixed or resampled", []string{"Config.FixedProbes"}, textField("Config.FixedProbes")},
+	{"probes", "probe vectors (pathwise: samples)", []string{"Config.Probes"}, positiveField("Config.Probes")},
+	{"probe-dist", "or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
 	{"lr", "Adam's learning rate", []string{"Config.LearningRate"}, positiveField("Config.LearningRate")},
-	{"noise-min", "floor on the noise scale σ after every Adam step (0: none, as in the paper; the authors' noise_scale_min)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
-	{"seed", "seed of the probes (and, unless --sgd-seed, of SGD's mini-batches)", []string{"Config.Seed"}, scalarField("Config.Seed")},
-	{"tol-mean", "relative residual tolerance of the mean system H v = y", []string{"Config.Settings.RelTolMean"}, positiveField("Config.Settings.RelTolMean")},
-	{"tol-probes", "relative residual tolerance of the probe systems H v = z", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
-	{"max-iterations", "solver iterations per step at most (0: the solver's default: cg 1000, ap 20000, sgd 50000, or --max-epochs); a resumed run, or a rerun of gpnb reproduce while none of a job's steps has reached its cap, may raise it", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
-	{"max-epochs", "cap solver work per step in passes over the data instead, as the authors' code does (1000 there): E·n/batch SGD iterations, E·n/block AP updates, E CG iterations (0: use --max-iterations)", []string{"Config.Settings.MaxEpochs"}, scalarField("Config.Settings.MaxEpochs")},
-	{"rules", "the stopping rules: authors (the authors' code's, with which the paper's numbers were evidently made: --probe-tolerance mean --freeze joint --ap-pick all --sgd-residual-start b --sgd-verify=false) or paper-text (the paper's text: each, column, unconverged, true, true; SGD can stall under it, see DESIGN.md); each of those flags given explicitly changes its rule alone", []string{"Config.Rules"}, textField("Config.Rules")},
-	{"probe-tolerance", "how --tol-probes applies to the probe systems: each (every probe meets it: the paper's text, \"all linear systems\") or mean (their mean relative residual: the authors' code) (default: as --rules says)", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
-	{"freeze", "CG and SGD: column (a system that meets its tolerance gets no more work: the paper's text) or joint (every system iterates until the whole rule is met: the authors' code, and unbiased gradients for SGD at small σ; see DESIGN.md) (default: as --rules says)", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
-	{"budget", "solver budget per step in epochs, passes over H (a CG iteration 1, an AP block or SGD batch |I|/n): the solve stops there, not converged, and a warm start continues from it next step (0: none; unlike --max-epochs, a budget stop is planned, not a cap hit)", []string{"Config.Settings.Budget"}, scalarField("Config.Settings.Budget")},
-	{"operator", "kernel operator storage: auto (dense when the n×n cache fits --memory-budget, else matrix-free), dense or matrixfree", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
-	{"memory-budget", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
-	{"precision", "kernel operator arithmetic: float64; float32 (K stored and multiplied in single precision: half the memory and about twice the speed of the products, but more CG iterations once H is ill conditioned); or mixed (K stored in single precision, products summed in double: the memory and about the speed of float32 with the vectorised kernel (cgo, amd64, AVX2 and FMA), the iterations of float64); solver recurrences stay float64", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
-	{"scalar-kernel", "evaluate kernel values with the portable Go code even where a vectorised one is built in (same bits; for comparisons)", []string{"Config.Operator.ScalarKernel"}, scalarField("Config.Operator.ScalarKernel")},
-	{"workers", "goroutines of the kernel operator (0: GOMAXPROCS; results do not depend on it)", []string{"Config.Operator.Workers"}, scalarField("Config.Operator.Workers")},
-	{"track-mll", "record the exact (Cholesky) log marginal likelihood at every step (O(n³) per step)", []string{"Config.TrackExactMLL"}, scalarField("Config.TrackExactMLL")},
-	{"residuals", "record per-iteration residual traces in the history (JSON and checkpoint); false keeps both small", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
-	{"checkpoint", "save a checkpoint to this file after every step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
-	{"max-exact-n", fmt.Sprintf("largest n for Cholesky in the exact gradient, --track-mll and the test evaluation (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
-	{"eval-tol", fmt.Sprintf("relative residual tolerance of the test evaluation's CG solves beyond --max-exact-n (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
+	{"noise-min", "floor on σ (0: none)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
+	{"seed", "seed of the probes and SGD's batches", []string{"Config.Seed"}, scalarField("Config.Seed")},
+	{"tol-mean", "tolerance of H v = y", []string{"Config.Settings.RelTolMean"}, positiveField("Config.Settings.RelTolMean")},
+	{"tol-probes", "tolerance of the probe systems", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
+	{"max-iterations", "cap a step (0: cg 1000, ap 20000, sgd 50000)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
+	{"max-epochs", "cap in passes over H instead (0: off)", []string{"Config.Settings.MaxEpochs"}, scalarField("Config.Settings.MaxEpochs")},
+	{"rules", "or paper-text; a rule flag changes its rule alone", []string{"Config.Rules"}, textField("Config.Rules")},
+	{"probe-tolerance", "or each: the probes' mean, or each, meets it", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
+	{"freeze", "or column: a converged system stops", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
+	{"budget", "passes over H a solve may spend (0: none)", []string{"Config.Settings.Budget"}, scalarField("Config.Settings.Budget")},
+	{"operator", "dense, matrixfree or auto (--memory-budget)", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
+	{"memory-budget", "for dense K, e.g. 16GiB (auto: half the RAM)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
+	{"precision", "float32, or mixed (float32 K, float64 sums)", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
+	{"scalar-kernel", "portable kernel code (the same bits)", []string{"Config.Operator.ScalarKernel"}, scalarField("Config.Operator.ScalarKernel")},
+	{"workers", "operator goroutines (0: GOMAXPROCS)", []string{"Config.Operator.Workers"}, scalarField("Config.Operator.Workers")},
+	{"track-mll", "exact log marginal likelihood each step", []string{"Config.TrackExactMLL"}, scalarField("Config.TrackExactMLL")},
+	{"residuals", "keep residual traces", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
+	{"checkpoint", "save to `FILE` after each step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
+	{"max-exact-n", fmt.Sprintf("largest n for Cholesky (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
+	{"eval-tol", fmt.Sprintf("CG tolerance of tests beyond it (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
 
-	{"precond-rank", "CG: pivoted-Cholesky preconditioner rank (0: none, as in the paper)", []string{"CG.PrecondRank"}, scalarField("CG.PrecondRank")},
-	{"precond-noise", "CG: the preconditioner's σ² (0: the operator's noise variance)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
-	{"precond-diagonal", "CG: add the diagonal correction diag(K − LLᵀ) to the preconditioner (FITC form)", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
-	{"block-size", fmt.Sprintf("AP: block size (0: %d, capped at n)", solvers.DefaultBlockSize), []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
-	{"ap-pick", "AP: the columns whose residuals pick the next block: unconverged (the paper's text), or all (the authors' code) (default: as --rules says)", []string{"AP.Pick"}, textField("AP.Pick")},
-	{"batch-size", fmt.Sprintf("SGD: mini-batch size (0: %d, capped at n)", solvers.DefaultBatchSize), []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
-	{"sgd-lr", fmt.Sprintf("SGD: learning rate: auto (the paper's rate where the run is the paper's: all of a dataset's training split with --batch-size 1000; the normalised default elsewhere, where the paper's rates can diverge), paper (the paper's rate in its units for pol 90, elevators 20, bike 100, protein 20, keggdirected 30, subsets included; the normalised default elsewhere), a number in the solvers package's normalised units (0: %v), or raw:N in the paper's units. A solve that diverges starts again at half the rate, up to %d times", solvers.DefaultLearningRate, gpnb.MaxRateBackoffs),
-		[]string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
-	{"momentum", fmt.Sprintf("SGD: momentum (0: %v; negative: none)", solvers.DefaultMomentum), []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
-	{"sgd-seed", "SGD: seed of the mini-batches (default: --seed)", []string{"SGD.Seed"}, sgdSeed},
-	{"sgd-residual-start", "SGD: where the residual estimate starts: true (b − H·v0: the paper's text) or b (the authors' code; differs only with --warm-start) (default: as --rules says)", []string{"SGD.ResidualStart"}, textField("SGD.ResidualStart")},
-	{"sgd-verify", "SGD: confirm the stop with the true residual (one product: the paper's text); false stops on the estimate, as the authors' code does (default: as --rules says)", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
+	{"precond-rank", "CG: preconditioner rank (0: none)", []string{"CG.PrecondRank"}, scalarField("CG.PrecondRank")},
+	{"precond-noise", "CG: its σ² (0: the operator's)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
+	{"precond-diagonal", "CG: add diag(K − LLᵀ) to it", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
+	{"block-size", "AP: block size (at most n)", []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
+	{"ap-pick", "AP: or unconverged: systems that pick blocks", []string{"AP.Pick"}, textField("AP.Pick")},
+	{"batch-size", "SGD: batch size (at most n)", []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
+	{"sgd-lr", "SGD: auto, paper, a rate, or raw:N", []string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
+	{"momentum", "SGD: momentum (< 0: none)", []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
+	{"sgd-seed", "SGD: seed of the batches (default: --seed)", []string{"SGD.Seed"}, sgdSeed},
+	{"sgd-residual-start", "SGD: or true: estimate starts at b − H·v0", []string{"SGD.ResidualStart"}, textField("SGD.ResidualStart")},
+	{"sgd-verify", "SGD: confirm the stop with b − H·v", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
 }
 
 // ruleFlags are the flags of the stopping rules that --rules names
@@ -136,18 +151,6 @@ func (r *runFlags) applyRules(t *runTarget) {
 	t.Config.Rules = solvers.RulesPaperText // the fields say it all now
 }
 
-// deprecatedFlags are old spellings, accepted for one release with a note
-// on stderr: old name → new name.
-var deprecatedFlags = map[string]string{
-	"max-iters":      "max-iterations",
-	"precond-diag":   "precond-diagonal",
-	"keep-residuals": "residuals",
-	"float32":        "precision", // a bool: see boolSpellings
-}
-
-// boolSpellings maps an old bool flag to the values of its new flag.
-var boolSpellings = map[string][2]string{"float32": {"float64", "float32"}}
-
 // runFlags registers the run flags on a flag set and turns what was parsed
 // into a gpnb.Config.
 type runFlags struct {
@@ -157,26 +160,18 @@ type runFlags struct {
 	// resumed: t is a checkpoint's configuration (see onto), whose SGD
 	// seed stands as it is.
 	resumed bool
-	// forwarded: the values old spellings set (see deprecatedValue).
-	forwarded map[string]string
 }
 
 // register adds the flags of runFlagTable that keep selects (nil: all) to
-// fs, and the deprecated spellings of those, with def's values as defaults
-// (targetOf and paperTarget make one).
+// fs, with def's values as defaults (targetOf and defaultTarget make one).
 func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, keep func(name string) bool) {
-	r.fs, r.stderr, r.t, r.forwarded = fs, stderr, def, map[string]string{}
+	r.fs, r.stderr, r.t = fs, stderr, def
 	if keep == nil {
 		keep = func(string) bool { return true }
 	}
 	for _, f := range runFlagTable {
 		if keep(f.name) {
 			fs.Var(f.value(&r.t), f.name, f.usage)
-		}
-	}
-	for old, name := range deprecatedFlags {
-		if keep(name) {
-			fs.Var(deprecatedValue{fs: fs, old: old, name: name, w: stderr, forwarded: r.forwarded}, old, "deprecated: use --"+name)
 		}
 	}
 }
@@ -275,11 +270,6 @@ func (r *runFlags) config(dataset string, n, d int) (gpnb.Config, error) {
 	t := r.t
 	r.applyRules(&t)
 	c := t.Config
-	for flagName, v := range r.forwarded {
-		if now := r.fs.Lookup(flagName).Value.String(); now != v {
-			return c, fmt.Errorf("an old spelling set --%s %s, but --%s %s was given too: they contradict each other, give one of them", flagName, v, flagName, now)
-		}
-	}
 	name := strings.ToLower(strings.TrimSpace(t.Solver))
 	for solver, flags := range methodFlags {
 		for _, f := range flags {
@@ -319,28 +309,33 @@ func (r *runFlags) config(dataset string, n, d int) (gpnb.Config, error) {
 		}
 	}
 	c.Init.Lengthscales = append([]float64(nil), ls...)
-	if err := c.Init.Validate(d); err != nil {
-		return c, fmt.Errorf("--noise/--signal/--lengthscales: %w", err)
-	}
 	if _, err := c.Resolve(d); err != nil {
-		return c, fmt.Errorf("%s%w (see gpnb %s --help)", flagOf(err), err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
+		var ce *gpnb.ConfigError
+		if errors.As(err, &ce) {
+			if flags := flagsOf(ce.Field, name); flags != "" {
+				err = fmt.Errorf("%s: %w", flags, err)
+			}
+		}
+		return c, fmt.Errorf("%w (see gpnb %s --help)", err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
 	}
 	return c.ApplyRules(), nil
 }
 
-// flagOf returns "--name: " for the flag whose field a configuration error
-// names (gpnb and solvers write "Probes = -1", "SGD.Momentum is 1.5"), or "".
-func flagOf(err error) string {
-	msg := err.Error()
+// flagsOf returns the flags that set a gpnb.Config field (ConfigError's
+// Field, "Settings.RelTolMean", "Init", a parameter of solver as
+// "Solver.Momentum"), joined by "/", or "" when none does.
+func flagsOf(field, solver string) string {
+	path := "Config." + field
+	if f, ok := strings.CutPrefix(field, "Solver."); ok {
+		path = strings.ToUpper(solver) + "." + f
+	}
+	var names []string
 	for _, f := range runFlagTable {
-		for _, p := range f.paths {
-			field := p[strings.LastIndex(p, ".")+1:]
-			if strings.Contains(msg, " "+field+" =") || strings.Contains(msg, "."+field+" is") || strings.Contains(msg, " "+field+" is") {
-				return "--" + f.name + ": "
-			}
+		if slices.ContainsFunc(f.paths, func(p string) bool { return p == path || strings.HasPrefix(p, path+".") }) {
+			names = append(names, "--"+f.name)
 		}
 	}
-	return ""
+	return strings.Join(names, "/")
 }
 
 // fieldOf returns the field of t at a dotted path.
@@ -558,50 +553,6 @@ func (s sgdRateValue) Set(v string) error {
 
 // sgdSeed is --sgd-seed; its default (the value --seed gets) prints as "".
 func sgdSeed(t *runTarget) flag.Value { return scalarValue{fieldOf(t, "SGD.Seed")} }
-
-// deprecatedValue is an old flag name that forwards to the new one.
-type deprecatedValue struct {
-	fs        *flag.FlagSet
-	old, name string
-	w         io.Writer
-	// forwarded records the value each new flag got from an old one, so
-	// that runFlags.config can refuse an old and a new spelling that
-	// disagree.
-	forwarded map[string]string
-}
-
-func (d deprecatedValue) String() string { return "" }
-
-func (d deprecatedValue) IsBoolFlag() bool {
-	if _, ok := boolSpellings[d.old]; ok {
-		return true
-	}
-	if d.fs == nil {
-		return false
-	}
-	b, ok := d.fs.Lookup(d.name).Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-func (d deprecatedValue) Set(v string) error {
-	if vals, ok := boolSpellings[d.old]; ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return errors.New("give true or false")
-		}
-		v = vals[map[bool]int{false: 0, true: 1}[b]]
-	}
-	given := false
-	d.fs.Visit(func(f *flag.Flag) { given = given || f.Name == d.name })
-	if now := d.fs.Lookup(d.name).Value.String(); given && now != v {
-		return fmt.Errorf("--%s (--%s %s) and --%s %s contradict each other: give one of them", d.old, d.name, v, d.name, now)
-	}
-	fmt.Fprintf(d.w, "gpnb: --%s is deprecated and will be removed: use --%s %s\n", d.old, d.name, v)
-	if d.forwarded != nil {
-		d.forwarded[d.name] = v
-	}
-	return d.fs.Set(d.name, v)
-}
 
 // grid returns the grid the flags describe (its Config, Methods and
 // SGDRates; the caller sets the axes) and the machine's share of the

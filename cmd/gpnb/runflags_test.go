@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"reflect"
@@ -130,33 +132,34 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 	}
 }
 
-// TestDeprecatedFlags: the old spellings still work, say what replaces them,
-// and set the same field as the new one.
-func TestDeprecatedFlags(t *testing.T) {
-	for old, name := range deprecatedFlags {
+// TestConfigErrorsNameTheirFlag: a bad value the command line lets through
+// is refused by gpnb.Config.Resolve, and the error names the flag of the
+// field (gpnb.ConfigError), for Config's fields and a solver's alike.
+func TestConfigErrorsNameTheirFlag(t *testing.T) {
+	for _, tc := range [][]string{
+		{"--momentum", "1.5", "--solver", "sgd"},
+		{"--block-size", "-3", "--solver", "ap"},
+		{"--precond-rank", "-1"},
+		{"--features", "3", "--estimator", "pathwise"},
+		{"--noise-min", "-1"},
+		{"--max-epochs", "-2"},
+		{"--budget", "-1"},
+		{"--lengthscales", "1,2,3"},
+	} {
 		var rf runFlags
-		var msg strings.Builder
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		rf.register(fs, &msg, targetOf(gpnb.Config{}), nil)
-		v, want := "7", "7"
-		if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			v, want = "false", "false"
+		fs := flag.NewFlagSet("gpnb t", flag.ContinueOnError)
+		rf.register(fs, io.Discard, targetOf(gpnb.Config{}), nil)
+		if err := fs.Parse(tc); err != nil {
+			t.Fatalf("%v: %v", tc, err)
 		}
-		if vals, ok := boolSpellings[old]; ok { // an old bool for a new value
-			v, want = "true", vals[1]
+		_, err := rf.config("x", 100, 2)
+		want := tc[0] + ": gpnb: invalid configuration"
+		if tc[0] == "--lengthscales" {
+			want = "--noise/--signal/--lengthscales: "
 		}
-		if err := fs.Parse([]string{"--" + old + "=" + v}); err != nil {
-			t.Fatalf("--%s: %v", old, err)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%v: %v, want an error starting %q", tc, err, want)
 		}
-		if got := fs.Lookup(name).Value.String(); got != want {
-			t.Errorf("--%s=%s set --%s to %q, want %q", old, v, name, got, want)
-		}
-		if !strings.Contains(msg.String(), "--"+old+" is deprecated") || !strings.Contains(msg.String(), "use --"+name) {
-			t.Errorf("--%s: no deprecation note naming --%s: %q", old, name, msg.String())
-		}
-	}
-	if !slices.Contains(methodFlags["cg"], "precond-diagonal") {
-		t.Error("precond-diagonal is not a CG flag")
 	}
 }
 
@@ -235,5 +238,41 @@ func TestRulesFlag(t *testing.T) {
 	c = parse("--solver", "sgd", "--rules", "paper-text", "--freeze", "joint")
 	if c.Settings.Freeze != solvers.FreezeJoint || c.Settings.ProbeRule != solvers.ProbeEach || c.Solver.(solvers.SGD).NoVerify {
 		t.Errorf("--rules paper-text --freeze joint: %+v %+v", c.Settings, c.Solver)
+	}
+}
+
+// TestHelpIsShort: every command's --help gives each of its flags one or
+// two lines, and gpnb train's, which has every run flag, stays under 4 KB
+// (DESIGN.md has the rest).
+func TestHelpIsShort(t *testing.T) {
+	for name, c := range commands {
+		var out bytes.Buffer
+		if err := c.run([]string{"--help"}, &out, &out); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s --help: %v", name, err)
+		}
+		text := out.String()
+		lines := map[string]int{}
+		flagName := ""
+		for _, l := range strings.Split(text, "\n") {
+			if rest, ok := strings.CutPrefix(l, "  --"); ok {
+				flagName = strings.FieldsFunc(rest, func(r rune) bool { return r == '=' || r == ' ' })[0]
+			} else if !strings.HasPrefix(l, "    ") {
+				flagName = ""
+			}
+			if flagName != "" {
+				lines[flagName]++
+			}
+		}
+		for f, n := range lines {
+			if n > 2 {
+				t.Errorf("gpnb %s --help: --%s takes %d lines", name, f, n)
+			}
+		}
+		if name == "train" && len(text) > 4096 {
+			t.Errorf("gpnb train --help is %d bytes, over 4 KB", len(text))
+		}
+		if name == "train" && len(lines) < len(runFlagTable) {
+			t.Errorf("gpnb train --help lists %d flags, fewer than the %d run flags", len(lines), len(runFlagTable))
+		}
 	}
 }
