@@ -151,7 +151,7 @@ func checkFullReportTables(t *testing.T, res []gpnb.Result, t1, t2 *Table) {
 			t.Errorf("table 1 row %d is %q, want %q", i, t1.Rows[i][0], l)
 		}
 	}
-	llh, _ := byHand(res, "pol", "cholesky", false, func(r gpnb.Result) float64 { return r.TestLLH })
+	llh, _ := byHand(res, "pol", "cholesky", false, func(r gpnb.Result) float64 { return r.Test.TestLLH })
 	rt, _ := byHand(res, "elevators", "cholesky", false, total)
 	exact := t1.Rows[6] // Solver, LLH pol, LLH elevators, runtime pol, runtime elevators, speed-up, iteration ratio
 	if exact[1] != fmt.Sprintf("%.2f", llh) || exact[4] != fmt.Sprintf("%.2f", rt/60) || exact[5] != "—" {

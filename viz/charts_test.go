@@ -431,8 +431,8 @@ func TestTables(t *testing.T) {
 		col  int
 		want string
 	}{
-		{3, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TestRMSE }, 3)},
-		{4, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TestLLH }, 3)},
+		{3, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.Test.TestRMSE }, 3)},
+		{4, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.Test.TestLLH }, 3)},
 		{5, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TotalSeconds / 60 }, 3)},
 		{6, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.SolverSeconds / 60 }, 3)},
 		{7, pm("pol", "cg", true, iterations, 0)},
@@ -483,7 +483,7 @@ func TestTables(t *testing.T) {
 	// over the two datasets (4.0× on pol, 2.0× on bike), not the ratio of
 	// pooled means.
 	row = t1.Rows[3]
-	llh, _ := byHand(res, "pol", "ap", true, func(r gpnb.Result) float64 { return r.TestLLH })
+	llh, _ := byHand(res, "pol", "ap", true, func(r gpnb.Result) float64 { return r.Test.TestLLH })
 	rt, _ := byHand(res, "bike", "ap", true, total)
 	sp := (speedUpByHand(res, "pol", "ap") + speedUpByHand(res, "bike", "ap")) / 2
 	it := (iterationRatioByHand(res, "pol", "ap") + iterationRatioByHand(res, "bike", "ap")) / 2

@@ -46,7 +46,7 @@ func solverTimeAt(solver string, warm bool, split int) float64 {
 func synthResult(ds, solver string, warm bool, split, steps, d, probes int) gpnb.Result {
 	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: d, Probes: probes,
 		TotalSeconds: totalAt(solver, warm, split), SolverSeconds: solverTimeAt(solver, warm, split),
-		TestRMSE: 0.1 + 0.01*float64(split), TestLLH: 1.2 - 0.02*float64(split)}
+		Test: &gpnb.Eval{TestRMSE: 0.1 + 0.01*float64(split), TestLLH: 1.2 - 0.02*float64(split)}}
 	for t := 1; t <= steps; t++ {
 		rec := gpnb.StepRecord{Step: t, Noise: noiseAt(warm, split, t), Signal: signalAt(split, t),
 			SolverIterations: itersAt(warm, split, t), StepSeconds: 1, SolverSeconds: 0.9,

@@ -248,7 +248,7 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
 		// A result does not record whether its probes were fixed.
 		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, probeText),
-		Steps: r.StepsDone, Budget: budget, Samples: r.Samples, solverName: strings.ToLower(r.Solver),
+		Steps: r.StepsDone, Budget: budget, solverName: strings.ToLower(r.Solver),
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.
@@ -257,9 +257,8 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 	if len(r.Final.Lengthscales) > 0 {
 		in.Theta = append(append([]float64(nil), r.Final.Lengthscales...), r.Final.Signal, r.Final.Noise)
 	}
-	if r.EvalMethod != "" && r.EvalMethod != gpnb.NotEvaluated {
-		rmse, llh := r.TestRMSE, r.TestLLH
-		in.TestRMSE, in.TestLLH, in.EvalMethod = &rmse, &llh, r.EvalMethod
+	if ev := r.Test; ev != nil {
+		in.TestRMSE, in.TestLLH, in.EvalMethod, in.Samples = &ev.TestRMSE, &ev.TestLLH, ev.Method, ev.Samples
 	}
 	in.fill(r.History)
 	return in

@@ -181,8 +181,8 @@ func TestInspectResult(t *testing.T) {
 		if in.Kind != "result" || in.Steps != 3 || in.N != 120 || in.Pending != nil || in.Config != nil {
 			t.Errorf("%s: header %+v", path, in)
 		}
-		if in.TestLLH == nil || *in.TestLLH != r.TestLLH || *in.TestRMSE != r.TestRMSE || in.EvalMethod != r.EvalMethod {
-			t.Errorf("%s: test metrics %v %v %q, result has %v %v %q", path, in.TestLLH, in.TestRMSE, in.EvalMethod, r.TestLLH, r.TestRMSE, r.EvalMethod)
+		if in.TestLLH == nil || *in.TestLLH != r.Test.TestLLH || *in.TestRMSE != r.Test.TestRMSE || in.EvalMethod != r.Test.Method {
+			t.Errorf("%s: test metrics %v %v %q, result has %+v", path, in.TestLLH, in.TestRMSE, in.EvalMethod, r.Test)
 		}
 		want := append(append([]float64(nil), r.Final.Lengthscales...), r.Final.Signal, r.Final.Noise)
 		if fmt.Sprint(in.Theta) != fmt.Sprint(want) {
@@ -192,7 +192,7 @@ func TestInspectResult(t *testing.T) {
 	}
 	code, out, _ := runCmd(t, "inspect", res)
 	if code != 0 || !strings.Contains(out, "cg, warm start (previous solution), 16 probes\n") ||
-		!strings.Contains(out, fmt.Sprintf("log-likelihood %.4f", r.TestLLH)) {
+		!strings.Contains(out, fmt.Sprintf("log-likelihood %.4f", r.Test.TestLLH)) {
 		t.Errorf("text: exit %d:\n%s", code, out)
 	}
 }

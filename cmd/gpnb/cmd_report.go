@@ -155,9 +155,9 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 		add("final signal s", fmt.Sprintf("%.4g", f.Signal))
 		add("final length scales ℓ", fmt.Sprintf("%.4g", f.Lengthscales))
 	}
-	if kind != "checkpoint" {
-		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", r.TestRMSE, r.TestLLH, r.EvalMethod))
-		if s := r.Samples; s != nil {
+	if ev := r.Test; ev != nil {
+		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", ev.TestRMSE, ev.TestLLH, ev.Method))
+		if s := ev.Samples; s != nil {
 			add("test RMSE / LLH from posterior samples", fmt.Sprintf("%.4g / %.4g (%d samples, no further solve)", s.TestRMSE, s.TestLLH, s.Samples))
 		}
 	}

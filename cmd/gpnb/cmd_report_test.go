@@ -16,7 +16,7 @@ import (
 // reportResult is a small synthetic run with a closed-form history.
 func reportResult(ds, solver string, warm bool, split int) gpnb.Result {
 	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: 2,
-		TotalSeconds: 10 + float64(split), SolverSeconds: 9, TestRMSE: 0.2, TestLLH: 0.5}
+		TotalSeconds: 10 + float64(split), SolverSeconds: 9, Test: &gpnb.Eval{TestRMSE: 0.2, TestLLH: 0.5}}
 	for s := 1; s <= 4; s++ {
 		it := 50 + s
 		if warm {

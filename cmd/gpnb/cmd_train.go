@@ -245,7 +245,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		ev = &e
 	}
-	res := opt.Result(ev)
+	res := opt.Result()
+	res.Test = ev
 	if *jsonPath != "-" {
 		method := res.Solver
 		if cfg.Estimator == gpnb.Pathwise {
@@ -265,27 +266,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s\n", hyperLine(opt.Hyper(), ds))
 		if ev != nil {
-			fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  (%s; on the z-scored scale)\n", res.TestRMSE, res.TestLLH, res.EvalMethod)
+			fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  (%s; on the z-scored scale)\n", ev.TestRMSE, ev.TestLLH, ev.Method)
 			if s := ev.Samples; s != nil {
 				fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
 			}
 		}
 	}
-	return writeJSON(*jsonPath, jsonSafe(res), stdout)
-}
-
-// trainJSON is gpnb.Result with the test metrics written as null when they
-// were not computed (--eval=false or no test part).
-type trainJSON struct {
-	gpnb.Result
-	TestRMSE *float64 `json:"test_rmse"`
-	TestLLH  *float64 `json:"test_llh"`
-}
-
-func jsonSafe(r gpnb.Result) trainJSON {
-	out := trainJSON{Result: r}
-	if r.EvalMethod != gpnb.NotEvaluated {
-		out.TestRMSE, out.TestLLH = &r.TestRMSE, &r.TestLLH
-	}
-	return out
+	return writeJSON(*jsonPath, res, stdout)
 }

@@ -109,7 +109,8 @@ func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress
 // loading and the final evaluation excluded), SolverSeconds the part of it
 // spent in the linear solver.
 func NewResult(j Job, o *gpnb.Optimiser, ev gpnb.Eval) *gpnb.Result {
-	r := o.Result(&ev)
+	r := o.Result()
+	r.Test = &ev
 	r.Dataset, r.Split, r.Solver, r.WarmStart = j.Dataset, j.Split, j.Solver(), j.Config.WarmStart
 	if j.Solver() == SolverCholesky {
 		r.Probes = 0

@@ -99,7 +99,7 @@ func TestGPTrainerInterruptResume(t *testing.T) {
 			t.Errorf("%s: resumed result differs from the uninterrupted one:\n%+v\n%+v", sa[i].Job.ID(), sa[i].Result, sb[i].Result)
 		}
 		r := sa[i].Result
-		if math.IsNaN(r.TestLLH) || math.IsNaN(r.TestRMSE) || r.TestRMSE <= 0 || r.StepsDone != 4 || r.NTrain == 0 || r.NTest == 0 {
+		if r.Test == nil || math.IsNaN(r.Test.TestLLH) || math.IsNaN(r.Test.TestRMSE) || r.Test.TestRMSE <= 0 || r.StepsDone != 4 || r.NTrain == 0 || r.NTest == 0 {
 			t.Errorf("%s: implausible result %+v", sa[i].Job.ID(), r)
 		}
 		if sa[i].Job.Solver() != SolverCholesky && r.History.TotalSolverIterations() == 0 {
@@ -154,7 +154,7 @@ func TestGPTrainerUCI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Dataset != "pol" || res.Split != 3 || res.NTrain != 200 || res.StepsDone != 2 || res.EvalMethod != "cholesky" || math.IsNaN(res.TestLLH) {
+	if res.Dataset != "pol" || res.Split != 3 || res.NTrain != 200 || res.StepsDone != 2 || res.Test == nil || res.Test.Method != "cholesky" || math.IsNaN(res.Test.TestLLH) {
 		t.Errorf("result %+v", res)
 	}
 }

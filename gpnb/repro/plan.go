@@ -116,9 +116,9 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 func (p PlannedJob) String() string {
 	switch p.State {
 	case PlanDone:
-		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations%s, test LLH %.3f, operator %s%s",
+		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations%s, %s, operator %s%s",
 			p.Job.ID(), p.Result.StepsDone, p.Result.TotalSeconds/60, p.Result.SolverSeconds/60,
-			p.Result.History.TotalSolverIterations(), capped(p.Result.History), p.Result.TestLLH, orDash(p.Result.Operator), p.provenance())
+			p.Result.History.TotalSolverIterations(), capped(p.Result.History), testLLH(p.Result.Test), orDash(p.Result.Operator), p.provenance())
 	case PlanStarted:
 		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d%s%s", p.Job.ID(), p.Step, p.Job.Steps, p.provenance(), p.running())
 	}
@@ -155,6 +155,14 @@ func (p PlannedJob) running() string {
 		return ""
 	}
 	return "; running now in " + p.RunningBy
+}
+
+// testLLH is "test LLH 1.262", or "not evaluated".
+func testLLH(ev *gpnb.Eval) string {
+	if ev == nil {
+		return "not evaluated"
+	}
+	return fmt.Sprintf("test LLH %.3f", ev.TestLLH)
 }
 
 func orDash(s string) string {

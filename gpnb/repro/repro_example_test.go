@@ -42,7 +42,7 @@ func ExampleReport_Table1() {
 	rec := func(warm bool, seconds float64, iters int) repro.Record {
 		j, _ := repro.PaperJob("pol", 0, "cg", warm, 1)
 		return repro.Record{Job: j, Result: gpnb.Result{Dataset: "pol", NTrain: 13500, D: 26, Solver: "cg", WarmStart: warm,
-			StepsDone: 1, TotalSeconds: seconds, TestLLH: 1.27, History: gpnb.History{{Step: 1, SolverIterations: iters}}}}
+			StepsDone: 1, TotalSeconds: seconds, Test: &gpnb.Eval{TestLLH: 1.27}, History: gpnb.History{{Step: 1, SolverIterations: iters}}}}
 	}
 	rep, err := repro.Summarise([]repro.Record{rec(false, 471.6, 9000), rec(true, 120.2, 2500)})
 	if err != nil {

@@ -403,8 +403,8 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		st.Jobs[i].State = "done"
 		st.Done++
 		write()
-		r.logf(false, "%s[%d/%d] %s: done in %s, %d solver iterations%s, test RMSE %.4g, test LLH %.4g\n",
-			r.nl(), i+1, len(jobs), id, fmtDuration(now().Sub(jobStart).Seconds()), res.History.TotalSolverIterations(), capped(res.History), res.TestRMSE, res.TestLLH)
+		r.logf(false, "%s[%d/%d] %s: done in %s, %d solver iterations%s, %s\n",
+			r.nl(), i+1, len(jobs), id, fmtDuration(now().Sub(jobStart).Seconds()), res.History.TotalSolverIterations(), capped(res.History), testMetrics(res.Test))
 	}
 	sum.Ran = ran - len(sum.Failed)
 	sum.Pending = countPending(st.Jobs)
@@ -457,6 +457,14 @@ func (r *Runner) logf(inPlace bool, format string, a ...any) {
 		return
 	}
 	fmt.Fprintf(r.Log, format, a...)
+}
+
+// testMetrics is "test RMSE 0.078, test LLH 1.262", or "not evaluated".
+func testMetrics(ev *gpnb.Eval) string {
+	if ev == nil {
+		return "not evaluated"
+	}
+	return fmt.Sprintf("test RMSE %.4g, test LLH %.4g", ev.TestRMSE, ev.TestLLH)
 }
 
 func describe(j Job) string {

@@ -113,7 +113,7 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 	}
 	return &gpnb.Result{Dataset: j.Dataset, Split: j.Split, NTrain: 50, D: 2, Solver: j.Solver(), WarmStart: j.Config.WarmStart,
 		StepsDone: st.Step, TotalSeconds: hist.TotalSeconds(), SolverSeconds: hist.TotalSolverSeconds(),
-		TestRMSE: math.Abs(st.X), TestLLH: st.X, History: hist}, nil
+		Test: &gpnb.Eval{TestRMSE: math.Abs(st.X), TestLLH: st.X}, History: hist}, nil
 }
 
 func tinyGrid(t *testing.T, steps int) []Job {

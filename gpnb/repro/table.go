@@ -185,8 +185,14 @@ func Summarise(recs []Record) (*Report, error) {
 		}
 		a.splits = append(a.splits, j.Split)
 		a.seeds = append(a.seeds, j.Config.Seed)
-		a.rmse = append(a.rmse, r.TestRMSE)
-		a.llh = append(a.llh, r.TestLLH)
+		if r.Test != nil {
+			a.rmse = append(a.rmse, r.Test.TestRMSE)
+			a.llh = append(a.llh, r.Test.TestLLH)
+			if s := r.Test.Samples; s != nil {
+				a.srmse = append(a.srmse, s.TestRMSE)
+				a.sllh = append(a.sllh, s.TestLLH)
+			}
+		}
 		a.total = append(a.total, r.TotalSeconds)
 		a.solver = append(a.solver, r.SolverSeconds)
 		a.iters = append(a.iters, float64(r.History.TotalSolverIterations()))
@@ -199,10 +205,6 @@ func Summarise(recs []Record) (*Report, error) {
 		a.backoff += b
 		for _, st := range r.History {
 			a.maxStep = max(a.maxStep, st.SolverIterations)
-		}
-		if r.Samples != nil {
-			a.srmse = append(a.srmse, r.Samples.TestRMSE)
-			a.sllh = append(a.sllh, r.Samples.TestLLH)
 		}
 		if c, ok := JobConditions(rc.Segments, r.History); ok {
 			a.conds = append(a.conds, c)

@@ -29,7 +29,7 @@ func fakeRecord(ds string, split, subset, n, d int, solver string, warm bool, to
 	}
 	h[0].SolverIterations += iters % 4
 	return Record{Job: j, Result: gpnb.Result{Dataset: ds, Split: split, NTrain: n, D: d, Solver: solver, WarmStart: j.Config.WarmStart,
-		StepsDone: 4, TotalSeconds: total, SolverSeconds: solverSec, TestRMSE: rmse, TestLLH: llh, History: h}}
+		StepsDone: 4, TotalSeconds: total, SolverSeconds: solverSec, Test: &gpnb.Eval{TestRMSE: rmse, TestLLH: llh}, History: h}}
 }
 
 func fakeRecords() []Record {

@@ -98,7 +98,7 @@ func variantRecord(warm bool, est gpnb.EstimatorKind, budget float64, iters int,
 		}
 	}
 	if est == gpnb.Pathwise {
-		r.Result.Samples = &gpnb.SampleEval{TestRMSE: 0.11, TestLLH: llh - 0.01, Samples: 16}
+		r.Result.Test.Samples = &gpnb.SampleEval{TestRMSE: 0.11, TestLLH: llh - 0.01, Samples: 16}
 	}
 	return r
 }
