@@ -130,7 +130,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		count, running := map[string]int{}, 0
+		count, running := map[repro.JobState]int{}, 0
 		for _, p := range plan {
 			fmt.Fprintln(stdout, p)
 			count[p.State]++
@@ -139,7 +139,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		fmt.Fprintf(stdout, "%d jobs in %s: %d done, %d started, %d not started", len(plan), *out,
-			count[repro.PlanDone], count[repro.PlanStarted], count[repro.PlanNotStarted])
+			count[repro.Done], count[repro.Started], count[repro.NotStarted])
 		if running > 0 {
 			fmt.Fprintf(stdout, "; %d running now in another process", running)
 		}

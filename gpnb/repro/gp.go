@@ -66,7 +66,7 @@ func (g GPTrainer) Config(j Job) gpnb.Config {
 }
 
 // Train runs job j to completion; see Trainer.
-func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress func(Progress)) (*gpnb.Result, error) {
+func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress func(JobProgress)) (*gpnb.Result, error) {
 	ds, err := g.Dataset(j)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress
 	iters := 0
 	rec := gpnb.WithRecorder(gpnb.Hooks{Step: func(r gpnb.StepRecord) {
 		iters += r.SolverIterations
-		progress(Progress{Step: r.Step, Steps: j.Steps, SolverIterations: iters})
+		progress(JobProgress{Step: r.Step, Steps: j.Steps, SolverIterations: iters})
 	}})
 	var o *gpnb.Optimiser
 	if _, err := os.Stat(checkpoint); err == nil {
@@ -85,7 +85,7 @@ func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress
 			return nil, fmt.Errorf("resuming from %s: %w (delete that file to restart the job from step 0)", checkpoint, err)
 		}
 		iters = o.History().TotalSolverIterations()
-		progress(Progress{Step: o.Steps(), Steps: j.Steps, SolverIterations: iters, Resumed: true})
+		progress(JobProgress{Step: o.Steps(), Steps: j.Steps, SolverIterations: iters, Resumed: true})
 	} else if o, err = gpnb.NewOptimiser(ds, cfg, gpnb.WithBackend(g.Backend), rec); err != nil {
 		return nil, err
 	}

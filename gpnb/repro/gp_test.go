@@ -24,8 +24,8 @@ type cancelAt struct {
 	cancel context.CancelFunc
 }
 
-func (c cancelAt) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
-	return c.Trainer.Train(ctx, j, ckpt, func(p Progress) {
+func (c cancelAt) Train(ctx context.Context, j Job, ckpt string, progress func(JobProgress)) (*gpnb.Result, error) {
+	return c.Trainer.Train(ctx, j, ckpt, func(p JobProgress) {
 		progress(p)
 		if j.ID() == c.id && p.Step == c.step {
 			c.cancel()
@@ -150,7 +150,7 @@ func TestGPTrainerUCI(t *testing.T) {
 	if ds.NTrain() != 200 || ds.D() != 26 || ds.NTest() != 1500 || ds.Split != 3 {
 		t.Fatalf("pol split 3 subset 200: n=%d d=%d test=%d split=%d", ds.NTrain(), ds.D(), ds.NTest(), ds.Split)
 	}
-	res, err := GPTrainer{}.Train(context.Background(), j, filepath.Join(t.TempDir(), "ckpt"), func(Progress) {})
+	res, err := GPTrainer{}.Train(context.Background(), j, filepath.Join(t.TempDir(), "ckpt"), func(JobProgress) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 		t.Errorf("log lacks %q:\n%s", want, log.String())
 	}
 	st := readStatus(t, dir)
-	if st.State != "stopped" || st.Done != 13 || st.Jobs[2].State != "elsewhere" {
+	if st.State != RunStopped || st.Done != 13 || st.Jobs[2].State != Elsewhere {
 		t.Errorf("status %+v", st)
 	}
 
@@ -94,7 +94,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(jobDir, LockFile)); !os.IsNotExist(err) {
 		t.Errorf("the job kept its lock file after finishing: %v", err)
 	}
-	if plan, _ := (&Runner{Dir: dir, Trainer: &fakeTrainer{}}).Plan(jobs); plan[2].State != PlanDone || plan[2].RunningBy != "" {
+	if plan, _ := (&Runner{Dir: dir, Trainer: &fakeTrainer{}}).Plan(jobs); plan[2].State != Done || plan[2].RunningBy != "" {
 		t.Errorf("plan after the rerun: %+v", plan[2])
 	}
 }
@@ -122,7 +122,7 @@ func TestRunnerStatusSlot(t *testing.T) {
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
-	if err != nil || st.State != "finished" || st.Done != 14 {
+	if err != nil || st.State != RunFinished || st.Done != 14 {
 		t.Errorf("status-2.json: %+v %v", st, err)
 	}
 	if want := "progress in " + filepath.Join(dir, "status-2.json") + " (another gpnb reproduce is writing status.json)"; !strings.Contains(log.String(), want) {

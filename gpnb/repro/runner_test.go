@@ -54,7 +54,7 @@ func (f *fakeTrainer) CheckpointSteps(path string) (steps, unconverged int, err 
 	return st.Step, 0, nil
 }
 
-func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
+func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress func(JobProgress)) (*gpnb.Result, error) {
 	f.calls = append(f.calls, j.ID())
 	if f.failIDs[j.ID()] {
 		return nil, errors.New("solver diverged (fake)")
@@ -74,7 +74,7 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 		for _, v := range st.Iters {
 			total += v
 		}
-		progress(Progress{Step: st.Step, Steps: j.Steps, SolverIterations: total, Resumed: true})
+		progress(JobProgress{Step: st.Step, Steps: j.Steps, SolverIterations: total, Resumed: true})
 	}
 	h := fnv.New64a()
 	h.Write([]byte(j.ID()))
@@ -101,7 +101,7 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 		if f.beforeStep != nil {
 			f.beforeStep()
 		}
-		progress(Progress{Step: st.Step, Steps: j.Steps, SolverIterations: total})
+		progress(JobProgress{Step: st.Step, Steps: j.Steps, SolverIterations: total})
 		if f.stopAt != nil && f.stopAt(j, st.Step) {
 			f.cancel()
 		}
@@ -172,7 +172,7 @@ func TestRunnerInterruptResume(t *testing.T) {
 	if err != nil || sum.Ran != 14 || sum.Skipped != 0 || sum.Pending != 0 {
 		t.Fatalf("uninterrupted run: %+v, %v", sum, err)
 	}
-	if st := readStatus(t, dirA); st.State != "finished" || st.Done != 14 || st.Current != nil {
+	if st := readStatus(t, dirA); st.State != RunFinished || st.Done != 14 || st.Current != nil {
 		t.Errorf("status after a full run: %+v", st)
 	}
 	if !strings.Contains(logA.String(), "[1/14] synthetic-50-2-1-s0-cg-cold  step 5/5  solver iterations 65") {
@@ -190,7 +190,7 @@ func TestRunnerInterruptResume(t *testing.T) {
 		t.Errorf("interrupted summary %+v", sum)
 	}
 	st := readStatus(t, dirB)
-	if st.State != "interrupted" || st.Done != 3 || st.Jobs[3].State != "pending" {
+	if st.State != RunInterrupted || st.Done != 3 || st.Jobs[3].State != Started {
 		t.Errorf("status after interruption: %+v", st)
 	}
 	if _, err := os.Stat(filepath.Join(dirB, JobsDir, jobs[3].ID(), CheckpointFile)); err != nil {
@@ -206,14 +206,14 @@ func TestRunnerInterruptResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range plan {
-		want, step := PlanNotStarted, 0
+		want, step := NotStarted, 0
 		switch {
 		case i < 3:
-			want, step = PlanDone, steps
+			want, step = Done, steps
 		case i == 3:
-			want, step = PlanStarted, 3
+			want, step = Started, 3
 		}
-		if p.State != want || p.Step != step || (want == PlanDone) != (p.Result != nil) {
+		if p.State != want || p.Step != step || (want == Done) != (p.Result != nil) {
 			t.Errorf("plan of job %d (%s): %s at step %d, want %s at step %d", i, p.Job.ID(), p.State, p.Step, want, step)
 		}
 	}
@@ -328,7 +328,7 @@ func TestRunnerMaxJobsAndFailures(t *testing.T) {
 	jobs := tinyGrid(t, 2)
 	ft := &fakeTrainer{}
 	sum, err := (&Runner{Dir: dir, Trainer: ft, MaxJobs: 4}).Run(context.Background(), jobs)
-	if err != nil || sum.Ran != 4 || sum.Pending != 10 || readStatus(t, dir).State != "stopped" {
+	if err != nil || sum.Ran != 4 || sum.Pending != 10 || readStatus(t, dir).State != RunStopped {
 		t.Fatalf("max jobs: %+v, %v", sum, err)
 	}
 	// A failing job is recorded and the run goes on.
@@ -338,7 +338,7 @@ func TestRunnerMaxJobsAndFailures(t *testing.T) {
 		t.Fatalf("failure: %+v, %v", sum, err)
 	}
 	st := readStatus(t, dir)
-	if st.State != "failed" || st.Failed != 1 || st.Jobs[5].State != "failed" || st.Done != 13 {
+	if st.State != RunFailed || st.Failed != 1 || st.Jobs[5].State != Failed || st.Done != 13 {
 		t.Errorf("status after a failure: %+v", st)
 	}
 	// A torn result.json (as if written non-atomically) makes the job run again.
@@ -451,6 +451,6 @@ type progressSpy struct {
 	after func()
 }
 
-func (p progressSpy) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
-	return p.Trainer.Train(ctx, j, ckpt, func(pr Progress) { progress(pr); p.after() })
+func (p progressSpy) Train(ctx context.Context, j Job, ckpt string, progress func(JobProgress)) (*gpnb.Result, error) {
+	return p.Trainer.Train(ctx, j, ckpt, func(pr JobProgress) { progress(pr); p.after() })
 }

@@ -339,19 +339,19 @@ func TestUnconvergedNotes(t *testing.T) {
 	if err := rep.Table2(Minutes).Markdown(&md); err != nil || !strings.Contains(md.String(), want[0]) {
 		t.Errorf("Markdown of table 2 lacks the note (err %v):\n%s", err, md.String())
 	}
-	p := PlannedJob{Job: recs[0].Job, State: PlanDone, Result: &recs[0].Result}
+	p := PlannedJob{Job: recs[0].Job, State: Done, Result: &recs[0].Result}
 	if s := p.String(); !strings.Contains(s, "300 solver iterations (2 steps stopped at the iteration cap, unconverged)") {
 		t.Errorf("plan line %q should count the capped steps", s)
 	}
 	for i := range recs {
 		if recs[i].Job.ID() == "bike-s0-cg-warm" {
-			p = PlannedJob{Job: recs[i].Job, State: PlanDone, Result: &recs[i].Result}
+			p = PlannedJob{Job: recs[i].Job, State: Done, Result: &recs[i].Result}
 			if s := p.String(); !strings.Contains(s, "(1 step stopped at the iteration cap, unconverged)") {
 				t.Errorf("plan line %q should say 1 step, singular", s)
 			}
 		}
 	}
-	p = PlannedJob{Job: recs[1].Job, State: PlanDone, Result: &recs[1].Result}
+	p = PlannedJob{Job: recs[1].Job, State: Done, Result: &recs[1].Result}
 	if s := p.String(); strings.Contains(s, "cap") {
 		t.Errorf("plan line of a converged job %q mentions a cap", s)
 	}
@@ -379,7 +379,7 @@ func TestStalledNotes(t *testing.T) {
 	if notes := strings.Join(rep.Table2(Minutes).Notes, "\n"); !strings.Contains(notes, want) {
 		t.Errorf("notes lack %q:\n%s", want, notes)
 	}
-	p := PlannedJob{Job: recs[i].Job, State: PlanDone, Result: &recs[i].Result}
+	p := PlannedJob{Job: recs[i].Job, State: Done, Result: &recs[i].Result}
 	if s := p.String(); !strings.Contains(s, "(3 steps unconverged: 1 at the iteration cap, 2 stalled)") {
 		t.Errorf("plan line %q should split the stalled steps from the capped one", s)
 	}
