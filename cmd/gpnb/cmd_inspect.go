@@ -15,6 +15,7 @@ import (
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -164,14 +165,14 @@ func inspectPath(path string) (*inspection, error) {
 	}
 	if info.IsDir() {
 		ck := filepath.Join(path, repro.CheckpointFile)
-		res := filepath.Join(path, repro.ResultFile)
+		res := filepath.Join(path, results.ResultFile)
 		switch {
 		case fileExists(ck):
 			path = ck
 		case fileExists(res):
 			path = res
 		default:
-			return nil, fmt.Errorf("gpnb inspect: %s holds neither %s nor %s: point it at a job directory of `gpnb reproduce` (DIR/jobs/ID), a checkpoint or a result JSON; for a whole results directory, gpnb reproduce --dry-run --out DIR lists its jobs", path, repro.CheckpointFile, repro.ResultFile)
+			return nil, fmt.Errorf("gpnb inspect: %s holds neither %s nor %s: point it at a job directory of `gpnb reproduce` (DIR/jobs/ID), a checkpoint or a result JSON; for a whole results directory, gpnb reproduce --dry-run --out DIR lists its jobs", path, repro.CheckpointFile, results.ResultFile)
 		}
 	}
 	b, err := os.ReadFile(path)
@@ -247,7 +248,7 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 	in := &inspection{
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
 		// A result does not record whether its probes were fixed.
-		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, probeText),
+		Run:   describeRun(r.Kernel, r.Solver, r.Config != nil && r.Config.Estimator == gpnb.ExactGradient, r.WarmStart, probeText),
 		Steps: r.StepsDone, Budget: budget, solverName: strings.ToLower(r.Solver),
 	}
 	if r.Dataset != "" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -287,7 +288,7 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		if code, _, stderr := runCmd(t, args...); code != 0 {
 			t.Fatalf("gpnb %v: %s", args, stderr)
 		}
-		rs, err := repro.LoadResults(dir)
+		rs, err := results.Load(dir)
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("%v: %d results, %v", tc.flags, len(rs), err)
 		}
@@ -420,11 +421,11 @@ func TestReproduceSeeds(t *testing.T) {
 		"--solvers", "sgd", "--modes", "cold", "--exact", "never", "--steps", "2", "--batch-size", "20"); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
-	recs, err := repro.LoadResults(dir)
+	recs, err := results.Load(dir)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%d results, %v", len(recs), err)
 	}
-	if c := recs[0].Job.Config; c.Seed != 2 || c.Solver.(solvers.SGD).Seed != 2 || c.Rules != solvers.RulesAuthors {
-		t.Errorf("job %s: seed %d, SGD seed %d, rules %v", recs[0].Job.ID(), c.Seed, c.Solver.(solvers.SGD).Seed, c.Rules)
+	if c := *recs[0].Result.Config; c.Seed != 2 || c.Solver.(solvers.SGD).Seed != 2 || c.Rules != solvers.RulesAuthors {
+		t.Errorf("job %s: seed %d, SGD seed %d, rules %v", recs[0].ID(), c.Seed, c.Solver.(solvers.SGD).Seed, c.Rules)
 	}
 }

@@ -3,18 +3,57 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"io"
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/internal/atomicfile"
-	"github.com/gpnb/gpnb/viz"
 )
 
 func init() {
 	register(&command{name: "table", short: "render Table 1 and Table 2 (and the ablation of estimators and budgets) from a reproduce results directory", run: runTable})
 }
+
+// tableKinds are the tables --table names, each made from the summary of
+// the --in directory.
+var tableKinds = map[string]func(s *results.Summary, in string, unit results.TimeUnit) ([]*results.Table, error){
+	"1": func(s *results.Summary, _ string, u results.TimeUnit) ([]*results.Table, error) {
+		return one(s.Table1(u))
+	},
+	"2": func(s *results.Summary, _ string, u results.TimeUnit) ([]*results.Table, error) {
+		return one(s.Table2(u))
+	},
+	"paper": func(s *results.Summary, _ string, _ results.TimeUnit) ([]*results.Table, error) {
+		return one(s.PaperComparison())
+	},
+	"ablation": func(s *results.Summary, in string, _ results.TimeUnit) ([]*results.Table, error) {
+		if t := s.Ablation(); t != nil {
+			return one(t)
+		}
+		return nil, fmt.Errorf("--table ablation: %s holds no job of another estimator or with a budget (gpnb reproduce --estimators pathwise --budgets ...)", in)
+	},
+	"convergence": func(s *results.Summary, in string, _ results.TimeUnit) ([]*results.Table, error) {
+		jobs, err := repro.Unfinished(in)
+		if err != nil {
+			return nil, err
+		}
+		var missing []results.Unfinished
+		for _, j := range jobs {
+			missing = append(missing, results.Unfinished{ID: j.ID(), Dataset: j.Dataset, Method: j.Method()})
+		}
+		return one(s.Convergence(missing))
+	},
+	"all": func(s *results.Summary, _ string, u results.TimeUnit) ([]*results.Table, error) {
+		out := []*results.Table{s.Table1(u), s.Table2(u)}
+		if t := s.Ablation(); t != nil {
+			out = append(out, t)
+		}
+		return out, nil
+	},
+}
+
+func one(t *results.Table) ([]*results.Table, error) { return []*results.Table{t}, nil }
 
 func runTable(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("table", "--in DIR [--format md|csv|html] [--table 1|2|all|paper|ablation|convergence] [--unit min|s] [--out FILE]", stderr)
@@ -29,52 +68,39 @@ func runTable(args []string, stdout, stderr io.Writer) error {
 	if err := required(fs, "in DIR", *in); err != nil {
 		return err
 	}
-	unit, err := repro.ParseTimeUnit(*unitStr)
+	unit, err := results.ParseTimeUnit(*unitStr)
 	if err != nil {
 		return fmt.Errorf("--unit: %w", err)
+	}
+	build, ok := tableKinds[*which]
+	if !ok {
+		return fmt.Errorf("--table %q: use 1, 2, all, paper, ablation or convergence", *which)
 	}
 	f := strings.ToLower(*format)
 	if f != "md" && f != "markdown" && f != "csv" && f != "html" {
 		return fmt.Errorf("--format %q: use md, csv or html", *format)
 	}
-	rep, err := repro.Open(*in)
+	s, err := results.Open(*in)
 	if err != nil {
 		return err
 	}
-	var tables []*repro.Table
-	switch *which {
-	case "1":
-		tables = []*repro.Table{rep.Table1(unit)}
-	case "2":
-		tables = []*repro.Table{rep.Table2(unit)}
-	case "paper":
-		tables = []*repro.Table{rep.PaperComparison()}
-	case "ablation":
-		t := rep.Ablation()
-		if t == nil {
-			return fmt.Errorf("--table ablation: %s holds no job of another estimator or with a budget (gpnb reproduce --estimators pathwise --budgets ...)", *in)
-		}
-		tables = []*repro.Table{t}
-	case "convergence":
-		unfinished, err := repro.Unfinished(*in)
-		if err != nil {
-			return err
-		}
-		tables = []*repro.Table{rep.Convergence(unfinished)}
-	case "all":
-		tables = []*repro.Table{rep.Table1(unit), rep.Table2(unit)}
-		if t := rep.Ablation(); t != nil {
-			tables = append(tables, t)
-		}
-	default:
-		return fmt.Errorf("--table %q: use 1, 2, all, paper, ablation or convergence", *which)
+	tables, err := build(s, *in, unit)
+	if err != nil {
+		return err
 	}
+	return writeTables(tables, f, *out, stdout)
+}
+
+// writeTables writes tables in format f (md, csv or html) to path, or to
+// stdout when path is "" or "-"; a file is written atomically.
+func writeTables(tables []*results.Table, f, path string, stdout io.Writer) error {
 	var b bytes.Buffer
+	var err error
 	switch f {
 	case "html":
-		writeTablesHTML(&b, "gpnb: warm-start marginal likelihood optimisation, reproduced", tables)
+		err = results.WriteHTML(&b, "gpnb: warm-start marginal likelihood optimisation, reproduced", tables...)
 	case "csv":
-		// With --table all, the two CSV tables are separated by an empty line.
+		// Several CSV tables are separated by an empty line.
 		for i, t := range tables {
 			if i > 0 {
 				b.WriteString("\n")
@@ -93,23 +119,9 @@ func runTable(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" || *out == "-" {
+	if path == "" || path == "-" {
 		_, err = stdout.Write(b.Bytes())
 		return err
 	}
-	return atomicfile.WriteFile(*out, b.Bytes(), 0o644)
-}
-
-// writeTablesHTML writes a self-contained HTML page (inline styles, once,
-// no external resources) with the tables drawn by viz.TablesHTML, the
-// project's styled table renderer.
-func writeTablesHTML(b *bytes.Buffer, title string, tables []*repro.Table) {
-	fmt.Fprintf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n</head>\n<body style=\"font-family:system-ui,sans-serif;margin:2em\">\n<h2>%s</h2>\n",
-		html.EscapeString(title), html.EscapeString(title))
-	vt := make([]*viz.Table, len(tables))
-	for i, t := range tables {
-		vt[i] = viz.TableFromRepro(t)
-	}
-	b.WriteString(viz.TablesHTML(vt...))
-	b.WriteString("</body>\n</html>\n")
+	return atomicfile.WriteFile(path, b.Bytes(), 0o644)
 }

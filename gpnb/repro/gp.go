@@ -111,8 +111,8 @@ func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress
 func NewResult(j Job, o *gpnb.Optimiser, ev gpnb.Eval) *gpnb.Result {
 	r := o.Result()
 	r.Test = &ev
-	r.Dataset, r.Split, r.Solver, r.WarmStart = j.Dataset, j.Split, j.Solver(), j.Config.WarmStart
-	if j.Solver() == SolverCholesky {
+	r.Dataset, r.Split, r.Solver, r.WarmStart = j.Dataset, j.Split, j.Method().Solver, j.Config.WarmStart
+	if j.Config.Estimator == gpnb.ExactGradient {
 		r.Probes = 0
 	}
 	return &r

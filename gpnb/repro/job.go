@@ -12,6 +12,7 @@ import (
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -23,14 +24,13 @@ var (
 	// ErrConfigMismatch: DIR/jobs/<id>/job.json holds a different
 	// configuration than the job being run.
 	ErrConfigMismatch = errors.New("repro: job configuration differs from the one stored")
-	// ErrNoResults: a results directory with no finished job.
-	ErrNoResults = errors.New("repro: no results")
 	// ErrInterrupted: the run was cancelled (SIGINT); rerun to resume.
 	ErrInterrupted = errors.New("repro: interrupted")
 )
 
-// The solver names a job may use. Cholesky is the exact reference: the
-// gradient of eq. (3) by Cholesky factorisation, no probes, no warm start.
+// The solver names of a grid (Grid.Solvers). Cholesky is the exact
+// gradient's reference job: the gradient of eq. (3) by Cholesky
+// factorisation, no probes, no warm start.
 const (
 	SolverCG       = "cg"
 	SolverAP       = "ap"
@@ -63,69 +63,20 @@ type Job struct {
 	Config  gpnb.Config `json:"config"`
 }
 
-// Solver is the job's solver name: cg, ap or sgd, or cholesky for the exact
-// reference.
-func (j Job) Solver() string {
-	switch {
-	case j.Config.Estimator == gpnb.ExactGradient:
-		return SolverCholesky
-	case j.Config.Solver == nil:
-		return SolverCG
-	}
-	return j.Config.Solver.Name()
-}
-
-// Mode is "warm" or "cold", or "exact" for the Cholesky reference.
-func (j Job) Mode() string {
-	switch {
-	case j.Solver() == SolverCholesky:
-		return "exact"
-	case j.Config.WarmStart:
-		return "warm"
-	}
-	return "cold"
-}
+// Method is the job's method: its solver, estimator, mode and variant,
+// which name it (ID) and its rows in the tables.
+func (j Job) Method() results.Method { return results.MethodOf(j.Config) }
 
 // ID names the job's directory: <dataset>-s<split>-<solver>-<cold|warm|exact>,
-// followed by the Variant when there is one (pol-s0-cg-warm-pathwise-b20)
-// and by -seed<k> for a seed other than 0 (Config.Seed). Jobs of the
-// paper's method (Hutchinson, no budget, seed 0) keep the IDs they had
-// before the estimator, the budget and the seed became axes of the grid,
-// so earlier results directories stay valid.
-func (j Job) ID() string {
-	id := fmt.Sprintf("%s-s%d-%s-%s", j.Dataset, j.Split, j.Solver(), j.Mode())
-	if v := j.Variant(); v != "" {
-		id += "-" + v
-	}
-	if s := j.Config.Seed; s != 0 {
-		id += fmt.Sprintf("-seed%d", s)
-	}
-	return id
-}
-
-// Variant names what sets the job apart from the paper's method, "" for
-// none: "pathwise" for the pathwise estimator (with "-f<F>" when it uses
-// other than kernel.DefaultFeatures features), and "b<B>" for a solver
-// budget of B epochs a step (Config.Settings.Budget), joined by "-".
-func (j Job) Variant() string {
-	c := j.Config
-	var parts []string
-	if c.Estimator == gpnb.Pathwise {
-		parts = append(parts, "pathwise")
-		if c.Features != 0 && c.Features != kernel.DefaultFeatures {
-			parts = append(parts, fmt.Sprintf("f%d", c.Features))
-		}
-	}
-	if b := c.Settings.Budget; b > 0 {
-		parts = append(parts, "b"+strconv.FormatFloat(b, 'g', -1, 64))
-	}
-	return strings.Join(parts, "-")
-}
+// followed by the method's variant when there is one
+// (pol-s0-cg-warm-pathwise-b20) and by -seed<k> for a seed other than 0
+// (results.RunID).
+func (j Job) ID() string { return results.RunID(j.Dataset, j.Split, j.Config.Seed, j.Method()) }
 
 // Normalize returns j in the form jobs are stored and compared in: the
 // defaults of probes, learning rate and tolerances written out (a zero
 // Config and gpnb.Paper's give the same jobs), the stopping rules written
-// out (gpnb.Config.ApplyRules), and for the exact reference the settings it
+// out (gpnb.Config.ApplyRules), and for the exact gradient the settings it
 // does not use (probes, solver settings and rules, warm start, precision)
 // cleared and its solver set to solvers.Cholesky{}.
 func (j Job) Normalize() Job {
@@ -145,8 +96,7 @@ func (j Job) Normalize() Job {
 	if c.Estimator == gpnb.Pathwise && c.Features == 0 {
 		c.Features = kernel.DefaultFeatures
 	}
-	if j.Solver() == SolverCholesky {
-		c := &j.Config
+	if c.Estimator == gpnb.ExactGradient {
 		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist, c.Features = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian, 0
 		c.Settings, c.Rules = solvers.Settings{}, solvers.RulesPaperText // zero rule fields
 		c.Operator.Precision = kernel.Float64

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // checkJob returns j's result in r.Dir when the job is finished (nil when it
@@ -18,7 +19,7 @@ import (
 // steps reached is the same job (see raisedCap); raised then says so, for
 // the log.
 func (r *Runner) checkJob(j Job) (finished *gpnb.Result, raised string, err error) {
-	dir := filepath.Join(r.Dir, JobsDir, j.ID())
+	dir := filepath.Join(r.Dir, results.JobsDir, j.ID())
 	b, err := os.ReadFile(filepath.Join(dir, JobFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", nil
@@ -48,7 +49,7 @@ func (r *Runner) checkJob(j Job) (finished *gpnb.Result, raised string, err erro
 // complete result of j, and nil when it is missing or torn (the job runs, or
 // resumes, again).
 func finishedResult(j Job, dir string) *gpnb.Result {
-	res, err := readResult(filepath.Join(dir, ResultFile))
+	res, err := results.ReadResult(filepath.Join(dir, results.ResultFile))
 	if err != nil || checkResult(j, res) != nil {
 		return nil
 	}
@@ -153,18 +154,6 @@ func flatten(j Job) map[string]string {
 	return out
 }
 
-func readResult(path string) (*gpnb.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var res gpnb.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return &res, nil
-}
-
 // checkResult reports whether res is a complete result of job j.
 func checkResult(j Job, res *gpnb.Result) error {
 	switch {
@@ -172,8 +161,38 @@ func checkResult(j Job, res *gpnb.Result) error {
 		return errors.New("trainer returned no result")
 	case res.StepsDone != j.Steps:
 		return fmt.Errorf("result has %d of %d steps", res.StepsDone, j.Steps)
-	case res.Dataset != j.Dataset || res.Split != j.Split || res.Solver != j.Solver() || res.WarmStart != j.Config.WarmStart:
+	case res.Dataset != j.Dataset || res.Split != j.Split || res.Solver != j.Method().Solver || res.WarmStart != j.Config.WarmStart:
 		return fmt.Errorf("result is for %s split %d solver %s warm=%v, not job %s", res.Dataset, res.Split, res.Solver, res.WarmStart, j.ID())
 	}
 	return nil
+}
+
+// Unfinished returns the jobs under dir/jobs that have a job.json but no
+// complete result.json, in directory-name order: runs that failed (a job
+// that dies leaves none) or have not finished. A job.json that does not
+// parse is an error naming it.
+func Unfinished(dir string) ([]Job, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, results.JobsDir))
+	if err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, e := range ents {
+		jd := filepath.Join(dir, results.JobsDir, e.Name())
+		jb, err := os.ReadFile(filepath.Join(jd, JobFile))
+		if !e.IsDir() || errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var j Job
+		if err := json.Unmarshal(jb, &j); err != nil {
+			return nil, fmt.Errorf("repro: %s: %v: delete the directory to rerun that job", filepath.Join(jd, JobFile), err)
+		}
+		if finishedResult(j.Normalize(), jd) == nil {
+			out = append(out, j.Normalize())
+		}
+	}
+	return out, nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // holdLock takes path's lock as another runner would (a separate open file,
@@ -38,7 +40,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 	dir := t.TempDir()
 	jobs := tinyGrid(t, steps)
 	held := jobs[2].ID()
-	jobDir := filepath.Join(dir, JobsDir, held)
+	jobDir := filepath.Join(dir, results.JobsDir, held)
 	other := holdLock(t, filepath.Join(jobDir, LockFile), 4242)
 
 	ft := &fakeTrainer{}
@@ -55,7 +57,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 			t.Errorf("the trainer ran %s, whose lock another runner holds", id)
 		}
 	}
-	for _, f := range []string{JobFile, ResultFile, CheckpointFile, SegmentsFile} {
+	for _, f := range []string{JobFile, results.ResultFile, CheckpointFile, results.SegmentsFile} {
 		if _, err := os.Stat(filepath.Join(jobDir, f)); !os.IsNotExist(err) {
 			t.Errorf("the held job's %s was written (%v)", f, err)
 		}
@@ -81,7 +83,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 		t.Errorf("plan line %q", s)
 	}
 	// Finished jobs leave no lock file behind.
-	if _, err := os.Stat(filepath.Join(dir, JobsDir, jobs[0].ID(), LockFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, results.JobsDir, jobs[0].ID(), LockFile)); !os.IsNotExist(err) {
 		t.Errorf("a finished job kept its lock file: %v", err)
 	}
 
@@ -174,7 +176,7 @@ func TestRunnerRemovesLeftoverCheckpoint(t *testing.T) {
 	if _, err := (&Runner{Dir: dir, Trainer: &fakeTrainer{}}).Run(context.Background(), jobs); err != nil {
 		t.Fatal(err)
 	}
-	ckpt := filepath.Join(dir, JobsDir, jobs[5].ID(), CheckpointFile)
+	ckpt := filepath.Join(dir, results.JobsDir, jobs[5].ID(), CheckpointFile)
 	if err := os.WriteFile(ckpt, []byte(`{"Step":2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

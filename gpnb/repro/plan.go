@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // PlannedJob says where one job of a grid stands in a results directory.
@@ -21,7 +22,7 @@ type PlannedJob struct {
 	Result *gpnb.Result
 	// Segments are the job's runs.json: which builds ran which steps, and
 	// under what load (empty for jobs run before runs.json existed).
-	Segments []Segment
+	Segments []results.Segment
 	// RunningBy, when not empty, names the process that is running the job
 	// now (it holds the job's LockFile): another gpnb reproduce.
 	RunningBy string
@@ -93,8 +94,8 @@ func (r *Runner) plan(jobs []Job, run bool) ([]PlannedJob, error) {
 		if run && raised != "" {
 			r.logf(false, "%s: %s\n", j.ID(), raised)
 		}
-		dir := filepath.Join(r.Dir, JobsDir, j.ID())
-		p.Segments, _ = ReadSegments(dir) // provenance only; unreadable = none
+		dir := filepath.Join(r.Dir, results.JobsDir, j.ID())
+		p.Segments, _ = results.ReadSegments(dir) // provenance only; unreadable = none
 		if busy, who := heldElsewhere(filepath.Join(dir, LockFile)); busy {
 			p.RunningBy = who
 		}
@@ -195,7 +196,7 @@ func (p PlannedJob) provenance() string {
 	if p.RunningBy != "" {
 		upTo = 0 // its report of the step just checkpointed may be on its way
 	}
-	walkSegments(p.Segments, upTo, func(g Segment) {
+	results.WalkSegments(p.Segments, upTo, func(g results.Segment) {
 		rev := g.Environment["vcs.revision"]
 		if len(rev) > 7 {
 			rev = rev[:7]

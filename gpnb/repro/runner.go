@@ -8,19 +8,23 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
-// File names inside a job's directory DIR/jobs/<id>/.
+// The files of a results directory DIR beyond those package results reads
+// (results.JobsDir, results.ResultFile, results.SegmentsFile): a job's
+// configuration and its checkpoint while it runs, DIR/jobs/<id>/job.json
+// and checkpoint, and the run's progress, DIR/status.json.
 const (
 	JobFile        = "job.json"
-	ResultFile     = "result.json"
 	CheckpointFile = "checkpoint"
 	StatusFile     = "status.json"
-	JobsDir        = "jobs"
 )
 
 // PlainLogInterval is the longest a plain (non-terminal) Runner log goes
@@ -130,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	if err := os.MkdirAll(filepath.Join(r.Dir, JobsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.Dir, results.JobsDir), 0o755); err != nil {
 		return Summary{}, fmt.Errorf("repro: cannot create the output directory: %w", err)
 	}
 	host, _ := os.Hostname()
@@ -197,7 +201,7 @@ func normalise(jobs []Job) ([]Job, error) {
 // that cannot be written are.
 func (r *Runner) runJob(ctx context.Context, t *tracker, k int, owner lockOwner) error {
 	j := t.jobs[k]
-	dir := filepath.Join(r.Dir, JobsDir, j.ID())
+	dir := filepath.Join(r.Dir, results.JobsDir, j.ID())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -258,7 +262,7 @@ func (r *Runner) train(ctx context.Context, t *tracker, j Job, dir string) (*gpn
 		}
 	}
 	// Compact: a result holds every step's record.
-	if err := atomicfile.WriteJSON(filepath.Join(dir, ResultFile), res, false); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, results.ResultFile), res, false); err != nil {
 		return nil, err
 	}
 	os.Remove(ckpt) // the result is safely on disk; checkpoints are not kept
@@ -270,18 +274,18 @@ func (r *Runner) train(ctx context.Context, t *tracker, j Job, dir string) (*gpn
 type segmentLog struct {
 	r    *Runner
 	path string
-	prev []Segment
-	cur  Segment
+	prev []results.Segment
+	cur  results.Segment
 	load func() float64
 }
 
 func (r *Runner) newSegmentLog(dir string) *segmentLog {
-	prev, err := ReadSegments(dir)
+	prev, err := results.ReadSegments(dir)
 	if err != nil {
 		prev = nil // provenance only: start the record afresh
 	}
-	s := &segmentLog{r: r, path: filepath.Join(dir, SegmentsFile), prev: prev, load: r.LoadAverage,
-		cur: Segment{FromStep: -1, Started: r.clock(), Environment: r.Environment}}
+	s := &segmentLog{r: r, path: filepath.Join(dir, results.SegmentsFile), prev: prev, load: r.LoadAverage,
+		cur: results.Segment{FromStep: -1, Started: r.clock(), Environment: r.Environment}}
 	if s.load == nil {
 		s.load = SystemLoadAverage
 	}
@@ -303,10 +307,10 @@ func (s *segmentLog) report(p JobProgress, now time.Time) {
 	}
 	s.cur.ToStep, s.cur.Updated = p.Step, now
 	if !p.Resumed {
-		s.cur.sample(s.load())
+		s.cur.AddLoad(s.load())
 	}
 	if err := atomicfile.WriteJSON(s.path, append(s.prev[:len(s.prev):len(s.prev)], s.cur), true); err != nil {
-		s.r.logf(false, "%srepro: cannot write %s: %v\n", s.r.nl(), SegmentsFile, err)
+		s.r.logf(false, "%srepro: cannot write %s: %v\n", s.r.nl(), results.SegmentsFile, err)
 	}
 }
 
@@ -349,6 +353,24 @@ func fmtDuration(sec float64) string {
 		return "?"
 	}
 	return (time.Duration(sec*10) * (time.Second / 10)).String()
+}
+
+// SystemLoadAverage reads the 1-minute load average from /proc/loadavg, or
+// returns NaN where there is none.
+func SystemLoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return math.NaN()
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }
 
 // testMetrics is "test RMSE 0.078, test LLH 1.262", or "not evaluated".

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
@@ -67,15 +68,15 @@ func EstimateCost(j Job) float64 {
 	}
 	n := float64(ApproxTrainSize(spec, j.Subset))
 	var f float64
-	switch j.Solver() {
-	case SolverCholesky:
+	switch m := j.Method(); {
+	case m.Mode() == results.Exact:
 		f = 1.75e-3 * n // at n = 2000, as long as 3.5 warm CG jobs
-	case SolverCG:
-		f = pick(j.Config.WarmStart, 1, 3)
-	case SolverAP:
-		f = pick(j.Config.WarmStart, 0.5, 6)
-	case SolverSGD:
-		f = pick(j.Config.WarmStart, 3, 20)
+	case m.Solver == SolverCG:
+		f = pick(m.Warm, 1, 3)
+	case m.Solver == SolverAP:
+		f = pick(m.Warm, 0.5, 6)
+	case m.Solver == SolverSGD:
+		f = pick(m.Warm, 3, 20)
 	}
 	return float64(j.Steps) * n * n * f
 }
@@ -300,7 +301,7 @@ func (r *Runner) updateDeal(rec *ShardRecord, jobs []Job, path string) (changed 
 			continue
 		}
 		old := rec.Jobs[i].Job
-		dir := filepath.Join(r.Dir, JobsDir, j.ID())
+		dir := filepath.Join(r.Dir, results.JobsDir, j.ID())
 		raised, err := r.raisedCap(old, j, dir, finishedResult(j, dir))
 		if err != nil {
 			return false, err
@@ -324,7 +325,7 @@ func (r *Runner) remainingCost(j Job) float64 {
 		return 0
 	}
 	if j.Steps > 0 {
-		ckpt := filepath.Join(r.Dir, JobsDir, j.ID(), CheckpointFile)
+		ckpt := filepath.Join(r.Dir, results.JobsDir, j.ID(), CheckpointFile)
 		if step, _, err := checkpointSteps(r.Trainer, ckpt); err == nil && step >= 0 && step <= j.Steps {
 			return c * float64(j.Steps-step) / float64(j.Steps)
 		}

@@ -47,6 +47,7 @@ import (
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/internal/atomicfile"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -85,11 +86,11 @@ func main() {
 // migrate rewrites one file when it is in an earlier form.
 func migrate(path string) (bool, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
-	inJob := fileExists(filepath.Join(dir, repro.JobFile)) && filepath.Base(filepath.Dir(dir)) == repro.JobsDir
+	inJob := fileExists(filepath.Join(dir, repro.JobFile)) && filepath.Base(filepath.Dir(dir)) == results.JobsDir
 	switch {
 	case base == repro.JobFile && inJob:
 		return migrateJob(path)
-	case base == repro.ResultFile && inJob:
+	case base == results.ResultFile && inJob:
 		return migrateResult(path, false)
 	case base == "partial.json" && inJob:
 		return migratePartial(path)
@@ -366,7 +367,7 @@ func migratePartial(path string) (bool, error) {
 	c.CheckpointPath, c.Operator.MemoryBudget, c.Operator.Workers, c.DropResidualTraces = "", 0, 0, false
 	h := kernel.HyperFromVector(in.Theta)
 	r := gpnb.Result{Dataset: job.Dataset, Split: job.Split, NTrain: in.N, D: in.D, Kernel: c.Kernel.String(),
-		Solver: job.Solver(), WarmStart: c.WarmStart, Probes: c.Probes, Seed: c.Seed, StepsDone: in.Steps,
+		Solver: job.Method().Solver, WarmStart: c.WarmStart, Probes: c.Probes, Seed: c.Seed, StepsDone: in.Steps,
 		TotalSeconds: in.TotalSeconds, SolverSeconds: in.SolverSeconds,
 		Final: gpnb.Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales}, Config: &c}
 	if m := nTestRe.FindStringSubmatch(in.Data); m != nil {
@@ -393,7 +394,7 @@ func migrateStatus(path string) (bool, error) {
 		if j.State != "pending" {
 			continue
 		}
-		jd := filepath.Join(filepath.Dir(path), repro.JobsDir, j.ID)
+		jd := filepath.Join(filepath.Dir(path), results.JobsDir, j.ID)
 		st.Jobs[i].State = "not started"
 		if fileExists(filepath.Join(jd, repro.CheckpointFile)) || fileExists(filepath.Join(jd, "partial.json")) {
 			st.Jobs[i].State = "started"

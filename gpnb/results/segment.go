@@ -1,4 +1,4 @@
-package repro
+package results
 
 import (
 	"encoding/json"
@@ -34,15 +34,15 @@ type Segment struct {
 	ToStep   int       `json:"to_step"`   // steps done when it last reported
 	Started  time.Time `json:"started"`
 	Updated  time.Time `json:"updated"`
-	// Environment is Runner.Environment: Go version, BLAS, cores, build
+	// Environment is repro.Runner.Environment: Go version, BLAS, cores, build
 	// tags, VCS revision of the binary, ...
 	Environment map[string]string `json:"environment,omitempty"`
 	// LoadMean and LoadMax summarise the 1-minute load average sampled at
-	// every step (Runner.LoadAverage); LoadSamples says how many samples.
+	// every step (repro.Runner.LoadAverage); LoadSamples says how many samples.
 	LoadMean    float64 `json:"load_mean"`
 	LoadMax     float64 `json:"load_max"`
 	LoadSamples int     `json:"load_samples"`
-	// MachineGFLOPS is Runner.MachineRate measured when the segment began
+	// MachineGFLOPS is repro.Runner.MachineRate measured when the segment began
 	// (0: not measured): wall times of segments with different rates came
 	// from machines of different speeds.
 	MachineGFLOPS float64 `json:"machine_gflops,omitempty"`
@@ -60,37 +60,20 @@ func ReadSegments(jobDir string) ([]Segment, error) {
 	}
 	var segs []Segment
 	if err := json.Unmarshal(b, &segs); err != nil {
-		return nil, fmt.Errorf("repro: %s/%s is not a list of segments (%v): delete it; it only records provenance", jobDir, SegmentsFile, err)
+		return nil, fmt.Errorf("results: %s/%s is not a list of segments (%v): delete it; it only records provenance", jobDir, SegmentsFile, err)
 	}
 	return segs, nil
 }
 
-// sample adds one load-average reading (NaN readings are skipped).
-func (s *Segment) sample(load float64) {
+// AddLoad adds one load-average reading to LoadMean, LoadMax and
+// LoadSamples; NaN and negative readings are skipped.
+func (s *Segment) AddLoad(load float64) {
 	if math.IsNaN(load) || load < 0 {
 		return
 	}
 	s.LoadMean = (s.LoadMean*float64(s.LoadSamples) + load) / float64(s.LoadSamples+1)
 	s.LoadMax = max(s.LoadMax, load)
 	s.LoadSamples++
-}
-
-// SystemLoadAverage reads the 1-minute load average from /proc/loadavg, or
-// returns NaN where there is none.
-func SystemLoadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return math.NaN()
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return math.NaN()
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
 }
 
 // Conditions summarises how a job's wall time was spent, from its segments:
@@ -113,7 +96,7 @@ type Conditions struct {
 func JobConditions(segs []Segment, h gpnb.History) (c Conditions, ok bool) {
 	var sum, weight float64
 	backends := map[string]bool{}
-	walkSegments(segs, len(h), func(s Segment) {
+	WalkSegments(segs, len(h), func(s Segment) {
 		b := s.Environment["backend"]
 		if b == "" {
 			b = "cpu"
@@ -147,11 +130,11 @@ func JobConditions(segs []Segment, h gpnb.History) (c Conditions, ok bool) {
 	return c, true
 }
 
-// walkSegments visits a job's segments in order, calling seg for each, and
+// WalkSegments visits a job's segments in order, calling seg for each, and
 // outside(from, to) for each span of steps no segment covers: before a
 // segment that begins after the steps covered so far, and after the last
 // segment up to steps (none when steps is 0).
-func walkSegments(segs []Segment, steps int, seg func(Segment), outside func(from, to int)) {
+func WalkSegments(segs []Segment, steps int, seg func(Segment), outside func(from, to int)) {
 	at := 0
 	for _, s := range segs {
 		if at < s.FromStep {
@@ -168,7 +151,7 @@ func walkSegments(segs []Segment, steps int, seg func(Segment), outside func(fro
 // operatorBackend is the backend that built a step's kernel operator, from
 // its description (kernel.Describe; a GPU operator's begins with
 // kernel.GPUStoragePrefix): "cuda" or "cpu"; "" for a record that does not
-// say (written before step records named their operator).
+// say (a record with no operator).
 func operatorBackend(op string) string {
 	switch {
 	case op == "":

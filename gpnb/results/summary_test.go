@@ -1,13 +1,10 @@
-package repro
+package results
 
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,10 +14,16 @@ import (
 	"github.com/gpnb/gpnb/gpnb"
 )
 
-// fakeRecord builds a finished job whose totals are the given numbers; its
-// history has 4 converged steps sharing iters solver iterations equally.
-func fakeRecord(ds string, split, subset, n, d int, solver string, warm bool, total, solverSec, rmse, llh float64, iters int) Record {
-	j := testJob(ds, split, subset, solver, warm)
+// fakeRecord builds a finished run of the paper's settings whose totals are
+// the given numbers; its history has 4 converged steps sharing iters solver
+// iterations equally. n below the dataset's training split makes it a
+// subset run.
+func fakeRecord(ds string, split, n, d int, solver string, warm bool, total, solverSec, rmse, llh float64, iters int) Record {
+	c, err := gpnb.Paper(solver, ds)
+	if err != nil {
+		panic(err)
+	}
+	c.WarmStart = warm && c.Estimator != gpnb.ExactGradient
 	h := make(gpnb.History, 4)
 	for i := range h {
 		h[i].Step = i + 1
@@ -28,23 +31,23 @@ func fakeRecord(ds string, split, subset, n, d int, solver string, warm bool, to
 		h[i].SolverConverged = true
 	}
 	h[0].SolverIterations += iters % 4
-	return Record{Job: j, Result: gpnb.Result{Dataset: ds, Split: split, NTrain: n, D: d, Solver: solver, WarmStart: j.Config.WarmStart,
-		StepsDone: 4, TotalSeconds: total, SolverSeconds: solverSec, Test: &gpnb.Eval{TestRMSE: rmse, TestLLH: llh}, History: h}}
+	return Record{Result: gpnb.Result{Dataset: ds, Split: split, NTrain: n, D: d, Solver: MethodOf(c).Solver, WarmStart: c.WarmStart,
+		StepsDone: 4, TotalSeconds: total, SolverSeconds: solverSec, Test: &gpnb.Eval{TestRMSE: rmse, TestLLH: llh}, History: h, Config: &c}}
 }
 
 func fakeRecords() []Record {
 	var r []Record
 	// pol on a 2000-point subset, three splits, CG and AP.
 	for k, tot := range []float64{60, 120, 180} {
-		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "cg", false, tot, tot-6, 0.1+0.01*float64(k), 1.0+0.2*float64(k), 300))
-		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "cg", true, 30, 24, 0.1+0.01*float64(k), 1.0+0.2*float64(k), 100))
-		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "ap", false, 90, 80, 0.1, 1.1, 90))
-		r = append(r, fakeRecord("pol", k, 2000, 2000, 26, "ap", true, 10, 5, 0.1, 1.1, 10))
+		r = append(r, fakeRecord("pol", k, 2000, 26, "cg", false, tot, tot-6, 0.1+0.01*float64(k), 1.0+0.2*float64(k), 300))
+		r = append(r, fakeRecord("pol", k, 2000, 26, "cg", true, 30, 24, 0.1+0.01*float64(k), 1.0+0.2*float64(k), 100))
+		r = append(r, fakeRecord("pol", k, 2000, 26, "ap", false, 90, 80, 0.1, 1.1, 90))
+		r = append(r, fakeRecord("pol", k, 2000, 26, "ap", true, 10, 5, 0.1, 1.1, 10))
 	}
-	// bike at full size, one split, CG only, plus the exact reference.
-	r = append(r, fakeRecord("bike", 0, 0, 15642, 17, "cg", false, 100, 90, 0.03, 2.1, 202))
-	r = append(r, fakeRecord("bike", 0, 0, 15642, 17, "cg", true, 50, 40, 0.03, 2.1, 101))
-	r = append(r, fakeRecord("bike", 0, 0, 15642, 17, "cholesky", false, 600, 590, 0.031, 2.2, 0))
+	// bike at full size, one split, CG only, plus the exact gradient.
+	r = append(r, fakeRecord("bike", 0, 15642, 17, "cg", false, 100, 90, 0.03, 2.1, 202))
+	r = append(r, fakeRecord("bike", 0, 15642, 17, "cg", true, 50, 40, 0.03, 2.1, 101))
+	r = append(r, fakeRecord("bike", 0, 15642, 17, "cholesky", false, 600, 590, 0.031, 2.2, 0))
 	return r
 }
 
@@ -100,8 +103,8 @@ func TestSummarise(t *testing.T) {
 	if !near(rep.AverageSpeedUp["cg"], 3) || !near(rep.AverageIterationRatio["cg"], 2.5) || !near(rep.AverageSpeedUp["ap"], 9) {
 		t.Errorf("averages: %v %v", rep.AverageSpeedUp, rep.AverageIterationRatio)
 	}
-	if !rep.HasExact || rep.Entry("bike", "cholesky", "exact") == nil {
-		t.Error("exact reference missing")
+	if !rep.HasExact || rep.Entry("bike", Exact, Exact) == nil {
+		t.Error("exact gradient missing")
 	}
 	if _, err := Summarise(nil); err == nil {
 		t.Error("Summarise(nil) succeeded")
@@ -171,7 +174,7 @@ func TestTable1(t *testing.T) {
 	if len(rows) != 5 { // CG, + ws, AP, + ws, Cholesky
 		t.Fatalf("%d rows, want 5", len(rows))
 	}
-	if rows[0][0] != "CG" || rows[1][0] != "+ ws" || rows[2][0] != "AP" || rows[4][0] != "Cholesky (exact)" {
+	if rows[0][0] != "CG" || rows[1][0] != "+ ws" || rows[2][0] != "AP" || rows[4][0] != "exact" {
 		t.Errorf("row labels %v %v %v %v", rows[0][0], rows[1][0], rows[2][0], rows[4][0])
 	}
 	checkCells(t, head, rows, []cellWant{
@@ -224,15 +227,13 @@ func TestTable2(t *testing.T) {
 	if strings.Count(md.String(), "pol (subset n=2000, d=26)") != 1 {
 		t.Errorf("dataset label not merged:\n%s", md.String())
 	}
-	// What the HTML renderer (viz.TableFromRepro) draws: the same cells,
-	// and a rule above each dataset's group.
-	_, rows, groups := tb.Text()
-	found := false
-	for _, r := range rows {
-		found = found || slices.Contains(r, "120.00 ± 34.64")
+	// HTML draws the same cells, and a rule above each dataset's group.
+	var h bytes.Buffer
+	if err := tb.HTML(&h); err != nil {
+		t.Fatal(err)
 	}
-	if !found || len(groups) == 0 {
-		t.Errorf("Text: cell 120.00 ± 34.64 found %v, group starts %v", found, groups)
+	if !strings.Contains(h.String(), "<td>120.00 ± 34.64</td>") || strings.Count(h.String(), `<tr class="gpnb-rule">`) != 2 {
+		t.Errorf("HTML: want the cell 120.00 ± 34.64 and a rule above pol's and bike's rows:\n%s", h.String())
 	}
 }
 
@@ -261,9 +262,9 @@ func TestPaperComparison(t *testing.T) {
 // row above it (full-size grids fill in over several sessions).
 func TestTable2WarmWithoutCold(t *testing.T) {
 	recs := []Record{
-		fakeRecord("pol", 0, 0, 13500, 26, SolverCG, false, 600, 500, 0.08, 1.2, 900),
-		fakeRecord("pol", 0, 0, 13500, 26, SolverCG, true, 200, 150, 0.08, 1.2, 300),
-		fakeRecord("pol", 0, 0, 13500, 26, SolverAP, true, 100, 60, 0.08, 1.2, 800),
+		fakeRecord("pol", 0, 13500, 26, "cg", false, 600, 500, 0.08, 1.2, 900),
+		fakeRecord("pol", 0, 13500, 26, "cg", true, 200, 150, 0.08, 1.2, 300),
+		fakeRecord("pol", 0, 13500, 26, "ap", true, 100, 60, 0.08, 1.2, 800),
 	}
 	rep, err := Summarise(recs)
 	if err != nil {
@@ -298,7 +299,7 @@ func TestUnconvergedNotes(t *testing.T) {
 	// pol CG cold: 2 capped steps on split 0 and 1 on split 2 (of 3×4);
 	// bike CG warm: 1 of 4.
 	for i, r := range recs {
-		switch r.Job.ID() {
+		switch r.ID() {
 		case "pol-s0-cg-cold":
 			recs[i] = withCapped(r, 1, 3)
 		case "pol-s2-cg-cold":
@@ -339,22 +340,6 @@ func TestUnconvergedNotes(t *testing.T) {
 	if err := rep.Table2(Minutes).Markdown(&md); err != nil || !strings.Contains(md.String(), want[0]) {
 		t.Errorf("Markdown of table 2 lacks the note (err %v):\n%s", err, md.String())
 	}
-	p := PlannedJob{Job: recs[0].Job, State: Done, Result: &recs[0].Result}
-	if s := p.String(); !strings.Contains(s, "300 solver iterations (2 steps stopped at the iteration cap, unconverged)") {
-		t.Errorf("plan line %q should count the capped steps", s)
-	}
-	for i := range recs {
-		if recs[i].Job.ID() == "bike-s0-cg-warm" {
-			p = PlannedJob{Job: recs[i].Job, State: Done, Result: &recs[i].Result}
-			if s := p.String(); !strings.Contains(s, "(1 step stopped at the iteration cap, unconverged)") {
-				t.Errorf("plan line %q should say 1 step, singular", s)
-			}
-		}
-	}
-	p = PlannedJob{Job: recs[1].Job, State: Done, Result: &recs[1].Result}
-	if s := p.String(); strings.Contains(s, "cap") {
-		t.Errorf("plan line of a converged job %q mentions a cap", s)
-	}
 }
 
 // TestStalledNotes: steps whose solve stalled (StepRecord.SolverStalled)
@@ -362,7 +347,7 @@ func TestUnconvergedNotes(t *testing.T) {
 // iteration cap's.
 func TestStalledNotes(t *testing.T) {
 	recs := fakeRecords()
-	i := slices.IndexFunc(recs, func(r Record) bool { return r.Job.ID() == "pol-s0-cg-cold" })
+	i := slices.IndexFunc(recs, func(r Record) bool { return r.ID() == "pol-s0-cg-cold" })
 	h := append(gpnb.History(nil), recs[i].Result.History...)
 	h[0].SolverConverged = false                           // the cap
 	h[1].SolverConverged, h[1].SolverStalled = false, true // stalls
@@ -378,10 +363,6 @@ func TestStalledNotes(t *testing.T) {
 	want := "pol CG cold: 3 of 12 steps (splits 0-2) stopped (1 at the solver's iteration cap, 2 stalled: their true residual stopped falling) before reaching the tolerances"
 	if notes := strings.Join(rep.Table2(Minutes).Notes, "\n"); !strings.Contains(notes, want) {
 		t.Errorf("notes lack %q:\n%s", want, notes)
-	}
-	p := PlannedJob{Job: recs[i].Job, State: Done, Result: &recs[i].Result}
-	if s := p.String(); !strings.Contains(s, "(3 steps unconverged: 1 at the iteration cap, 2 stalled)") {
-		t.Errorf("plan line %q should split the stalled steps from the capped one", s)
 	}
 }
 
@@ -445,19 +426,19 @@ func TestJobConditions(t *testing.T) {
 func TestUnlikeSpeedUps(t *testing.T) {
 	recs := fakeRecords()
 	for i := range recs {
-		j := recs[i].Job
+		r, m := recs[i].Result, recs[i].Method()
 		switch {
-		case j.Dataset == "pol" && j.Solver() == "cg" && !j.Config.WarmStart:
+		case r.Dataset == "pol" && m.Solver == "cg" && !m.Warm:
 			recs[i].Segments = segs(2, 60.0, 2.0, "cpu") // alone: 1.0 per core
-		case j.Dataset == "pol" && j.Solver() == "cg":
+		case r.Dataset == "pol" && m.Solver == "cg":
 			recs[i].Segments = segs(2, 60.0, 8.0, "cpu") // 4.0 per core
-		case j.Dataset == "pol" && j.Solver() == "ap":
+		case r.Dataset == "pol" && m.Solver == "ap":
 			// Both below one per core, or 1.2 against 1.0: comparable.
-			load := map[bool]float64{false: 0.6, true: 2.4}[j.Config.WarmStart]
+			load := map[bool]float64{false: 0.6, true: 2.4}[m.Warm]
 			recs[i].Segments = segs(2, 60.0, load, "cpu")
-		case j.Dataset == "bike" && j.Config.WarmStart:
+		case r.Dataset == "bike" && m.Warm:
 			recs[i].Segments = segs(2, 60.0, 2.0, "cuda")
-		case j.Dataset == "bike":
+		case r.Dataset == "bike":
 			recs[i].Segments = segs(2, 60.0, 2.0, "cpu")
 		}
 	}
@@ -494,7 +475,7 @@ func TestUnlikeSpeedUps(t *testing.T) {
 			t.Errorf("%s: no note naming the unlike pairs:\n%s", name, s)
 		}
 	}
-	// Without segments (RecordsOf, older results) nothing is marked.
+	// Without segments (FromResults) nothing is marked.
 	if rep, _ := Summarise(fakeRecords()); len(rep.Unlike) != 0 {
 		t.Errorf("records without segments flagged: %v", rep.Unlike)
 	}
@@ -503,14 +484,14 @@ func TestUnlikeSpeedUps(t *testing.T) {
 	// on the CPU: marked, although both runs' segments say cpu.
 	recs = fakeRecords()
 	for i := range recs {
-		if j := recs[i].Job; j.Dataset == "pol" && j.Solver() == "ap" {
+		if m := recs[i].Method(); recs[i].Result.Dataset == "pol" && m.Solver == "ap" {
 			h := recs[i].Result.History
 			for k := range h {
 				h[k].Operator = "dense float64"
 			}
 			recs[i].Segments = segs(2, 60.0, 2.0, "cpu")
 			recs[i].Segments[0].ToStep = len(h)
-			if !j.Config.WarmStart {
+			if !m.Warm {
 				h[0].Operator, h[1].Operator = "gpu dense float64", "gpu dense float64"
 				recs[i].Segments[0].FromStep = 2
 			}
@@ -537,8 +518,8 @@ func TestConvergenceTable(t *testing.T) {
 			if warm {
 				iters, llh = 100, llh+0.002
 			}
-			r := fakeRecord("pol", 0, 1500, 1500, 26, "sgd", warm, 60, 50, 0.1, llh, iters)
-			r.Job.Config.Seed = seed
+			r := fakeRecord("pol", 0, 1500, 26, "sgd", warm, 60, 50, 0.1, llh, iters)
+			r.Result.Config.Seed = seed
 			if !warm && seed == 1 {
 				r.Result.History[2].SolverConverged = false // at the cap
 				r.Result.History[3].SolverConverged, r.Result.History[3].SolverStalled = false, true
@@ -551,9 +532,8 @@ func TestConvergenceTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	died := testJob("pol", 0, 1500, "sgd", false)
-	died.Config.Seed = 4
-	head, rows := readCSV(t, rep.Convergence([]Job{died}))
+	died := Unfinished{ID: "pol-s0-sgd-cold-seed4", Dataset: "pol", Method: Method{Solver: "sgd"}}
+	head, rows := readCSV(t, rep.Convergence([]Unfinished{died}))
 	if len(rows) != 2 || rows[0][0] != "pol (n=1500)" {
 		t.Fatalf("rows %v", rows)
 	}
@@ -567,41 +547,8 @@ func TestConvergenceTable(t *testing.T) {
 		{1, "Iteration ratio", 1350.0 / 3 / 100}, {1, "Δ test LLH (warm − cold)", 0.002},
 	})
 	var md bytes.Buffer
-	if err := rep.Convergence([]Job{died}).Markdown(&md); err != nil || !strings.Contains(md.String(), "Without a result: "+died.ID()) ||
+	if err := rep.Convergence([]Unfinished{died}).Markdown(&md); err != nil || !strings.Contains(md.String(), "Without a result: "+died.ID) ||
 		!strings.Contains(md.String(), "mean ± standard error over 3 seeds of one split") {
 		t.Errorf("markdown: %v\n%s", err, md.String())
-	}
-}
-
-// TestUnfinished lists the jobs of a directory with a job.json and no
-// complete result.json (a torn one counts as none).
-func TestUnfinished(t *testing.T) {
-	dir := t.TempDir()
-	done, died, torn := testJob("pol", 0, 500, "sgd", false), testJob("pol", 0, 500, "sgd", true), testJob("pol", 1, 500, "ap", false)
-	for _, j := range []Job{done, died, torn} {
-		jd := filepath.Join(dir, JobsDir, j.ID())
-		b, _ := json.Marshal(j)
-		if err := os.MkdirAll(jd, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(jd, JobFile), b, 0o644)
-		switch j.ID() {
-		case done.ID():
-			r, _ := json.Marshal(gpnb.Result{Dataset: "pol", Split: 0, Solver: "sgd", StepsDone: j.Steps})
-			os.WriteFile(filepath.Join(jd, ResultFile), r, 0o644)
-		case torn.ID():
-			os.WriteFile(filepath.Join(jd, ResultFile), []byte(`{"dataset": "pol", "steps_done": 1`), 0o644)
-		}
-	}
-	got, err := Unfinished(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, j := range got {
-		ids = append(ids, j.ID())
-	}
-	if want := []string{died.ID(), torn.ID()}; !slices.Equal(ids, want) { // directory order
-		t.Errorf("unfinished %v, want %v", ids, want)
 	}
 }

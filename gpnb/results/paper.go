@@ -1,4 +1,4 @@
-package repro
+package results
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 // The paper's published numbers (Table 2: mean over 10 splits, full
 // datasets, A100 GPU), used only to print them next to ours in
-// Report.PaperComparison. Keys are {dataset, solver}.
+// Summary.PaperComparison. Keys are {dataset, solver}.
 var (
 	// PaperTestLLH holds the test log-likelihoods {cold, warm}.
 	PaperTestLLH = map[[2]string][2]float64{
@@ -32,7 +32,7 @@ var (
 // ratios next to the paper's, for the UCI datasets and solvers present. The
 // average row compares the mean of our per-dataset speed-ups with the mean
 // of the paper's over the same datasets.
-func (r *Report) PaperComparison() *Table {
+func (s *Summary) PaperComparison() *Table {
 	t := &Table{Title: "Comparison with the paper",
 		Caption: "Our measured test log-likelihoods and warm-start speed-ups next to the paper's Table 2 (mean over 10 splits of the full datasets, on an A100 GPU).",
 		Columns: []Column{{Name: "Dataset", Merge: true}, {Name: "Solver"},
@@ -51,48 +51,49 @@ func (r *Report) PaperComparison() *Table {
 		return Cell{Num: true, Value: v, SE: math.NaN(), Digits: digits, Suffix: suffix}
 	}
 	subset := false
-	for _, s := range r.Solvers {
+	for _, key := range s.Solvers {
 		var ours, paper []float64
 		flagged := false
-		for _, d := range r.Datasets {
-			k := [2]string{d.Name, s}
+		m := s.Method(key)
+		for _, d := range s.Datasets {
+			k := [2]string{d.Name, key}
 			p, inPaper := PaperTestLLH[k]
-			if !inPaper || (r.Entry(d.Name, s, "cold") == nil && r.Entry(d.Name, s, "warm") == nil) {
+			if !inPaper || (s.Entry(d.Name, key, Cold) == nil && s.Entry(d.Name, key, Warm) == nil) {
 				continue
 			}
 			subset = subset || d.Subset
-			sp, ok := r.SpeedUp[k]
-			it := r.IterationRatio[k]
+			sp, ok := s.SpeedUp[k]
+			it := s.IterationRatio[k]
 			if ok {
 				ours = append(ours, sp)
 				paper = append(paper, PaperSpeedUp[k])
-				flagged = flagged || r.Unlike[k] != ""
+				flagged = flagged || s.Unlike[k] != ""
 			}
-			t.Rows = append(t.Rows, Row{Text(d.Label()), Text(SolverLabel(s)),
-				llh(r.Entry(d.Name, s, "cold")), llh(r.Entry(d.Name, s, "warm")),
+			t.Rows = append(t.Rows, Row{Text(d.Label()), Text(m.SolverLabel()),
+				llh(s.Entry(d.Name, key, Cold)), llh(s.Entry(d.Name, key, Warm)),
 				val(p[0], true, 3, ""), val(p[1], true, 3, ""),
-				r.speedUpCell(d.Name, s), val(PaperSpeedUp[k], true, 1, "×"), val(it, ok, 1, "×")})
+				s.speedUpCell(d.Name, key), val(PaperSpeedUp[k], true, 1, "×"), val(it, ok, 1, "×")})
 		}
 		if len(ours) > 0 {
 			ourAvg := val(NewStat(ours).Mean, true, 1, "×")
 			if flagged {
 				ourAvg.Suffix += unlikeMark
 			}
-			t.Rows = append(t.Rows, Row{Text(fmt.Sprintf("average over %d dataset(s)", len(ours))), Text(SolverLabel(s)),
+			t.Rows = append(t.Rows, Row{Text(fmt.Sprintf("average over %d dataset(s)", len(ours))), Text(m.SolverLabel()),
 				Missing(), Missing(), Missing(), Missing(),
-				ourAvg, val(NewStat(paper).Mean, true, 1, "×"), val(r.AverageIterationRatio[s], true, 1, "×")})
+				ourAvg, val(NewStat(paper).Mean, true, 1, "×"), val(s.AverageIterationRatio[key], true, 1, "×")})
 		}
 	}
 	var avg []string
-	for _, s := range []string{SolverCG, SolverAP, SolverSGD} {
-		avg = append(avg, fmt.Sprintf("%s %.1f×", SolverLabel(s), PaperAverageSpeedUp[s]))
+	for _, solver := range []string{"cg", "ap", "sgd"} {
+		avg = append(avg, fmt.Sprintf("%s %.1f×", Method{Solver: solver}.SolverLabel(), PaperAverageSpeedUp[solver]))
 	}
 	t.Notes = []string{
 		"The paper's average speed-ups over all five datasets (Table 1) are " + strings.Join(avg, ", ") + "; the average rows here use the paper's per-dataset values for the datasets present.",
 		"Speed-ups are ratios of wall-clock times and depend on the machine (ours: a CPU) and on n; the iteration ratio does not depend on the machine.",
 	}
-	t.Notes = append(t.Notes, r.unlikeNotes()...)
-	t.Notes = append(t.Notes, r.unconvergedNotes()...)
+	t.Notes = append(t.Notes, s.unlikeNotes()...)
+	t.Notes = append(t.Notes, s.unconvergedNotes()...)
 	if subset {
 		t.Notes = append(t.Notes, "Datasets shown with (n=…) were run on a random subset of the training split, the paper on all of it: their log-likelihoods are not expected to match the paper's (fewer points fit less well), and speed-ups at another n on another machine need not match either.")
 	}
