@@ -74,7 +74,7 @@ func TestCheckpointErrors(t *testing.T) {
 		{"flipped byte", flipped, ErrCheckpointCorrupt},
 		{"bad magic", badMagic, ErrCheckpointCorrupt},
 		{"version 4", resealed(good, 4), ErrCheckpointVersion},
-		{"version 1 payload that is not format 1", resealed(good, 1), ErrCheckpointCorrupt},
+		{"version 2", resealed(good, 2), ErrCheckpointVersion},
 		{"version 0", resealed(good, 0), ErrCheckpointVersion},
 	}
 	for _, c := range cases {

@@ -66,7 +66,7 @@ type StepRecord struct {
 	BlockFactorisations int `json:"block_factorisations,omitempty"`
 
 	// Where the step's time went, wall clock, for the Hutchinson estimator
-	// (0 in records written before steps recorded it): BuildSeconds
+	// (0 where not recorded): BuildSeconds
 	// rebuilding the kernel operator for the step's θ and ReduceSeconds the
 	// gradient reduction, both outside SolverSeconds; StartSeconds the
 	// solver's Start (a warm start's initial residual B − H·V0, one product
@@ -97,8 +97,7 @@ type StepRecord struct {
 	ExactMLL *float64 `json:"exact_mll,omitempty"`
 
 	// Operator describes the kernel operator this step used
-	// (kernel.Describe); empty in records of checkpoints written before
-	// steps recorded it.
+	// (kernel.Describe); empty where not recorded.
 	Operator string `json:"operator,omitempty"`
 }
 

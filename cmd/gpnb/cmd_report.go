@@ -252,11 +252,7 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 		if err != nil {
 			return nil, "", fmt.Errorf("gpnb report: %s: %w", in, err)
 		}
-		r := st.Result()
-		if r.Dataset == "" { // a format-1 checkpoint that named no dataset
-			r.Dataset = filepath.Base(in)
-		}
-		return []gpnb.Result{r}, "checkpoint", nil
+		return []gpnb.Result{st.Result()}, "checkpoint", nil
 	}
 	rs, err := parseResults(b)
 	if err != nil {

@@ -1,7 +1,6 @@
 package repro
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -162,78 +161,6 @@ func (j Job) Validate() error {
 	if _, err := c.Resolve(d); err != nil {
 		return fmt.Errorf("%w: job %s: %v", ErrGrid, j.ID(), err)
 	}
-	return nil
-}
-
-// legacyJob is job.json as gpnb wrote it before the configuration became
-// one value (gpnb.Config): the solver, warm start and a flat "settings"
-// object. LoadResults and the runner still read such files, so the results
-// of earlier runs stay usable and their unfinished jobs resumable.
-type legacyJob struct {
-	Dataset   string `json:"dataset"`
-	Split     int    `json:"split"`
-	Subset    int    `json:"subset,omitempty"`
-	Solver    string `json:"solver"`
-	WarmStart bool   `json:"warm_start"`
-	Steps     int    `json:"steps"`
-	Settings  struct {
-		Kernel             string  `json:"kernel"`
-		Probes             int     `json:"probes"`
-		LearningRate       float64 `json:"learning_rate"`
-		RelTolMean         float64 `json:"rel_tol_mean"`
-		RelTolProbes       float64 `json:"rel_tol_probes"`
-		Seed               uint64  `json:"seed"`
-		BlockSize          int     `json:"block_size"`
-		BatchSize          int     `json:"batch_size"`
-		Momentum           float64 `json:"momentum"`
-		SGDLearningRate    float64 `json:"sgd_learning_rate"`
-		SGDRawLearningRate float64 `json:"sgd_raw_learning_rate"`
-		PrecondRank        int     `json:"precond_rank"`
-		MaxIterations      int     `json:"max_iterations"`
-		Float32            bool    `json:"float32"`
-	} `json:"settings"`
-}
-
-// UnmarshalJSON reads job.json in today's form or in the legacy one.
-func (j *Job) UnmarshalJSON(b []byte) error {
-	var probe struct {
-		Settings json.RawMessage `json:"settings"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return err
-	}
-	if probe.Settings == nil {
-		type plain Job
-		return json.Unmarshal(b, (*plain)(j))
-	}
-	var l legacyJob
-	if err := json.Unmarshal(b, &l); err != nil {
-		return err
-	}
-	s := l.Settings
-	fam, err := kernel.ParseFamily(s.Kernel)
-	if err != nil {
-		return err
-	}
-	c := gpnb.Config{Kernel: fam, Probes: s.Probes, LearningRate: s.LearningRate, Seed: s.Seed, WarmStart: l.WarmStart,
-		Settings: solvers.Settings{RelTolMean: s.RelTolMean, RelTolProbes: s.RelTolProbes, MaxIterations: s.MaxIterations},
-		Rules:    solvers.RulesPaperText} // the rules before they had names
-	if s.Float32 {
-		c.Operator.Precision = kernel.Float32
-	}
-	switch l.Solver {
-	case SolverCG:
-		c.Solver = solvers.CG{PrecondRank: s.PrecondRank}
-	case SolverAP:
-		c.Solver = solvers.AP{BlockSize: s.BlockSize}
-	case SolverSGD:
-		c.Solver = solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.SGDLearningRate, RawLearningRate: s.SGDRawLearningRate, Momentum: s.Momentum, Seed: s.Seed}
-	case SolverCholesky:
-		c.Estimator = gpnb.ExactGradient
-	default:
-		return fmt.Errorf("unknown solver %q", l.Solver)
-	}
-	*j = Job{Dataset: l.Dataset, Split: l.Split, Subset: l.Subset, Steps: l.Steps, Config: c}.Normalize()
 	return nil
 }
 

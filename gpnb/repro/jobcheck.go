@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,7 +32,9 @@ func (r *Runner) checkJob(j Job) (finished *gpnb.Result, raised string, err erro
 	if err := json.Unmarshal(b, &stored); err != nil {
 		return nil, "", fmt.Errorf("repro: %s is not a valid job file (%v): delete the directory %s to rerun that job", filepath.Join(dir, JobFile), err, dir)
 	}
-	finished = finishedResult(j, dir)
+	if finished, err = finishedResult(j, dir); err != nil {
+		return nil, "", err
+	}
 	if stored = stored.Normalize(); !stored.Equal(j) {
 		raised, err = r.raisedCap(stored, j, dir, finished)
 		if err != nil {
@@ -48,12 +51,20 @@ func (r *Runner) checkJob(j Job) (finished *gpnb.Result, raised string, err erro
 // finishedResult returns the result in job directory dir when it is a
 // complete result of j, and nil when it is missing or torn (the job runs, or
 // resumes, again).
-func finishedResult(j Job, dir string) *gpnb.Result {
+func finishedResult(j Job, dir string) (*gpnb.Result, error) {
 	res, err := results.ReadResult(filepath.Join(dir, results.ResultFile))
-	if err != nil || checkResult(j, res) != nil {
-		return nil
+	var syntax *json.SyntaxError
+	switch {
+	case errors.Is(err, os.ErrNotExist), errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, nil // not written, or torn: the job runs (again)
+	case err != nil:
+		// Another version's result, say: running the job again would
+		// overwrite it.
+		return nil, fmt.Errorf("repro: %w", err)
+	case checkResult(j, res) != nil:
+		return nil, nil
 	}
-	return res
+	return res, nil
 }
 
 // raisedCap returns a note when j differs from the stored job only in a
@@ -190,7 +201,11 @@ func Unfinished(dir string) ([]Job, error) {
 		if err := json.Unmarshal(jb, &j); err != nil {
 			return nil, fmt.Errorf("repro: %s: %v: delete the directory to rerun that job", filepath.Join(jd, JobFile), err)
 		}
-		if finishedResult(j.Normalize(), jd) == nil {
+		res, err := finishedResult(j.Normalize(), jd)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
 			out = append(out, j.Normalize())
 		}
 	}

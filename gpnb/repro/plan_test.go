@@ -1,7 +1,9 @@
 package repro
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,5 +106,28 @@ func TestPlanLineCounts(t *testing.T) {
 	}
 	if s := (PlannedJob{Job: j, State: Done, Result: &gpnb.Result{StepsDone: 4}}).String(); !strings.Contains(s, "not evaluated") {
 		t.Errorf("unevaluated result: plan line %q", s)
+	}
+}
+
+// TestResultOfAnotherFormat: a result.json the runner cannot read as a
+// result of this gpnb (a field it does not write) stops Plan and Run with
+// an error naming it, instead of running the job again over it.
+func TestResultOfAnotherFormat(t *testing.T) {
+	dir := t.TempDir()
+	j := testJob("pol", 0, 500, "sgd", false)
+	jd := filepath.Join(dir, results.JobsDir, j.ID())
+	if err := os.MkdirAll(jd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(j)
+	os.WriteFile(filepath.Join(jd, JobFile), b, 0o644)
+	r, _ := json.Marshal(gpnb.Result{Dataset: "pol", Solver: "sgd", StepsDone: j.Steps, Config: &j.Config})
+	os.WriteFile(filepath.Join(jd, results.ResultFile), append(r[:len(r)-1], []byte(`,"test_llh":1}`)...), 0o644)
+	ft := &fakeTrainer{}
+	if _, err := (&Runner{Dir: dir, Trainer: ft}).Plan([]Job{j}); !errors.Is(err, results.ErrBadRecord) || !strings.Contains(err.Error(), "test_llh") {
+		t.Errorf("Plan: %v", err)
+	}
+	if _, err := (&Runner{Dir: dir, Trainer: ft}).Run(context.Background(), []Job{j}); !errors.Is(err, results.ErrBadRecord) || len(ft.calls) != 0 {
+		t.Errorf("Run: %v, jobs run %v", err, ft.calls)
 	}
 }

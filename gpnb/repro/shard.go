@@ -302,7 +302,11 @@ func (r *Runner) updateDeal(rec *ShardRecord, jobs []Job, path string) (changed 
 		}
 		old := rec.Jobs[i].Job
 		dir := filepath.Join(r.Dir, results.JobsDir, j.ID())
-		raised, err := r.raisedCap(old, j, dir, finishedResult(j, dir))
+		finished, err := finishedResult(j, dir)
+		if err != nil {
+			return false, err
+		}
+		raised, err := r.raisedCap(old, j, dir, finished)
 		if err != nil {
 			return false, err
 		}

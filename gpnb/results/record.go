@@ -164,7 +164,7 @@ func ReadResult(path string) (*gpnb.Result, error) {
 	dec.DisallowUnknownFields()
 	var res gpnb.Result
 	if err := dec.Decode(&res); err != nil {
-		return nil, fmt.Errorf("%w: %s is not a result of this gpnb (%v): rerun its job, or delete it", ErrBadRecord, path, err)
+		return nil, fmt.Errorf("%w: %s is not a result of this gpnb (%w): rerun its job, or delete it", ErrBadRecord, path, err)
 	}
 	if err := (Record{Result: res}).check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
