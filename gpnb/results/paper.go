@@ -24,6 +24,14 @@ var (
 		{"pol", "ap"}: 22.6, {"elevators", "ap"}: 26.2, {"bike", "ap"}: 13.6, {"protein", "ap"}: 8.2, {"keggdirected", "ap"}: 12.8,
 		{"pol", "sgd"}: 13.4, {"elevators", "sgd"}: 5.2, {"bike", "sgd"}: 12.2, {"protein", "sgd"}: 6.0, {"keggdirected", "sgd"}: 7.4,
 	}
+	// PaperTotalMinutes holds the total runtimes in minutes {cold, warm}.
+	PaperTotalMinutes = map[[2]string][2]float64{
+		{"pol", "cg"}: {7.857, 2.003}, {"pol", "ap"}: {22.390, 0.993}, {"pol", "sgd"}: {41.306, 3.077},
+		{"elevators", "cg"}: {2.758, 1.072}, {"elevators", "ap"}: {13.547, 0.516}, {"elevators", "sgd"}: {4.921, 0.980},
+		{"bike", "cg"}: {7.689, 2.180}, {"bike", "ap"}: {12.306, 0.904}, {"bike", "sgd"}: {81.843, 6.733},
+		{"protein", "cg"}: {31.438, 11.270}, {"protein", "ap"}: {45.417, 5.519}, {"protein", "sgd"}: {46.915, 7.874},
+		{"keggdirected", "cg"}: {64.290, 18.807}, {"keggdirected", "ap"}: {62.235, 4.857}, {"keggdirected", "sgd"}: {360.436, 48.721},
+	}
 	// PaperAverageSpeedUp holds Table 1's averages over the five datasets.
 	PaperAverageSpeedUp = map[string]float64{"cg": 3.2, "ap": 16.7, "sgd": 8.8}
 )

@@ -45,6 +45,9 @@ type Entry struct {
 	// Conditions pools the runs' segments: machine load per core and
 	// backends (NaN and none for runs summarised without segments).
 	Conditions Conditions
+	// Rules names the stopping rules the runs ran under (Config.Rules;
+	// several joined by " and ").
+	Rules string
 }
 
 // DatasetInfo describes a dataset column of the tables.
@@ -124,6 +127,11 @@ type accumulator struct {
 
 func (a *accumulator) add(rc Record) {
 	r := rc.Result
+	if rules := r.Config.Rules.String(); a.e.Rules == "" {
+		a.e.Rules = rules
+	} else if !strings.Contains(a.e.Rules, rules) {
+		a.e.Rules += " and " + rules
+	}
 	a.e.Splits = append(a.e.Splits, r.Split)
 	a.e.Seeds = append(a.e.Seeds, r.Config.Seed)
 	a.e.Runs++

@@ -39,7 +39,7 @@ type Row []Cell
 // Cell is a label or a number.
 type Cell struct {
 	Num    bool    // a number; otherwise Text
-	Text   string  // a label
+	Text   string  // a label; for a number, its digits as written (Verbatim)
 	Value  float64 // NaN: missing
 	SE     float64 // NaN: none
 	Digits int     // decimals shown in Markdown and HTML
@@ -48,6 +48,9 @@ type Cell struct {
 
 // Text returns a label cell.
 func Text(s string) Cell { return Cell{Text: s} }
+
+// Verbatim returns a numeric cell shown as s, as a log wrote the number.
+func Verbatim(s string) Cell { return Cell{Num: true, Text: s, SE: math.NaN()} }
 
 // Missing returns an empty numeric cell, shown as "—" (Markdown, HTML) or
 // left empty (CSV).
@@ -61,8 +64,8 @@ func Number(v float64, digits int, suffix string) Cell {
 
 // display formats c for Markdown and HTML.
 func (c Cell) display(se bool) string {
-	if !c.Num {
-		return c.Text
+	if !c.Num || c.Text != "" {
+		return c.Text + c.Suffix
 	}
 	if math.IsNaN(c.Value) {
 		return "—"
@@ -138,7 +141,10 @@ func (t *Table) Markdown(w io.Writer) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s\n\n%s\n\n", t.Title, t.Caption)
+	fmt.Fprintf(&b, "### %s\n\n", t.Title)
+	if t.Caption != "" {
+		fmt.Fprintf(&b, "%s\n\n", t.Caption)
+	}
 	b.WriteString("|")
 	for _, c := range t.Columns {
 		b.WriteString(" " + mdEscape(c.Name) + " |")
@@ -202,7 +208,7 @@ func (t *Table) CSV(w io.Writer) error {
 	for _, row := range t.Rows {
 		var rec []string
 		for ci, c := range row {
-			if !c.Num {
+			if !c.Num || c.Text != "" {
 				rec = append(rec, c.Text)
 			} else {
 				rec = append(rec, csvNum(c.Value))

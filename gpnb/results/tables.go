@@ -76,6 +76,7 @@ func (s *Summary) notes(unit TimeUnit) []string {
 		}
 	}
 	notes = append(notes, s.unlikeNotes()...)
+	notes = append(notes, s.rulesNotes()...)
 	notes = append(notes, s.variantNotes()...)
 	return append(notes, s.unconvergedNotes()...)
 }
@@ -466,4 +467,86 @@ func (s *Summary) rowLabel(key, mode string) string {
 		return "+ ws"
 	}
 	return s.label(key, mode)
+}
+
+// Table1Paper is Table 1 with the paper's values beside ours: each method's
+// row (cold, then "+ ws") followed by the paper's row of the same method,
+// its test log-likelihoods and total runtimes in minutes (its Table 2,
+// rounded as its Table 1), and its average speed-up over its five datasets.
+// The exact estimator's row, which the paper does not have, comes last.
+func (s *Summary) Table1Paper() *Table {
+	t := s.Table1(Minutes)
+	t.Title = "Table 1 beside the paper's"
+	t.Caption += " Each row is followed by the paper's (its Table 2, on an A100 GPU, mean over 10 splits of the full datasets; the average speed-up over its five datasets)."
+	keys := s.Table1Rows()
+	var rows []Row
+	var groups []int
+	for i, k := range keys {
+		if k.Mode != Warm {
+			groups = append(groups, len(rows))
+		}
+		rows = append(rows, t.Rows[i])
+		if k.Mode == Exact {
+			continue
+		}
+		rows = append(rows, s.paperRow(k))
+	}
+	t.Rows, t.Groups = rows, groups
+	t.Notes = append(t.Notes, "The paper's average speed-ups are over all five of its datasets; ours are over the datasets above that have both a cold and a warm run.")
+	return t
+}
+
+// paperRow is the paper's row of Table1Paper for a method and mode.
+func (s *Summary) paperRow(k RowKey) Row {
+	m := s.Method(k.Solver)
+	w := map[string]int{Cold: 0, Warm: 1}[k.Mode]
+	label := "+ ws (paper)"
+	if k.Mode == Cold {
+		label = m.SolverLabel() + " (paper)"
+	}
+	row := Row{Text(label)}
+	for _, d := range s.Datasets {
+		v, ok := PaperTestLLH[[2]string{d.Name, k.Solver}]
+		row = append(row, paperCell(v[w], ok && !d.Subset, 2, ""))
+	}
+	for _, d := range s.Datasets {
+		v, ok := PaperTotalMinutes[[2]string{d.Name, k.Solver}]
+		row = append(row, paperCell(v[w], ok && !d.Subset, 2, ""))
+	}
+	avg, ok := PaperAverageSpeedUp[k.Solver]
+	return append(row, paperCell(avg, ok && k.Mode == Warm, 1, "×"), Missing())
+}
+
+func paperCell(v float64, ok bool, digits int, suffix string) Cell {
+	if !ok {
+		return Missing()
+	}
+	return Number(v, digits, suffix)
+}
+
+// rulesNotes names the stopping rules of the rows when they differ between
+// rows: those of the rows under other rules than most, by row.
+func (s *Summary) rulesNotes() []string {
+	count := map[string]int{}
+	for _, e := range s.Entries {
+		if e.Method.Mode() != Exact {
+			count[e.Rules]++
+		}
+	}
+	if len(count) < 2 {
+		return nil
+	}
+	most := ""
+	for r, n := range count {
+		if n > count[most] || n == count[most] && r < most {
+			most = r
+		}
+	}
+	var which []string
+	for _, k := range s.Table2Rows() {
+		if e := s.Entry(k.Dataset, k.Solver, k.Mode); k.Mode != Exact && e.Rules != most {
+			which = append(which, fmt.Sprintf("%s %s %s (%s)", k.Dataset, s.Method(k.Solver).SolverLabel(), k.Mode, e.Rules))
+		}
+	}
+	return []string{"The runs ran under the stopping rules " + most + " (Config.Rules), but for " + strings.Join(which, "; ") + "."}
 }
