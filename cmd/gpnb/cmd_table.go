@@ -40,16 +40,16 @@ func (f *tableFlags) register(fs *flag.FlagSet) {
 	f.title = fs.String("title", "", "the title of the table (default its own)")
 }
 
-// parseIn splits --in into labels and paths; a path's label is its base
-// name.
+// parseIn splits --in into labels and paths: LABEL=PATH (at the last
+// "="), or PATH, whose label is its base name.
 func (f *tableFlags) parseIn() error {
 	for _, p := range strings.Split(*f.in, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		label, path, ok := strings.Cut(p, "=")
-		if !ok {
-			label, path = filepath.Base(filepath.Clean(p)), p
+		label, path := filepath.Base(filepath.Clean(p)), p
+		if i := strings.LastIndex(p, "="); i >= 0 {
+			label, path = p[:i], p[i+1:]
 		}
 		f.labels, f.paths = append(f.labels, label), append(f.paths, path)
 	}

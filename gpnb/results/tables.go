@@ -470,9 +470,9 @@ func (s *Summary) rowLabel(key, mode string) string {
 }
 
 // Table1Paper is Table 1 with the paper's values beside ours: each method's
-// row (cold, then "+ ws") followed by the paper's row of the same method,
-// its test log-likelihoods and total runtimes in minutes (its Table 2,
-// rounded as its Table 1), and its average speed-up over its five datasets.
+// row (cold, then "+ ws") followed by the paper's row of the same method:
+// its test log-likelihoods and total runtimes in minutes as its Table 2
+// gives them, and its average speed-up over its five datasets (Table 1).
 // The exact estimator's row, which the paper does not have, comes last.
 func (s *Summary) Table1Paper() *Table {
 	t := s.Table1(Minutes)
@@ -507,11 +507,11 @@ func (s *Summary) paperRow(k RowKey) Row {
 	row := Row{Text(label)}
 	for _, d := range s.Datasets {
 		v, ok := PaperTestLLH[[2]string{d.Name, k.Solver}]
-		row = append(row, paperCell(v[w], ok && !d.Subset, 2, ""))
+		row = append(row, paperCell(v[w], ok && !d.Subset, 3, ""))
 	}
 	for _, d := range s.Datasets {
 		v, ok := PaperTotalMinutes[[2]string{d.Name, k.Solver}]
-		row = append(row, paperCell(v[w], ok && !d.Subset, 2, ""))
+		row = append(row, paperCell(v[w], ok && !d.Subset, 3, ""))
 	}
 	avg, ok := PaperAverageSpeedUp[k.Solver]
 	return append(row, paperCell(avg, ok && k.Mode == Warm, 1, "×"), Missing())
