@@ -75,26 +75,12 @@ var runColumns = map[string]runColumn{
 	"load":      {"load", 1, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(stepLoad(r.Segments), d, "") }},
 	"test_llh":  {"test LLH", 3, func(c *runCtx, r Run, _ *Run, d int) Cell { return numCell(c.test(r).TestLLH, d, "") }},
 	"test_rmse": {"test RMSE", 4, func(c *runCtx, r Run, _ *Run, d int) Cell { return numCell(c.test(r).TestRMSE, d, "") }},
-	"paper_llh": {"paper test LLH", 3, func(_ *runCtx, r Run, _ *Run, d int) Cell {
-		m := r.Method()
-		p, ok := PaperTestLLH[[2]string{r.Result.Dataset, m.Key()}]
-		if !ok {
-			return Missing()
-		}
-		return numCell(p[map[bool]int{false: 0, true: 1}[m.Warm]], d, "")
-	}},
-	"paper_min": {"paper min", 2, func(_ *runCtx, r Run, _ *Run, d int) Cell {
-		m := r.Method()
-		p, ok := PaperTotalMinutes[[2]string{r.Result.Dataset, m.Key()}]
-		if !ok {
-			return Missing()
-		}
-		return numCell(p[map[bool]int{false: 0, true: 1}[m.Warm]], d, "")
-	}},
-	"sigma":   {"final σ", 4, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(r.Result.Final.Noise, d, "") }},
-	"n_train": {"n", 0, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(float64(r.Result.NTrain), 0, "") }},
-	"n_test":  {"n test", 0, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(float64(r.Result.NTest), 0, "") }},
-	"d":       {"d", 0, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(float64(r.Result.D), 0, "") }},
+	"paper_llh": {"paper test LLH", 3, paperColumn(PaperTestLLH)},
+	"paper_min": {"paper min", 2, paperColumn(PaperTotalMinutes)},
+	"sigma":     {"final σ", 4, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(r.Result.Final.Noise, d, "") }},
+	"n_train":   {"n", 0, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(float64(r.Result.NTrain), 0, "") }},
+	"n_test":    {"n test", 0, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(float64(r.Result.NTest), 0, "") }},
+	"d":         {"d", 0, func(_ *runCtx, r Run, _ *Run, d int) Cell { return numCell(float64(r.Result.D), 0, "") }},
 	"precision": {"precision", 0, func(_ *runCtx, r Run, _ *Run, _ int) Cell {
 		return textCell(r.Result.Config.Operator.Precision.String())
 	}},
@@ -143,6 +129,22 @@ var runColumns = map[string]runColumn{
 		}
 		return numCell(iterations(*ref)*perIteration(r)/60, d, "")
 	}},
+}
+
+// paperColumn is a column of the paper's value {cold, warm} for the run's
+// dataset and method.
+func paperColumn(values map[[2]string][2]float64) func(*runCtx, Run, *Run, int) Cell {
+	return func(_ *runCtx, r Run, _ *Run, d int) Cell {
+		m := r.Method()
+		p, ok := values[[2]string{r.Result.Dataset, m.Key()}]
+		if !ok {
+			return Missing()
+		}
+		if m.Warm {
+			return numCell(p[1], d, "")
+		}
+		return numCell(p[0], d, "")
+	}
 }
 
 // test returns the run's test evaluation: its own, else one made apart

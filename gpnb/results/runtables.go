@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
@@ -17,16 +18,9 @@ const DefaultRunColumns = "dataset,solver,mode,set,steps,iterations,epochs,cappe
 // the one with the same RunID, or "—"; name@cold, a warm run's cold run of
 // its set. evals gives test metrics to runs that have none.
 func RunsTable(runs []Run, cols []ColumnSpec, evals Evals, show func(Run) bool) (*Table, error) {
-	var sets []string
-	seen := map[string]bool{}
-	for _, r := range runs {
-		if !seen[r.Set] {
-			seen[r.Set] = true
-			sets = append(sets, r.Set)
-		}
-	}
+	sets := setsOf(runs)
 	for _, c := range cols {
-		if c.Ref != "" && c.Ref != "cold" && !seen[c.Ref] {
+		if c.Ref != "" && c.Ref != "cold" && !slices.Contains(sets, c.Ref) {
 			return nil, fmt.Errorf("column %s@%s: no set %q among %s", c.Name, c.Ref, c.Ref, strings.Join(sets, ", "))
 		}
 	}
@@ -133,15 +127,7 @@ var DefaultTraceSteps = []int{1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 100}
 // of the exact estimator's run of the dataset when there is one; in the
 // order SGD, CG, AP, then by dataset, cold before warm.
 func Traces(runs []Run, steps []int) []*Table {
-	var sets []string
-	seen := map[string]bool{}
-	for _, r := range runs {
-		if !seen[r.Set] {
-			seen[r.Set] = true
-			sets = append(sets, r.Set)
-		}
-	}
-	sortRuns(runs, sets)
+	sortRuns(runs, setsOf(runs))
 	var out []*Table
 	for _, solver := range []string{"sgd", "cg", "ap"} {
 		for _, ds := range datasetsOf(runs) {
@@ -162,6 +148,17 @@ func Traces(runs []Run, steps []int) []*Table {
 					out = append(out, trace(group, exact, steps))
 				}
 			}
+		}
+	}
+	return out
+}
+
+// setsOf returns the sets of runs, each once, in order.
+func setsOf(runs []Run) []string {
+	var out []string
+	for _, r := range runs {
+		if !slices.Contains(out, r.Set) {
+			out = append(out, r.Set)
 		}
 	}
 	return out
