@@ -5,8 +5,7 @@
 # between its "headline" markers. Usage: sh results/render.sh
 set -eu
 cd "$(dirname "$0")/.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
+. scripts/results.sh # GPNB
 export GPNB
 for run in results/*/run.sh; do
 	case "$run" in

@@ -16,9 +16,7 @@
 # beside another gpnb reproduce (runtimes are part of the results).
 set -eu
 cd "$(dirname "$0")/../.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
-export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
+. scripts/results.sh # GPNB, GPNB_DATA, DRY
 DIR=results/ablation
 # grid NAME: sets OUT, DATASETS, SUBSET and STAGES of a grid. The
 # comparisons first (warm Hutchinson and pathwise, then the budgets), the

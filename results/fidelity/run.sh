@@ -31,9 +31,7 @@
 # only that).
 set -eu
 cd "$(dirname "$0")/../.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
-export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
+. scripts/results.sh # GPNB, GPNB_DATA, DRY
 RULES=${RULES:-paper}
 # SGD runs at the paper's rates on these subsets (--sgd-lr paper; elevators
 # diverges at it under the paper's text: README.md).
@@ -46,8 +44,6 @@ joint) RULEFLAGS="--rules paper-text --freeze joint --sgd-lr paper" ;;
 	exit 2
 	;;
 esac
-DRY=""
-[ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
 [ "${RENDER_ONLY:-0}" = 1 ] || for stage in ${STAGES:-cholesky:exact sgd:warm sgd:cold cg:warm ap:warm cg:cold ap:cold}; do
 	solver=${stage%%:*} mode=${stage##*:}
 	flags="$RULEFLAGS"

@@ -7,15 +7,11 @@
 # DRYRUN=1 lists where each job stands; RENDER_ONLY=1 only renders.
 set -eu
 cd "$(dirname "$0")/../.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
-export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
+. scripts/results.sh # GPNB, GPNB_DATA, DRY
 OUT=results/full-authors-rules
 # The iteration cap a step: bike cold's solves outgrow SGD's default of
 # 50 000 under these rules too. results/gpu/fidelity.sh reads it here.
 CAP=200000
-DRY=""
-[ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
 	"$GPNB" reproduce --datasets pol,bike --splits 0 --solvers sgd --modes cold,warm --steps 100 --exact never \
 		--rules authors --max-iterations "$CAP" --out "$OUT" ${FLAGS:-} $DRY

@@ -17,12 +17,8 @@
 #   CONCURRENT=1  run beside another gpnb reproduce (see below)
 set -eu
 cd "$(dirname "$0")/../.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
-export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
+. scripts/results.sh # GPNB, GPNB_DATA, DRY
 OUT=results/full
-DRY=""
-[ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
 # stage DATASETS STAGES FLAGS...: one gpnb reproduce per solver:mode pair.
 stages() {
 	ds=$1 st=$2

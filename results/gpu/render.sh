@@ -8,8 +8,7 @@
 #	sh results/gpu/render.sh
 set -eu
 cd "$(dirname "$0")/../.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
+. scripts/results.sh # GPNB
 G=results/gpu
 T() { "$GPNB" table "$@"; }
 # The dense and matrix-free products, the reduction, a CG iteration: the

@@ -8,12 +8,8 @@
 # renders.
 set -eu
 cd "$(dirname "$0")/../.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
-export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
+. scripts/results.sh # GPNB, GPNB_DATA, DRY
 D=results/speed
-DRY=""
-[ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
 	for p in ${PRECISIONS:-float64 float32 mixed}; do
 		"$GPNB" reproduce --datasets pol --splits 0 --solvers cg --modes warm --steps 100 --exact never --precision "$p" \

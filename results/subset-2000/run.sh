@@ -10,12 +10,8 @@
 # started or not started; RENDER_ONLY=1 only renders.
 set -eu
 cd "$(dirname "$0")/../.."
-GPNB=${GPNB:-bin/gpnb}
-[ -x "$GPNB" ] || go build -buildvcs=auto -tags openblas -o "$GPNB" ./cmd/gpnb
-export GPNB_DATA=${GPNB_DATA:-$(cd .. && pwd)/shared/data/uci}
+. scripts/results.sh # GPNB, GPNB_DATA, DRY
 OUT=results/subset-2000
-DRY=""
-[ "${DRYRUN:-0}" = 1 ] && DRY=--dry-run
 # AP blocks and SGD batches keep the paper's proportions to n (2000 and
 # 1000 of 13500): 300 and 150. SGD runs at its normalised rate (--sgd-lr 0,
 # what auto gives on a subset) and every job under the paper's-text
