@@ -28,16 +28,16 @@ type tableFlags struct {
 }
 
 func (f *tableFlags) register(fs *flag.FlagSet) {
-	f.in = fs.String("in", "", "comma-separated inputs, each PATH or LABEL=PATH: results directories of gpnb reproduce (a later one's runs replace an earlier one's of the same job in the summary tables), folders of gpnb train results (NAME/result.json), result files, or, for --table bench and jsonl, logs and JSON-lines files (required)")
+	f.in = fs.String("in", "", "inputs, comma-separated, each PATH or LABEL=PATH: results directories (a later one's runs replace an earlier one's of the same job), folders of gpnb train results, result files; logs for bench, tests and jsonl (required)")
 	f.format = fs.String("format", "md", "output format: md (Markdown), csv or html (a styled, self-contained page)")
-	f.which = fs.String("table", "all", "which table: 1, 2 (the paper's Tables 1 and 2), all (both, and the ablation when there are variants), paper (ours beside the paper's values), headline (Table 1 with the paper's rows), ablation, convergence, budget (warm against cold under a budget); runs (a row a run), traces (σ and iterations by step), split (where a run's step time went); bench (go test -bench logs), jsonl (JSON lines)")
+	f.which = fs.String("table", "all", "1, 2, all, paper, headline, ablation, convergence, budget (summaries); runs, traces, split, status (runs); bench, tests, jsonl (logs): see README.md")
 	f.unit = fs.String("unit", "min", "runtime unit: min (like the paper) or s")
 	f.out = fs.String("out", "", "output file (default stdout); written atomically")
-	f.columns = fs.String("columns", "", "the columns of --table runs ("+results.DefaultRunColumns+" by default; name@LABEL is another input's run of the same job, name@cold a warm run's cold run, name:2 two decimals, name=Header), of bench (units, unit@LABEL, unit@LABEL:ratio) or of jsonl (keys)")
-	f.evals = fs.String("evals", "", "JSON lines of test evaluations made apart (file, exact_test_rmse, exact_test_llh) for runs without their own (--table runs)")
-	f.steps = fs.String("steps", "", "the steps --table traces shows (default 1,11,...,91,100)")
-	f.jobs = fs.String("jobs", "", "comma-separated patterns (filepath.Match) of the run names --table runs, traces and split show (default all)")
-	f.title = fs.String("title", "", "the title of the table (default its own)")
+	f.columns = fs.String("columns", "", "runs: name[@LABEL|@cold][:decimals][=Header] of "+strings.Join(results.RunColumnNames(), ", ")+"; bench: units, unit@LABEL[:ratio]; jsonl: keys")
+	f.evals = fs.String("evals", "", "runs: JSON lines of test evaluations made apart (file, exact_test_rmse, exact_test_llh)")
+	f.steps = fs.String("steps", "", "traces: the steps shown, comma-separated (default 1,11,...,91,100)")
+	f.jobs = fs.String("jobs", "", "runs, traces, split: patterns of the run names shown, comma-separated (default all)")
+	f.title = fs.String("title", "", "the tables' title (default their own)")
 }
 
 // parseIn splits --in into labels and paths: LABEL=PATH (at the last
@@ -60,7 +60,7 @@ func (f *tableFlags) parseIn() error {
 }
 
 func runTable(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("table", "--in DIR[,DIR...] [--table 1|2|all|paper|headline|ablation|convergence|budget|runs|traces|split|bench|jsonl] [--format md|csv|html] [--unit min|s] [--columns LIST] [--out FILE]", stderr)
+	fs := newFlagSet("table", "--in DIR[,DIR...] [--table 1|2|all|paper|headline|ablation|convergence|budget|runs|traces|split|status|bench|tests|jsonl] [--format md|csv|html] [--unit min|s] [--columns LIST] [--out FILE]", stderr)
 	var f tableFlags
 	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {

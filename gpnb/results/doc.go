@@ -10,8 +10,19 @@
 // into a Summary, whose methods build the tables: Table1 and Table2 (the
 // paper's), PaperComparison (ours beside the paper's published values),
 // Ablation (estimators and budgets) and Convergence (how the solves
-// ended). A Table is independent of its format: Markdown, CSV and HTML
-// write it.
+// ended), BudgetPairs (warm against cold under a budget) and Table1Paper
+// (Table 1 with the paper's rows). A Table is independent of its format:
+// Markdown, CSV and HTML write it.
+//
+// Runs side by side: ReadRuns reads the runs of a results directory, of a
+// folder of gpnb train results or of one result file under a label (a
+// job cut short from its checkpoint or PartialFile), and RunsTable shows
+// them a row each with columns chosen by name (ParseColumns), among them
+// the same column of another set's run of the same job (RunID) or ratios
+// to it; Traces shows σ and iterations by step, TimeSplit where a run's
+// step time went. For the GPU runs' files, BenchTable renders go test
+// -bench logs, TestsTable counts go test -v logs and JSONLinesTable
+// renders JSON lines.
 //
 //	sum, err := results.Open("results/full") // Load + Summarise
 //	sum.Table1(results.Minutes).Markdown(os.Stdout)

@@ -7,8 +7,9 @@ import (
 )
 
 // The paper's published numbers (Table 2: mean over 10 splits, full
-// datasets, A100 GPU), used only to print them next to ours in
-// Summary.PaperComparison. Keys are {dataset, solver}.
+// datasets, A100 GPU; the average speed-ups of Table 1), printed beside
+// ours (Summary.PaperComparison, Summary.Table1Paper, the runs tables'
+// paper_ columns). Keys are {dataset, solver}.
 var (
 	// PaperTestLLH holds the test log-likelihoods {cold, warm}.
 	PaperTestLLH = map[[2]string][2]float64{
