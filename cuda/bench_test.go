@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -192,29 +193,113 @@ func BenchmarkMulTo(b *testing.B) {
 	}
 }
 
-// BenchmarkReduce measures the fused gradient reduction for c = 17 columns.
+// benchD is the d of the benchmarks that depend on it (Reduce, Step):
+// pol's 26.
+const benchD = 26
+
+// BenchmarkReduce measures the fused gradient reduction (Operator.Reduce,
+// the Hutchinson estimator's W = A·Bᵀ with c = 17 columns) at d = 26, on
+// float64 and float32 z, at the sizes of benchSizes: ms per reduction as
+// the device's CUDA events time it (Work's ReduceSeconds: the copies of A
+// and B in, the kernels, the d+2 results out), wall ms (the host's copies
+// into pinned memory too), and pairs of the upper triangle per second.
 func BenchmarkReduce(b *testing.B) {
-	o, rng, m := benchFirst(b, 3, 4, Options{Mode: kernel.ModeMatrixFree})
-	n := o.n
-	a, bb := randDense(rng, n, m, 1), randDense(rng, n, m, 1)
-	dst := make([]float64, o.d+2)
-	o.Reduce(dst, a, bb)
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
+	benchAtD(b, kernel.ModeMatrixFree, 3, func(b *testing.B, o *Operator, rng *rand.Rand, n, m int) {
+		a, bb := randDense(rng, n, m, 1), randDense(rng, n, m, 1)
+		dst := make([]float64, o.d+2)
 		o.Reduce(dst, a, bb)
-	}
-	sec := time.Since(start).Seconds() / float64(b.N)
-	b.ReportMetric(float64(n)*float64(n)/sec/1e9, "Gpairs/s")
-	b.ReportMetric(sec*1e3, "ms/reduce")
-	if err := o.Err(); err != nil {
-		b.Fatal(err)
+		w0 := o.Work()
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			o.Reduce(dst, a, bb)
+		}
+		wall := time.Since(start).Seconds() / float64(b.N)
+		dev := (o.Work().ReduceSeconds - w0.ReduceSeconds) / float64(b.N)
+		b.ReportMetric(dev*1e3, "ms/reduce")
+		b.ReportMetric(wall*1e3, "wall-ms/reduce")
+		b.ReportMetric(float64(n)*float64(n+1)/2/dev/1e9, "Gpairs/s")
+		if err := o.Err(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// benchAtD runs f as one sub-benchmark per size of benchSizes and per
+// precision (float64, float32), named n=N/d=26/PRECISION, on an operator of
+// mode for n random points in benchD dimensions (benchOperator, the
+// generator seeded seed, seed+1), with m right-hand sides.
+func benchAtD(b *testing.B, mode kernel.Mode, seed uint64, f func(b *testing.B, o *Operator, rng *rand.Rand, n, m int)) {
+	needGPU(b)
+	ns, m, _ := benchSizes(b)
+	for _, n := range ns {
+		for _, prec := range []Precision{Float64, Float32} {
+			b.Run("n="+strconv.Itoa(n)+"/d="+strconv.Itoa(benchD)+"/"+prec.String(), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(seed, seed+1))
+				f(b, benchOperator(b, rng, n, benchD, Options{Mode: mode, Precision: prec}), rng, n, m)
+			})
+		}
 	}
 }
 
+// BenchmarkStep measures where an Adam step of a warm-started CG solve goes
+// on the device, at d = 26 and 17 right-hand sides, each part timed by CUDA
+// events around its work: the K build for a new θ (SetKernel), the solver's
+// Start (the initial residual B − H·V0 of the warm start: one product of
+// all columns), an iteration (the mean of 20), and the gradient's Reduce
+// (the solution downloaded, A and B copied in). Dense float64 and float32.
+func BenchmarkStep(b *testing.B) {
+	benchAtD(b, kernel.ModeDense, 7, func(b *testing.B, o *Operator, rng *rand.Rand, n, m int) {
+		rhs, v0 := randDense(rng, n, m, 1), randDense(rng, n, m, 0.1)
+		const iters = 20
+		set := solvers.Settings{RelTolMean: 1e-300, RelTolProbes: 1e-300, MaxIterations: iters}
+		var build, begin, iter, reduce float64
+		dst := make([]float64, o.d+2)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := o.Kernel()
+			k.Hyper.Signal *= 1.001
+			w0 := o.Work()
+			if err := o.SetKernel(k); err != nil {
+				b.Fatal(err)
+			}
+			build += o.Work().BuildSeconds - w0.BuildSeconds
+			var sv solvers.Solver
+			sec, err := o.timed(func() (err error) {
+				sv, err = solvers.CG{}.Start(o, rhs, v0, set)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			begin += sec
+			sec, err = o.timed(func() error { return solvers.Run(context.Background(), sv) })
+			if err != nil {
+				b.Fatal(err)
+			}
+			iter += sec / iters
+			w0 = o.Work()
+			o.Reduce(dst, sv.Solution(), rhs)
+			reduce += o.Work().ReduceSeconds - w0.ReduceSeconds
+			if err := sv.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		nb := float64(b.N) / 1e3
+		b.ReportMetric(build/nb, "ms/build")
+		b.ReportMetric(begin/nb, "ms/start")
+		b.ReportMetric(iter/nb, "ms/iteration")
+		b.ReportMetric(reduce/nb, "ms/reduce")
+		if err := o.Err(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
 // BenchmarkCGIteration measures one iteration of CG on the device (a Mul of
-// 17 columns, two Dots, the vector updates), wall clock: the per-iteration
-// cost a solve pays, launches and synchronisations included.
+// 17 columns and CGStep: two dots, α and β, the vector updates, one wait),
+// wall clock: the per-iteration cost a solve pays, launches and the
+// synchronisation included.
 func BenchmarkCGIteration(b *testing.B) {
 	o, rng, m := benchFirst(b, 5, 6, Options{})
 	sv, err := solvers.CG{}.Start(o, randDense(rng, o.n, m, 1), nil, solvers.Settings{RelTolMean: 1e-300, RelTolProbes: 1e-300, MaxIterations: b.N + 1})

@@ -43,35 +43,53 @@
 // memory, and per iteration only scalars cross between host and device.
 //
 //   - The Space's products (H·V for chosen columns, SGD's rows of H·V, AP's
-//     H[:,I]·Δ) read K down its columns, one 16-byte load per thread for two
-//     output rows, coalesced (mulk), or compute the kernel values on the fly
-//     (mulfree); SGD's rows are read along the rows, a warp per two rows
-//     (mulrows). Columns keep their exact width: 17 right-hand sides are 17
-//     accumulators (rounded up to a group of 20), not 32.
+//     H[:,I]·Δ) stream K through shared memory (mulk: a pipeline of
+//     asynchronous copies, cp.async on sm_80 and later, each block keeping
+//     several stages of K in flight while it computes on one, each thread
+//     two output rows and exactly as many float64 accumulators per row as
+//     columns: 17 right-hand sides are 17 accumulators), or compute the
+//     kernel values on the fly (mulfree); SGD's rows are read along the
+//     rows, a warp per two rows (mulrows). With Float32 K is read in
+//     float32 and summed in float64 (the CPU's mixed precision).
+//   - K is built by tiles of 64×64 entries over the upper triangle, mirrored
+//     (build), and the gradient's reduction (Reduce) runs over tiles of
+//     pairs of the upper triangle, the trace of W included, into
+//     per-block sums added on the device; SetKernel returns once K is built
+//     and Work's BuildSeconds and ReduceSeconds are device times measured
+//     by CUDA events.
 //   - AP's block is factorised on the device (Factorize: a right-looking
 //     blocked Cholesky, then the triangular inverse), so Solve is two
 //     triangular products.
-//   - Everything runs on one stream, launched without waiting; Dots, the
-//     only call that returns numbers per iteration, waits for its k
-//     scalars. Small per-call data (coefficients, column lists) and
-//     Upload/Download go through pinned host memory.
+//   - Everything runs on one stream, launched without waiting. CG's
+//     iteration (Space.CGStep) computes α and β on the device and waits
+//     once, for its 2k scalars; Dots waits for its k. Small per-call data
+//     (coefficients, column lists), Upload/Download and Reduce's inputs go
+//     through pinned host memory. A closed Space's blocks go to the
+//     operator's pool, so a solver per Adam step allocates nothing after
+//     the first; a buffer is freed only after the stream is synchronised.
 //   - The methods of solvers.Operator (MulTo, RowsMulTo, ColsMulTo,
-//     BlockTo), Reduce (the fused kernel-derivative reduction of the
-//     gradient) and CrossMulTo (predictions) copy their inputs to the device
-//     and the results back per call.
+//     BlockTo), Reduce and CrossMulTo (predictions) copy their inputs to
+//     the device and the results back per call.
+//   - CUDA graphs are not used: gorgonia.org/cu exposes no stream capture,
+//     graph instantiation or launch, and a graph fixes every kernel
+//     argument, while an iteration's column list and scalars are staged in
+//     an area that moves from call to call. An iteration queues its
+//     launches (about ten) without waiting, so what a graph would save is
+//     their issue cost, a few microseconds each.
 //
 // # Determinism
 //
 // Every output element is written by one thread, every sum runs in an order
-// fixed by the sizes alone (chunks of fixed length, added in order; never by
-// the grid or the number of multiprocessors) and there are no atomics, so
-// the same inputs give the same bits on the same GPU. The kernels are
-// compiled with -fmad=false (multiplies and adds carry an explicit
-// rounding, which no JIT may fuse; the products' fma is explicit), so the
-// bits do not depend on which driver compiled the PTX (TestModuleBits
-// checks the cubin against the JIT). The Space's element-wise operations
-// give the bits of solvers.HostSpace; its sums and products round
-// differently from the host's BLAS.
+// fixed by the sizes alone (chunks of fixed length, added in order; tiles
+// of fixed size added by a fixed tree; never by the grid or the number of
+// multiprocessors) and there are no atomics, so the same inputs give the
+// same bits on the same GPU. The kernels are compiled with -fmad=false
+// (multiplies and adds carry an explicit rounding, which no JIT may fuse;
+// the products' fma is explicit), so the bits do not depend on which
+// driver compiled the PTX (TestModuleBits checks the cubin against the
+// JIT). The Space's element-wise operations give the bits of
+// solvers.HostSpace; its sums and products round differently from the
+// host's BLAS.
 //
 // # Kernels
 //

@@ -25,6 +25,8 @@ import (
 // and pinned host memory from allocHost, which must stay untouched until
 // the next sync returns; htod and dtoh take ordinary (pageable) host memory
 // and have finished with it when they return (dtoh waits for the stream).
+// free and freeHost must not be given memory that queued work may still
+// use: synchronise first (the emulation checks it).
 type driver interface {
 	alloc(bytes int64) (uintptr, error)
 	free(p uintptr) error
@@ -162,12 +164,16 @@ type dbuf struct {
 }
 
 // ensure makes b at least bytes long (contents are not kept); what names it
-// in an out-of-memory message.
+// in an out-of-memory message. A buffer it replaces is freed after the
+// stream has been synchronised, since queued work may still use it.
 func (b *dbuf) ensure(d driver, bytes int64, what string) error {
 	if bytes <= b.bytes && b.p != 0 {
 		return nil
 	}
 	if b.p != 0 {
+		if err := d.sync(); err != nil {
+			return err
+		}
 		if err := d.free(b.p); err != nil {
 			return err
 		}
@@ -193,7 +199,8 @@ func (b *dbuf) release(d driver) error {
 	return err
 }
 
-// hbuf is pinned host memory that grows on demand (contents not kept).
+// hbuf is pinned host memory that grows on demand (contents not kept; the
+// memory it replaces is freed after a synchronisation).
 type hbuf struct {
 	p     unsafe.Pointer
 	bytes int64
@@ -204,6 +211,9 @@ func (b *hbuf) ensure(d driver, bytes int64) error {
 		return nil
 	}
 	if b.p != nil {
+		if err := d.sync(); err != nil { // queued copies may still use it
+			return err
+		}
 		if err := d.freeHost(b.p); err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ package cuda
 // // The sha256 of kernels/gpnb.cu, which emu.cc includes: Go's build cache
 // // does not see that file, so this flag is what makes a changed gpnb.cu
 // // rebuild the emulation. kernels/stamp.sh updates it; TestEmuSource checks it.
-// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_5654c0b5f1d792455c763e58aee816ae933aa929357de465a91d98718539bd91
+// #cgo CXXFLAGS: -DGPNB_CU_SHA256=sha256_dee4754524b60a5c2df96a9de09c52b8878f6c7d497d5da480b272bce68298b3
 //
 // const char *gpnb_emu_source(void);
 // #cgo LDFLAGS: -lstdc++ -lm
@@ -50,8 +50,9 @@ type emuDriver struct {
 	inf   DeviceInfo
 	ids   []C.int // emu.cc's index of each kernel of kernelNames
 	queue []emuOp
-	err   error // sticky: the first fault of the stream's work
-	sizes map[uintptr]int64
+	err   error             // sticky: the first fault of the stream's work
+	sizes map[uintptr]int64 // device allocations
+	hsize map[uintptr]int64 // pinned host allocations
 	used  int64
 	evs   map[event]time.Time
 	nev   event
@@ -102,6 +103,7 @@ func openDriver(ordinal int) (driver, error) {
 	d := &emuDriver{
 		inf:   DeviceInfo{Name: "gpnb CPU emulation of the CUDA kernels", Major: 9, TotalMemory: emuMemLimit, SMs: 1},
 		sizes: map[uintptr]int64{},
+		hsize: map[uintptr]int64{},
 		evs:   map[event]time.Time{},
 		args:  (*C.uint64_t)(C.malloc(8 * 24)),
 	}
@@ -151,7 +153,9 @@ func (d *emuDriver) alloc(bytes int64) (uintptr, error) {
 func (d *emuDriver) free(p uintptr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.flush() // a GPU's cuMemFree waits for the work that may use p
+	if err := d.inUse(p, d.sizes[p]); err != nil {
+		return err
+	}
 	d.used -= d.sizes[p]
 	delete(d.sizes, p)
 	C.emu_free(C.uintptr_t(p))
@@ -166,14 +170,39 @@ func (d *emuDriver) allocHost(bytes int64) (unsafe.Pointer, error) {
 	if p == nil {
 		return nil, errors.New("out of host memory")
 	}
+	d.mu.Lock()
+	d.hsize[uintptr(p)] = bytes
+	d.mu.Unlock()
 	return p, nil
 }
 
 func (d *emuDriver) freeHost(p unsafe.Pointer) error {
 	d.mu.Lock()
-	d.flush()
-	d.mu.Unlock()
+	defer d.mu.Unlock()
+	if err := d.inUse(uintptr(p), d.hsize[uintptr(p)]); err != nil {
+		return err
+	}
+	delete(d.hsize, uintptr(p))
 	C.free(p)
+	return nil
+}
+
+// inUse returns an error when work still queued on the stream uses the
+// memory at p (bytes long): a copy to or from it, or a launch with an
+// argument pointing into it. A GPU's free need not wait for that work, so
+// the driver's users synchronise before they free (d.mu held).
+func (d *emuDriver) inUse(p uintptr, bytes int64) error {
+	in := func(x uintptr) bool { return x >= p && x < p+uintptr(max(bytes, 1)) }
+	for i := range d.queue {
+		op := &d.queue[i]
+		used := (op.kind == opCopy || op.kind == opZero) && (in(op.dst) || in(op.src))
+		for _, a := range op.args[:op.nargs] {
+			used = used || in(uintptr(a))
+		}
+		if used {
+			return fmt.Errorf("cuda: freeing memory that queued work still uses (op %d of %d on the stream): synchronise first (emulated check)", i+1, len(d.queue))
+		}
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@
 #pragma GCC optimize("fp-contract=off")
 #include "emu.h"
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <ucontext.h>
@@ -19,29 +20,76 @@ alignas(16) unsigned char smem[smemBytes];
 
 #include "kernels/gpnb.cu"
 
-// Fibers: one per thread of the block being run.
+// Fibers: one per thread of the block being run. A context is a stack
+// and the registers to resume it with; ctxStart prepares one to run entry
+// on a stack, ctxSwitch saves the current one in from and resumes to.
 namespace {
+#if defined(__x86_64__) && defined(__linux__)
+// On x86-64 Linux a switch saves the callee-saved registers on the stack it
+// leaves and restores them from the one it resumes (gpnb_emu_switch).
+// glibc's swapcontext also saves and restores the signal mask, a system
+// call at every switch, which made the kernels' barriers several times
+// slower to emulate.
+extern "C" void gpnb_emu_switch(void **from, void *to);
+asm(".text\n"
+    ".globl gpnb_emu_switch\n"
+    ".type gpnb_emu_switch,@function\n"
+    "gpnb_emu_switch:\n"
+    "\tpushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
+    "\tmovq %rsp, (%rdi)\n"
+    "\tmovq %rsi, %rsp\n"
+    "\tpopq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n"
+    "\tret\n"
+    ".size gpnb_emu_switch, .-gpnb_emu_switch\n");
+struct context {
+    void *sp;
+};
+void ctxStart(context &c, char *stack, size_t size, void (*entry)()) {
+    void **sp = (void **)((uintptr_t)(stack + size) & ~(uintptr_t)15);
+    *--sp = nullptr;       // entry's return address (it never returns): entry starts as if called
+    *--sp = (void *)entry; // where the first switch to c returns to
+    for (int i = 0; i < 6; i++)
+        *--sp = nullptr; // rbp, rbx, r12..r15
+    c.sp = sp;
+}
+void ctxSwitch(context &from, context &to) { gpnb_emu_switch(&from.sp, to.sp); }
+#else
+struct context {
+    ucontext_t uc;
+};
+void ctxStart(context &c, char *stack, size_t size, void (*entry)()) {
+    getcontext(&c.uc);
+    c.uc.uc_stack.ss_sp = stack;
+    c.uc.uc_stack.ss_size = size;
+    c.uc.uc_link = nullptr;
+    makecontext(&c.uc, entry, 0);
+}
+void ctxSwitch(context &from, context &to) { swapcontext(&from.uc, &to.uc); }
+#endif
+
 struct fiber {
-    ucontext_t ctx;
+    context ctx;
     char *stack;
     int state; // 0 runnable, 1 at a barrier, 2 returned
     unsigned tx, ty;
 };
 const size_t stackSize = 256 << 10;
 std::vector<fiber> fibers;
-ucontext_t sched;
+context sched;
 int cur;
 std::function<void()> body;
 
 void trampoline() {
     body();
-    fibers[cur].state = 2; // uc_link resumes the scheduler
+    fibers[cur].state = 2;
+    ctxSwitch(fibers[cur].ctx, sched); // never resumed
+    abort();
 }
 } // namespace
 
 void __syncthreads() {
     fibers[cur].state = 1;
-    swapcontext(&fibers[cur].ctx, &sched);
+    ctxSwitch(fibers[cur].ctx, sched);
 }
 
 // runBlock runs the bx×by threads of one block as fibers until all return.
@@ -54,11 +102,7 @@ static void runBlock(int bx, int by) {
     }
     for (int i = 0; i < nt; i++) {
         fiber &f = fibers[i];
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = f.stack;
-        f.ctx.uc_stack.ss_size = stackSize;
-        f.ctx.uc_link = &sched;
-        makecontext(&f.ctx, trampoline, 0);
+        ctxStart(f.ctx, f.stack, stackSize, trampoline);
         f.state = 0;
         f.tx = i % bx;
         f.ty = i / bx;
@@ -70,7 +114,7 @@ static void runBlock(int bx, int by) {
                 continue;
             cur = i;
             threadIdx = {fibers[i].tx, fibers[i].ty, 0};
-            swapcontext(&sched, &fibers[i].ctx);
+            ctxSwitch(sched, fibers[i].ctx);
             if (fibers[i].state == 2)
                 done++;
         }
@@ -100,7 +144,7 @@ struct entry {
 #define PREC(T, S)                                                                                                \
     E("gpnb_scale_" #S, false, gpnb_scale_##S(P<const double>(a, 0), I(a, 1), I(a, 2), P<const double>(a, 3),    \
                                               P<const double>(a, 4), P<T>(a, 5))),                                \
-        E("gpnb_build_" #S, false, gpnb_build_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), D(a, 4), P<T>(a, 5), \
+        E("gpnb_build_" #S, true, gpnb_build_##S(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), D(a, 4), P<T>(a, 5), \
                                                   I(a, 6))),                                                      \
         E("gpnb_block_" #S, false, gpnb_block_##S(P<const T>(a, 0), P<const T>(a, 1), I(a, 2), I(a, 3), I(a, 4),  \
                                                   D(a, 5), D(a, 6), P<const i64>(a, 7), I(a, 8), P<double>(a, 9)))
@@ -129,9 +173,10 @@ struct entry {
                                       I(a, 11), P<double>(a, 12), I(a, 13)))
 #define REDUCE_E(T, S, DD)                                                                                        \
     E("gpnb_reduce_" #S "_d" #DD, true,                                                                           \
-      gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const T>(a, 4), P<const T>(a, 5),    \
-                              I(a, 6), P<const T>(a, 7), P<double>(a, 8), I(a, 9)))
-#define MULK_C(C) MULK_E(double, f64, C), MULK_E(float, f32, C), TRIMUL_E(C)
+      gpnb_reduce_##S##_d##DD(P<const T>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<const double>(a, 4),                 \
+                              P<const double>(a, 5), I(a, 6), P<const double>(a, 7), P<double>(a, 8)))
+#define MULK_C(C) MULK_E(double, f64, C), MULK_E(float, f32, C)
+#define MULK_4(A, B, C, D) MULK_C(A), MULK_C(B), MULK_C(C), MULK_C(D), TRIMUL_E(D)
 #define ROWS_C(T, S) MULROWS_E(T, S, 8), MULROWS_E(T, S, 16), MULROWS_E(T, S, 24), MULROWS_E(T, S, 32)
 // DVAR: the kernels of one precision and register variant DD; PRECISION: all
 // kernels of one precision, with the variants of kernels.go's dVariants
@@ -144,14 +189,17 @@ struct entry {
 static const std::vector<entry> table = {
     PRECISION(double, f64),
     PRECISION(float, f32),
-    MULK_C(4),
-    MULK_C(8),
-    MULK_C(12),
-    MULK_C(16),
-    MULK_C(20),
-    MULK_C(24),
-    MULK_C(28),
-    MULK_C(32),
+    MULK_4(1, 2, 3, 4),
+    MULK_4(5, 6, 7, 8),
+    MULK_4(9, 10, 11, 12),
+    MULK_4(13, 14, 15, 16),
+    MULK_4(17, 18, 19, 20),
+    MULK_4(21, 22, 23, 24),
+    MULK_4(25, 26, 27, 28),
+    MULK_4(29, 30, 31, 32),
+    E("gpnb_reduce_sum", true, gpnb_reduce_sum(P<const double>(a, 0), I(a, 1), I(a, 2), P<double>(a, 3))),
+    E("gpnb_cgcoef", false,
+      gpnb_cgcoef(P<const double>(a, 0), P<const double>(a, 1), I(a, 2), P<double>(a, 3), P<double>(a, 4))),
     E("gpnb_sumpart", false,
       gpnb_sumpart(P<const double>(a, 0), I(a, 1), I(a, 2), I(a, 3), P<double>(a, 4), I(a, 5), P<const i64>(a, 6),
                    I(a, 7), P<const double>(a, 8), I(a, 9), P<const i64>(a, 10), D(a, 11))),

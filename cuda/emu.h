@@ -1,9 +1,10 @@
 //go:build cudaemu && !cuda
 
 // emu.h lets kernels/gpnb.cu compile as host C++ for the cudaemu test
-// build. Every thread of a block is a fiber (ucontext) on one OS thread;
-// __syncthreads switches to the next fiber, and the block goes on once all
-// of its fibers have reached the barrier or returned. So the real kernel
+// build. Every thread of a block is a fiber (a stack of its own, see
+// emu.cc) on one OS thread; __syncthreads switches to the next fiber, and
+// the block goes on once all of its fibers have reached the barrier or
+// returned. So the real kernel
 // code (indexing, tiling, shared-memory staging, reductions) runs on a
 // machine without a GPU, deterministically and without OS threads. Blocks
 // run one after another, so the one shared-memory array serves them all.

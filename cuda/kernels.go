@@ -3,14 +3,17 @@ package cuda
 import "fmt"
 
 // The column groups of the product kernels: each thread keeps NC
-// accumulators for up to NC right-hand sides, NC a multiple of mulkStep
-// (mulk, trimul) or of freeStep (mulfree, mulrows) up to maxNC. A product
-// over k columns runs in groups of maxNC, the last group with the smallest
-// NC ≥ its width: 17 columns take one group of NC = 20 (mulk), not 32.
+// accumulators per output row for up to NC right-hand sides, NC a multiple
+// of mulkStep (mulk: every width, so exactly as many accumulators as
+// columns), trimulStep (trimul) or freeStep (mulfree, mulrows) up to maxNC.
+// A product over k columns runs in groups of maxNC, the last group with the
+// smallest NC ≥ its width: 17 columns take mulk's NC = 17, trimul's 20 and
+// mulfree's 24.
 const (
-	maxNC    = 32
-	mulkStep = 4
-	freeStep = 8
+	maxNC      = 32
+	mulkStep   = 1
+	trimulStep = 4
+	freeStep   = 8
 )
 
 // Precision suffixes of the kernel names, indexed by Precision.
@@ -28,11 +31,12 @@ type kfn int
 var (
 	kScale, kBuild, kBlock [2]kfn
 	kMulk                  [2][maxNC / mulkStep]kfn
-	kTrimul                [maxNC / mulkStep]kfn
+	kTrimul                [maxNC / trimulStep]kfn
 	kMulfree               [2][len(dVariants)][maxNC / freeStep]kfn
 	kMulrows, kMulrowsFree [2][maxNC / freeStep]kfn
 	kReduce                [2][len(dVariants)]kfn
 
+	kReduceSum, kCGCoef                                   kfn
 	kSumpart, kVec, kDotsPart, kDotsFinal, kMult, kMuladd kfn
 	kCholInit, kCholDiag, kCholPanel, kCholUpd            kfn
 	kTrinvDiag, kTrinvCol, kTrinvMirror                   kfn
@@ -72,12 +76,13 @@ func buildKernelNames() []string {
 		}
 	}
 	for g := range kTrimul {
-		add(&kTrimul[g], "gpnb_trimul_c%d", (g+1)*mulkStep)
+		add(&kTrimul[g], "gpnb_trimul_c%d", (g+1)*trimulStep)
 	}
 	for _, k := range []struct {
 		h    *kfn
 		name string
 	}{
+		{&kReduceSum, "reduce_sum"}, {&kCGCoef, "cgcoef"},
 		{&kSumpart, "sumpart"}, {&kVec, "vec"}, {&kDotsPart, "dots_part"}, {&kDotsFinal, "dots_final"},
 		{&kMult, "mult"}, {&kMuladd, "muladd"},
 		{&kCholInit, "chol_init"}, {&kCholDiag, "chol_diag"}, {&kCholPanel, "chol_panel"}, {&kCholUpd, "chol_update"},

@@ -80,8 +80,9 @@ func TestModuleBits(t *testing.T) {
 }
 
 // fingerprint runs a fixed set of operations on driver d and returns every
-// result: products in both modes and precisions, Dots, Factorize and Solve,
-// and ten iterations of CG.
+// result: the dense K as built, products in both modes and precisions, Dots,
+// Factorize and Solve, Reduce, and ten iterations of CG (α and β computed
+// on the device).
 func fingerprint(t *testing.T, d driver) []float64 {
 	t.Helper()
 	var out []float64
@@ -96,6 +97,15 @@ func fingerprint(t *testing.T, d driver) []float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.mode == kernel.ModeDense {
+			out = append(out, deviceArray(t, o, o.dK.p, n*o.ldk)...)
+		}
+		red := make([]float64, 5+2)
+		o.Reduce(red, randDense(rng, n, m, 1), randDense(rng, n, m, 1))
+		if err := o.Err(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, red...)
 		sp, err := o.NewSpace()
 		if err != nil {
 			t.Fatal(err)

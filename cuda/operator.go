@@ -22,14 +22,19 @@ var (
 	_ solvers.Operator       = (*Operator)(nil)
 	_ solvers.NoiseVariancer = (*Operator)(nil)
 	_ solvers.SpaceOperator  = (*Operator)(nil)
+	_ solvers.CGStepper      = (*Space)(nil)
 )
 
 // Launch geometry of the other kernels; kernels/gpnb.cu relies on these.
 const (
-	threads    = 128 // scale and reduce (a power of two for reduce's tree)
-	tile2D     = 16  // build and block kernels: 16×16 threads
-	reduceMaxC = 512 // Reduce processes A·Bᵀ in chunks of this many columns
-	kAlign     = 32  // K's leading dimension is a multiple of this
+	threads     = 128 // scale
+	tile2D      = 16  // block kernel: 16×16 threads, one entry each
+	tileRows    = 64  // TT: build and reduce tiles of 64×64 pairs, 16×16 threads of 4×4
+	tileDims    = 32  // TKC: dimensions of z staged at a time (build, reduce)
+	reduceStrip = 8   // RSTRIP: reduce's tiles per block
+	reduceCols  = 8   // RCC: columns of [A B] reduce stages at a time
+	sumThreads  = 256 // reduce_sum: threads per block (a power of two for its tree)
+	kAlign      = 32  // K's leading dimension is a multiple of this
 )
 
 // Operator is the kernel operator H_θ = K_θ(X,X) + σ²I on a GPU. It keeps X,
@@ -53,16 +58,18 @@ type Operator struct {
 	dV, dOut, dRows         dbuf
 	dXs, dZs, dA, dB        dbuf
 	dRed, dBlock, dPart     dbuf
+	hIn                     hbuf // pinned staging of Reduce's A and B and its results
 
 	args   args // kernel arguments, reused
-	h32    []float32
 	hidx   []int64
 	part   []float64
-	spaces map[*Space]bool // open spaces, closed with the operator
-	spare  *spaceBuffers   // a closed space's buffers, for the next
+	spaces map[*Space]bool     // open spaces, closed with the operator
+	spare  *spaceBuffers       // a closed space's buffers, for the next
+	pool   map[int64][]uintptr // closed spaces' blocks and index lists, by size in bytes
 
 	err                   error
 	products, rows, evals int64
+	buildSec, reduceSec   float64 // device time by CUDA events
 	closed                bool
 }
 
@@ -155,7 +162,7 @@ func newOperatorOn(drv driver, x *mat.Dense, k kernel.Kernel, opt Options) (*Ope
 	}
 
 	o := &Operator{drv: drv, opt: opt, mode: mode, x: mat.DenseCopyOf(x), n: n, d: d, ldk: ldk, elem: elem,
-		args: make(args, 0, 32), spaces: map[*Space]bool{}}
+		args: make(args, 0, 32), spaces: map[*Space]bool{}, pool: map[int64][]uintptr{}}
 	o.mean = make([]float64, d)
 	for j := 0; j < d; j++ {
 		var s float64
@@ -169,10 +176,6 @@ func newOperatorOn(drv driver, x *mat.Dense, k kernel.Kernel, opt Options) (*Ope
 		return nil, err
 	}
 	if err := o.setKernel(k); err != nil {
-		o.Close()
-		return nil, err
-	}
-	if err := o.drv.sync(); err != nil {
 		o.Close()
 		return nil, fmt.Errorf("cuda: NewOperator: building H on the device: %w", err)
 	}
@@ -222,8 +225,10 @@ func (o *Operator) init() error {
 }
 
 // SetKernel rebuilds H for new hyperparameters (same X, same mode),
-// reusing the device memory. On a validation error the operator is
-// unchanged. Open spaces see the new H in their next operation.
+// reusing the device memory, and returns once it is built (so that the
+// caller's clock measures the build; Work's BuildSeconds adds its device
+// time). On a validation error the operator is unchanged. Open spaces see
+// the new H in their next operation.
 func (o *Operator) SetKernel(k kernel.Kernel) error {
 	if err := checkKernel(k, o.d); err != nil {
 		return err
@@ -238,25 +243,54 @@ func (o *Operator) SetKernel(k kernel.Kernel) error {
 	return nil
 }
 
+// setKernel scales X and, in ModeDense, builds K for k, and waits for it.
 func (o *Operator) setKernel(k kernel.Kernel) error {
 	k.Hyper = k.Hyper.Clone()
-	if err := o.drv.htod(o.dEll.p, unsafe.Pointer(&k.Hyper.Lengthscales[0]), int64(o.d)*8); err != nil {
-		return err
-	}
-	o.k = k
-	if err := o.scale(o.dZ.p, o.dX.p, o.n); err != nil {
-		return err
-	}
-	if o.mode == kernel.ModeDense {
-		s2 := k.Hyper.Signal * k.Hyper.Signal
-		a := o.args[:0].p(o.dZ.p).i(o.n).i(o.d).i(int(k.Family)).f(s2).p(o.dK.p).i(o.ldk)
-		err := o.drv.launch(kBuild[o.prec()], blocks(o.ldk, tile2D), blocks(o.n, tile2D), tile2D, tile2D, 0, a)
-		if err != nil {
+	sec, err := o.timed(func() error {
+		if err := o.drv.htod(o.dEll.p, unsafe.Pointer(&k.Hyper.Lengthscales[0]), int64(o.d)*8); err != nil {
 			return err
 		}
+		o.k = k
+		if err := o.scale(o.dZ.p, o.dX.p, o.n); err != nil {
+			return err
+		}
+		if o.mode != kernel.ModeDense {
+			return nil
+		}
+		s2 := k.Hyper.Signal * k.Hyper.Signal
+		a := o.args[:0].p(o.dZ.p).i(o.n).i(o.d).i(int(k.Family)).f(s2).p(o.dK.p).i(o.ldk)
+		nt := blocks(o.n, tileRows)
+		smem := max(2*tileDims*tileRows, tileRows*(tileRows+1)) * int(o.elem)
 		o.evals += int64(o.n) * int64(o.n)
+		return o.drv.launch(kBuild[o.prec()], nt, nt, 16, 16, smem, a)
+	})
+	o.buildSec += sec
+	return err
+}
+
+// timed runs f, which queues work on the stream, waits for it, and returns
+// the seconds it took on the device (CUDA events around the work; the
+// emulation's events are host clocks).
+func (o *Operator) timed(f func() error) (float64, error) {
+	start, err := o.drv.record()
+	if err != nil {
+		return 0, err
 	}
-	return nil
+	defer o.drv.freeEvent(start)
+	if err := f(); err != nil {
+		_ = o.drv.sync() // nothing left queued that could use what the caller frees
+		return 0, err
+	}
+	end, err := o.drv.record()
+	if err != nil {
+		return 0, err
+	}
+	defer o.drv.freeEvent(end)
+	if err := o.drv.sync(); err != nil {
+		return 0, err
+	}
+	ms, err := o.drv.elapsed(start, end)
+	return ms / 1e3, err
 }
 
 // scale sets Z = (X − x̄)/ℓ on the device for the rows of X (float64).
@@ -286,11 +320,44 @@ func (o *Operator) Close() error {
 			first = err
 		}
 	}
+	if err := o.hIn.release(o.drv); err != nil && first == nil {
+		first = err
+	}
 	if o.spare != nil {
 		if err := o.spare.release(o.drv); err != nil && first == nil {
 			first = err
 		}
 		o.spare = nil
+	}
+	if err := o.drainPool(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// fromPool returns a device buffer of bytes from the pool of closed
+// spaces' blocks, or 0.
+func (o *Operator) fromPool(bytes int64) uintptr {
+	l := o.pool[bytes]
+	if len(l) == 0 {
+		return 0
+	}
+	p := l[len(l)-1]
+	o.pool[bytes] = l[:len(l)-1]
+	return p
+}
+
+// drainPool frees the pooled buffers (none is used by queued work: they
+// come from spaces closed after a synchronisation).
+func (o *Operator) drainPool() error {
+	var first error
+	for bytes, l := range o.pool {
+		for _, p := range l {
+			if err := o.drv.free(p); err != nil && first == nil {
+				first = err
+			}
+		}
+		delete(o.pool, bytes)
 	}
 	return first
 }
@@ -310,13 +377,15 @@ func (o *Operator) Mode() kernel.Mode { return o.mode }
 func (o *Operator) Precision() Precision { return o.opt.Precision }
 
 // Storage describes the operator for records and logs, as the CPU
-// operator's Storage does: "gpu dense float64", "gpu matrix-free float32", ...
+// operator's Storage does, and names the GPU: "gpu dense float64 on NVIDIA
+// H100 80GB HBM3 (79.1 GiB, driver 580.159.04, CUDA 13.0)", "gpu
+// matrix-free float32 on ...".
 func (o *Operator) Storage() string {
 	m := "dense"
 	if o.mode == kernel.ModeMatrixFree {
 		m = "matrix-free"
 	}
-	return kernel.GPUStoragePrefix + m + " " + o.opt.Precision.String()
+	return kernel.GPUStoragePrefix + m + " " + o.opt.Precision.String() + " on " + o.drv.info().Label()
 }
 
 // Device returns the GPU's description.
@@ -337,9 +406,12 @@ func (o *Operator) NoiseVariance() float64 { return o.k.Hyper.Noise * o.k.Hyper.
 
 // Work returns the counters accumulated so far, counted as the CPU
 // operator counts them (KernelEvals counts every value computed on the
-// device: the matrix-free products evaluate all n² pairs).
+// device: the matrix-free products evaluate all n² pairs). BuildSeconds and
+// ReduceSeconds are device times, measured by CUDA events around the work;
+// ProductSeconds is not measured (a Space's products run asynchronously).
 func (o *Operator) Work() kernel.Work {
-	return kernel.Work{Products: o.products, RowsEvaluated: o.rows, KernelEvals: o.evals}
+	return kernel.Work{Products: o.products, RowsEvaluated: o.rows, KernelEvals: o.evals,
+		BuildSeconds: o.buildSec, ReduceSeconds: o.reduceSec}
 }
 
 // fail records err (the first one) and fills the destination with NaN.
@@ -423,28 +495,6 @@ func (o *Operator) get(dst blas64.General, b *dbuf) error {
 		}
 	}
 	return nil
-}
-
-// putT copies the r×c matrix src to b in the device precision (Reduce's
-// inputs).
-func (o *Operator) putT(b *dbuf, src blas64.General, what string) error {
-	if o.elem == 8 {
-		return o.put(b, src, what)
-	}
-	r, c := src.Rows, src.Cols
-	if err := b.ensure(o.drv, int64(r)*int64(c)*4, what); err != nil {
-		return err
-	}
-	if r == 0 || c == 0 {
-		return nil
-	}
-	o.h32 = grow(o.h32, r*c)
-	for i := 0; i < r; i++ {
-		for j, v := range src.Data[i*src.Stride : i*src.Stride+c] {
-			o.h32[i*c+j] = float32(v)
-		}
-	}
-	return o.drv.htod(b.p, unsafe.Pointer(&o.h32[0]), int64(r)*int64(c)*4)
 }
 
 // putIdx copies idx to b as int64.
@@ -696,108 +746,117 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 }
 
 // Reduce sets dst[k] = Σ_ab W_ab ∂H_ab/∂θ_k for W = A·Bᵀ, where A and B are
-// n×c, for every θ_k = (ℓ_1..ℓ_d, s, σ) in one fused pass over the n²
-// pairs on the device (the formulas of kernel.Operator.Reduce, summed
-// directly). len(dst) must be d+2.
+// n×c, for every θ_k = (ℓ_1..ℓ_d, s, σ) in one fused pass over the n(n+1)/2
+// pairs of the upper triangle on the device (the formulas of
+// kernel.Operator.Reduce, summed directly), the trace of W included. A and
+// B go to the device through pinned memory. len(dst) must be d+2.
 func (o *Operator) Reduce(dst []float64, a, b *mat.Dense) {
 	n := o.n
 	ac := o.check().Reduce(dst, a, b)
-	A, B := a.RawMatrix(), b.RawMatrix()
-	var tr float64
-	for i := 0; i < n; i++ {
-		ra, rb := A.Data[i*A.Stride:i*A.Stride+ac], B.Data[i*B.Stride:i*B.Stride+ac]
-		for j, x := range ra {
-			tr += x * rb[j]
-		}
-	}
 	clear(dst)
+	var trace float64
 	err := func() error {
 		if err := o.ready(); err != nil {
 			return err
 		}
-		// W = Σ over column chunks of A_ch·B_chᵀ; each chunk is one pass.
-		for c0 := 0; c0 < ac; c0 += reduceMaxC {
-			c1 := min(ac, c0+reduceMaxC)
-			sa := a.Slice(0, n, c0, c1).(*mat.Dense).RawMatrix()
-			sb := b.Slice(0, n, c0, c1).(*mat.Dense).RawMatrix()
-			if err := o.putT(&o.dA, sa, "the gradient's vectors"); err != nil {
-				return err
-			}
-			if err := o.putT(&o.dB, sb, "the gradient's vectors"); err != nil {
-				return err
-			}
-			if err := o.reduce(dst, o.dA.p, o.dB.p, c1-c0, 0); err != nil {
-				return err
-			}
+		bytes := int64(n) * int64(ac) * 8
+		if err := o.hIn.ensure(o.drv, max(2*bytes, int64(o.d+2)*8)); err != nil {
+			return err
 		}
-		return nil
+		var err error
+		trace, err = o.reduce(dst, func() (uintptr, uintptr, error) {
+			for i, m := range []*mat.Dense{a, b} {
+				buf := []*dbuf{&o.dA, &o.dB}[i]
+				if err := buf.ensure(o.drv, bytes, "the gradient's vectors"); err != nil {
+					return 0, 0, err
+				}
+				M := m.RawMatrix()
+				h := o.hIn.f64(int64(i)*bytes, n*ac)
+				for r := 0; r < n; r++ {
+					copy(h[r*ac:(r+1)*ac], M.Data[r*M.Stride:r*M.Stride+ac])
+				}
+				if err := o.drv.htodAsync(buf.p, unsafe.Pointer(&h[0]), bytes); err != nil {
+					return 0, 0, err
+				}
+			}
+			return o.dA.p, o.dB.p, nil
+		}, ac, false)
+		return err
 	}()
 	if err != nil {
 		o.fail("Reduce", err, fillSlice(dst))
 		return
 	}
-	o.finishReduce(dst, tr)
+	o.finishReduce(dst, trace)
 }
 
 // ReduceDense is Reduce with an explicit n×n W.
 func (o *Operator) ReduceDense(dst []float64, w *mat.Dense) {
-	n := o.n
 	o.check().ReduceDense(dst, w)
-	W := w.RawMatrix()
-	var tr float64
-	for i := 0; i < n; i++ {
-		tr += W.Data[i*W.Stride+i]
-	}
 	clear(dst)
+	var trace float64
 	err := func() error {
 		if err := o.ready(); err != nil {
 			return err
 		}
-		if err := o.putT(&o.dA, W, "W"); err != nil {
+		if err := o.hIn.ensure(o.drv, int64(o.d+2)*8); err != nil {
 			return err
 		}
-		return o.reduce(dst, 0, 0, 0, o.dA.p)
+		var err error
+		trace, err = o.reduce(dst, func() (uintptr, uintptr, error) {
+			return o.dA.p, 0, o.put(&o.dA, w.RawMatrix(), "W")
+		}, 0, true)
+		return err
 	}()
 	if err != nil {
 		o.fail("ReduceDense", err, fillSlice(dst))
 		return
 	}
-	o.finishReduce(dst, tr)
+	o.finishReduce(dst, trace)
 }
 
-// reduce runs one reduction pass (A·Bᵀ with cp columns, or the dense W
-// when wd ≠ 0) and adds its block partial sums, in block order, to
-// dst[0..d].
-func (o *Operator) reduce(dst []float64, a, b uintptr, cp int, wd uintptr) error {
+// reduce runs the reduction on the device for W = A·Bᵀ with cp columns, or
+// the dense W in a when dense, the inputs queued by stage (which returns
+// their device addresses), and sets dst[0..d] to the sums and returns the
+// trace of W. It waits for the device.
+func (o *Operator) reduce(dst []float64, stage func() (a, b uintptr, err error), cp int, dense bool) (float64, error) {
 	n, d := o.n, o.d
-	nb := blocks(n, threads)
-	if err := o.dRed.ensure(o.drv, int64(nb)*int64(d+1)*8, "the gradient's partial sums"); err != nil {
-		return err
+	nq := d + 2
+	nt := blocks(n, tileRows)
+	gx := blocks(nt, reduceStrip)
+	nb := gx * nt
+	if err := o.dRed.ensure(o.drv, int64(nb+1)*int64(nq)*8, "the gradient's partial sums"); err != nil {
+		return 0, err
 	}
-	per := d // Z values per tile column
-	if wd == 0 {
-		per += cp
-	}
-	tc := min(maxTile, (smemLimit-threads*8)/(int(o.elem)*max(per, 1)))
-	if tc < 1 {
-		return fmt.Errorf("%d right-hand sides with d = %d do not fit in shared memory", cp, d)
-	}
-	smem := threads*8 + tc*per*int(o.elem)
-	args := o.args[:0].p(o.dZ.p).i(n).i(d).i(int(o.k.Family)).p(a).p(b).i(cp).p(wd).p(o.dRed.p).i(tc)
-	if err := o.drv.launch(kReduce[o.prec()][dVariant(d)], nb, 1, threads, 1, smem, args); err != nil {
-		return err
-	}
-	o.part = grow(o.part, nb*(d+1))
-	if err := o.drv.dtoh(unsafe.Pointer(&o.part[0]), o.dRed.p, int64(nb)*int64(d+1)*8); err != nil {
-		return err
-	}
-	for blk := 0; blk < nb; blk++ {
-		for k, v := range o.part[blk*(d+1) : (blk+1)*(d+1)] {
-			dst[k] += v
+	out := o.dRed.p + uintptr(nb*nq*8)
+	sec, err := o.timed(func() error {
+		a, b, err := stage()
+		if err != nil {
+			return err
 		}
+		wd := uintptr(0)
+		if dense {
+			a, b, wd = 0, 0, a
+		}
+		smem := 2*tileDims*tileRows*int(o.elem) + (2*reduceCols*tileRows+sumThreads)*8
+		args := o.args[:0].p(o.dZ.p).i(n).i(d).i(int(o.k.Family)).p(a).p(b).i(cp).p(wd).p(o.dRed.p)
+		if err := o.drv.launch(kReduce[o.prec()][dVariant(d)], gx, nt, 16, 16, smem, args); err != nil {
+			return err
+		}
+		args = o.args[:0].p(o.dRed.p).i(nb).i(nq).p(out)
+		if err := o.drv.launch(kReduceSum, nq, 1, sumThreads, 1, sumThreads*8, args); err != nil {
+			return err
+		}
+		return o.drv.dtohAsync(o.hIn.p, out, int64(nq)*8)
+	})
+	o.reduceSec += sec
+	if err != nil {
+		return 0, err
 	}
-	o.evals += int64(n) * int64(n)
-	return nil
+	res := o.hIn.f64(0, nq)
+	copy(dst[:d+1], res[:d+1])
+	o.evals += int64(n) * int64(n+1) / 2
+	return res[d+1], nil
 }
 
 // finishReduce applies the factors s²/ℓ_k and 2s and sets the noise term

@@ -181,10 +181,12 @@ func TestChunking(t *testing.T) {
 			t.Errorf("chunking(%d, %d): chunk %d < %d", c.rowBlocks, c.nj, chunk, minChunk)
 		}
 	}
-	// pol (106 blocks of 128 rows) and keggdirected (344) fill an H100 in
-	// one wave of at most targetBlocks; SGD's mini-batch of 1000 rows (250
-	// blocks of 4) gets many small blocks.
-	for _, c := range []struct{ rowBlocks, nj, min int }{{106, 13500, 256}, {344, 43945, 300}} {
+	// pol's and keggdirected's dense products (blocks of mulkThreads·mulkRows
+	// rows) fill an H100 in one wave of at most targetBlocks, at least two
+	// blocks per multiprocessor; SGD's mini-batch of 1000 rows (250 blocks
+	// of 4) gets many small blocks.
+	rb := mulkThreads * mulkRows
+	for _, c := range []struct{ rowBlocks, nj, min int }{{blocks(13500, rb), 13500, 264}, {blocks(43945, rb), 43945, 264}} {
 		if nz, _ := chunking(c.rowBlocks, c.nj); c.rowBlocks*nz < c.min || c.rowBlocks*nz > max(targetBlocks, c.rowBlocks) {
 			t.Errorf("chunking(%d, %d) = %d chunks: %d blocks", c.rowBlocks, c.nj, nz, c.rowBlocks*nz)
 		}
@@ -340,12 +342,12 @@ func TestReduceFiniteDifferences(t *testing.T) {
 	}
 }
 
-// Reduce with more columns than one pass takes (chunked A·Bᵀ).
+// Reduce with many columns: [A B] staged in many pieces of reduceCols.
 func TestReduceManyColumns(t *testing.T) {
 	needGPU(t)
 	c := opCase{n: 70, d: 2, fam: kernel.Matern32, mode: kernel.ModeMatrixFree, prec: Float64}
 	g, cpu, _, rng := pair(t, c, 4)
-	a, b := randDense(rng, c.n, reduceMaxC+37, 1), randDense(rng, c.n, reduceMaxC+37, 1)
+	a, b := randDense(rng, c.n, 20*reduceCols+3, 1), randDense(rng, c.n, 20*reduceCols+3, 1)
 	got, want := make([]float64, c.d+2), make([]float64, c.d+2)
 	g.Reduce(got, a, b)
 	cpu.Reduce(want, a, b)
@@ -549,9 +551,10 @@ func TestBackend(t *testing.T) {
 	if !ok || g.Size() != 4 || g.Precision() != Float32 {
 		t.Fatalf("Backend built %T (size %d)", op, op.Size())
 	}
-	// Step records name it so, and readers tell the GPU's steps by the prefix.
-	if d := kernel.Describe(op); d != kernel.GPUStoragePrefix+"dense float32" {
-		t.Errorf("Describe = %q, want %q", d, kernel.GPUStoragePrefix+"dense float32")
+	// Step records name it so, with the GPU, and readers tell the GPU's
+	// steps by the prefix.
+	if d, want := kernel.Describe(op), kernel.GPUStoragePrefix+"dense float32 on "+g.Device().Label(); d != want {
+		t.Errorf("Describe = %q, want %q", d, want)
 	}
 	if err := g.Close(); err != nil {
 		t.Error(err)

@@ -3,6 +3,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"gonum.org/v1/gonum/mat"
@@ -59,7 +61,10 @@ type DeviceInfo struct {
 	ClockKHz     int   // SM clock
 	MemClockKHz  int   // memory clock
 	BusWidthBits int   // memory bus width
-	Driver       int   // driver API version, e.g. 12040
+	Driver       int   // CUDA version of the driver API, e.g. 12040
+	// DriverVersion is the NVIDIA driver's version, e.g. "580.159.04" (from
+	// /proc/driver/nvidia/version on Linux; "" where it cannot be read).
+	DriverVersion string
 }
 
 // Bandwidth returns the theoretical memory bandwidth in bytes/s
@@ -81,10 +86,39 @@ func (d DeviceInfo) FP64Peak() float64 {
 	return 2 * float64(units) * float64(d.SMs) * float64(d.ClockKHz) * 1e3
 }
 
+// Label names the device for records and logs: its name, memory and
+// driver, e.g. "NVIDIA H100 80GB HBM3 (79.1 GiB, driver 580.159.04, CUDA
+// 13.0)".
+func (d DeviceInfo) Label() string {
+	s := fmt.Sprintf("%s (%.1f GiB", d.Name, float64(d.TotalMemory)/(1<<30))
+	if d.DriverVersion != "" {
+		s += ", driver " + d.DriverVersion
+	}
+	if d.Driver > 0 {
+		s += fmt.Sprintf(", CUDA %d.%d", d.Driver/1000, d.Driver%1000/10)
+	}
+	return s + ")"
+}
+
+// nvrmVersion is the version in the first line of /proc/driver/nvidia/version
+// ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Sun ...", or
+// "... Open Kernel Module for x86_64  580.159.04  Release Build ...").
+var nvrmVersion = regexp.MustCompile(`\s(\d+\.\d+(?:\.\d+)?)\s`)
+
+// driverVersion returns the NVIDIA driver's version from the contents of
+// /proc/driver/nvidia/version, or "".
+func driverVersion(proc string) string {
+	line, _, _ := strings.Cut(proc, "\n")
+	if m := nvrmVersion.FindStringSubmatch(line + " "); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // String returns a one-line summary.
 func (d DeviceInfo) String() string {
-	return fmt.Sprintf("GPU %d: %s, sm_%d%d, %d SMs, %.1f GiB, %.0f GB/s, %.1f TFLOP/s fp64 (driver %d)",
-		d.Ordinal, d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMemory)/(1<<30), d.Bandwidth()/1e9, d.FP64Peak()/1e12, d.Driver)
+	return fmt.Sprintf("GPU %d: %s, sm_%d%d, %d SMs, %.0f GB/s, %.1f TFLOP/s fp64",
+		d.Ordinal, d.Label(), d.Major, d.Minor, d.SMs, d.Bandwidth()/1e9, d.FP64Peak()/1e12)
 }
 
 // Backend returns a builder for gpnb.WithBackend that makes GPU operators

@@ -21,3 +21,21 @@ func TestDeviceInfoPeaks(t *testing.T) {
 		t.Error("empty String")
 	}
 }
+
+// The NVIDIA driver's version, from the two forms of the first line of
+// /proc/driver/nvidia/version (the proprietary and the open kernel module).
+func TestDriverVersion(t *testing.T) {
+	for proc, want := range map[string]string{
+		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Sun Aug 10 09:56:21 UTC 2025\nGCC version:  gcc 12": "580.159.04",
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build  (dvs-builder@U16)\n":        "535.104.05",
+		"": "",
+	} {
+		if got := driverVersion(proc); got != want {
+			t.Errorf("driverVersion(%q) = %q, want %q", proc, got, want)
+		}
+	}
+	d := DeviceInfo{Name: "NVIDIA H100 80GB HBM3", TotalMemory: 85 << 30, Driver: 13000, DriverVersion: "580.159.04"}
+	if got, want := d.Label(), "NVIDIA H100 80GB HBM3 (85.0 GiB, driver 580.159.04, CUDA 13.0)"; got != want {
+		t.Errorf("Label = %q, want %q", got, want)
+	}
+}

@@ -6,17 +6,27 @@ import "fmt"
 
 // Launch geometry of the product kernels; kernels/gpnb.cu relies on these.
 const (
-	mulkThreads = 128 // MT: threads per block of mulk and trimul, one output row each
-	mulkTile    = 128 // TJ: rows of V staged per tile
-	rowThreads  = 128 // mulfree, trimul: one output row per thread
-	rowsThreads = 64  // mulrows: two warps, two output rows each
-	vecThreads  = 256 // element-wise kernels
-	chunkRows   = 128 // CH: rows per chunk of dots and mult
-	cholNB      = 32  // NB: block of the device Cholesky
+	mulkThreads = 128  // MT: threads per block of mulk and trimul
+	mulkRows    = 2    // MR: output rows per thread of mulk and trimul
+	mulkStages  = 4    // MSTAGES: stages of mulk's copy pipeline
+	mulkStage   = 8192 // MSTAGE: bytes of M per stage
+	rowThreads  = 128  // mulfree: one output row per thread
+	rowsThreads = 64   // mulrows: two warps, two output rows each
+	vecThreads  = 256  // element-wise kernels
+	chunkRows   = 128  // CH: rows per chunk of dots and mult
+	cholNB      = 32   // NB: block of the device Cholesky
 	smemLimit   = 48 << 10
-	maxTile     = 256 // column tile of mulfree and reduce
+	maxTile     = 256 // column tile of mulfree
 	maxDims     = 256 // GENMAXD: largest d the generic kernels take
 )
+
+// mulkSmem returns the dynamic shared memory of mulk and trimul for NC
+// columns and elem-byte values of M: MSTAGES stages of MSTAGE bytes of M and
+// TJ rows of V, each padded to an even number of columns.
+func mulkSmem(nc, elem int) int {
+	tj := mulkStage / (mulkThreads * mulkRows * elem)
+	return mulkStages * (mulkStage + tj*(nc+nc%2)*8)
+}
 
 // Chunking of the products' sums (see the products in kernels/gpnb.cu): a
 // product of nr output rows summing over nj terms is cut into nz chunks, so
@@ -24,11 +34,11 @@ const (
 // minChunk terms. The chunks depend on the sizes only, never on the device,
 // so results do not depend on the GPU's number of multiprocessors.
 //
-// The column products (mulk, mulfree, trimul: one row per thread) aim at no
-// more than targetBlocks blocks: the kernels' launch bounds put at least 3
-// or 4 blocks on each multiprocessor, so that many run in one wave on an
-// H100 or A100 (a second wave of a few blocks would double a product's
-// time), and fewer chunks mean fewer partial sums to write. The row products
+// The column products (mulk and trimul: 256 rows a block; mulfree: 128) aim
+// at no more than targetBlocks blocks: the kernels' launch bounds put at
+// least 3 or 4 blocks on each multiprocessor, so that many run in one wave
+// on an H100 or A100 (a second wave of a few blocks would double a
+// product's time), and fewer chunks mean fewer partial sums to write. The row products
 // (mulrows: a warp per two rows, SGD's few hundred rows) aim at many small
 // blocks instead (rowsTargetBlocks), since a mini-batch alone gives too few
 // warps to keep the memory busy and its partial sums are small. Variables
@@ -107,18 +117,19 @@ func (o *Operator) runProduct(p product) error {
 	for c0 := 0; c0 < p.k; c0 += maxNC {
 		kg := min(maxNC, p.k-c0)
 		nc, gi := group(kg, mulkStep)
+		ncT, giT := group(kg, trimulStep)
 		ncF, giF := group(kg, freeStep)
 		var fn kfn
 		var gx, bx, smem, tc int
 		switch p.kind {
 		case pDense:
 			fn, bx = kMulk[prec][gi], mulkThreads
-			gx = (p.nr + bx - 1) / bx
-			smem = mulkTile * (nc + 1) * 8
+			gx = (p.nr + bx*mulkRows - 1) / (bx * mulkRows)
+			smem = mulkSmem(nc, int(o.elem))
 		case pTri:
-			fn, bx = kTrimul[gi], mulkThreads
-			gx = (p.nr + bx - 1) / bx
-			smem = mulkTile * (nc + 1) * 8
+			fn, bx = kTrimul[giT], mulkThreads
+			gx = (p.nr + bx*mulkRows - 1) / (bx * mulkRows)
+			smem = mulkSmem(ncT, 8)
 		case pFree:
 			fn, bx = kMulfree[prec][dVariant(o.d)][giF], rowThreads
 			gx = (p.nr + bx - 1) / bx

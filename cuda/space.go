@@ -354,6 +354,25 @@ func (s *Space) run(p product) {
 	}
 }
 
+// alloc returns device memory for a block or an index list: a buffer of
+// that size from the operator's pool (the blocks of closed spaces: a
+// solver per Adam step allocates nothing once the first has run), or a new
+// one; when the device is out of memory, the pool is freed and it tries
+// again.
+func (s *Space) alloc(bytes int64) (uintptr, error) {
+	if p := s.o.fromPool(bytes); p != 0 {
+		return p, nil
+	}
+	p, err := s.drv.alloc(bytes)
+	if errors.Is(err, ErrOutOfMemory) && len(s.o.pool) > 0 {
+		if err := s.o.drainPool(); err != nil {
+			return 0, err
+		}
+		p, err = s.drv.alloc(bytes)
+	}
+	return p, err
+}
+
 // NewBlock returns an r×c block of zeros (r, c ≥ 1).
 func (s *Space) NewBlock(r, c int) (solvers.Block, error) {
 	if r < 1 || c < 1 {
@@ -363,7 +382,7 @@ func (s *Space) NewBlock(r, c int) (solvers.Block, error) {
 		return nil, err
 	}
 	bytes := int64(r) * int64(c) * 8
-	p, err := s.drv.alloc(bytes)
+	p, err := s.alloc(bytes)
 	if err != nil {
 		return nil, errAlloc(s.drv, fmt.Sprintf("a %d×%d block of the solver's vectors", r, c), bytes, err)
 	}
@@ -389,7 +408,7 @@ func (s *Space) NewIndex(idx []int) (solvers.Index, error) {
 		return nil, err
 	}
 	bytes := int64(len(idx)) * 8
-	p, err := s.drv.alloc(bytes)
+	p, err := s.alloc(bytes)
 	if err != nil {
 		return nil, errAlloc(s.drv, "an index list", bytes, err)
 	}
@@ -494,12 +513,16 @@ func (s *Space) Close() error {
 	}
 	serr := s.drv.sync()
 	var ferr error
-	if serr == nil && s.err == nil && !s.o.closed && s.o.spare == nil {
-		ferr = s.freeBlocks()
+	switch {
+	case serr != nil || s.err != nil || s.o.closed:
+		ferr = s.free()
+	case s.o.spare == nil:
+		s.poolBlocks()
 		s.o.spare = &spaceBuffers{}
 		*s.o.spare, s.spaceBuffers = s.spaceBuffers, spaceBuffers{}
-	} else {
-		ferr = s.free()
+	default:
+		s.poolBlocks()
+		ferr = s.spaceBuffers.release(s.drv)
 	}
 	s.closed = true
 	delete(s.o.spaces, s)
@@ -524,6 +547,20 @@ func (s *Space) free() error {
 		err = berr
 	}
 	return err
+}
+
+// poolBlocks gives the blocks and index lists to the operator's pool, for
+// the next space (after a synchronisation: no queued work uses them).
+func (s *Space) poolBlocks() {
+	for _, b := range s.blocks {
+		bytes := int64(b.r) * int64(b.c) * 8
+		s.o.pool[bytes] = append(s.o.pool[bytes], b.p)
+	}
+	for _, ix := range s.indices {
+		bytes := int64(ix.n) * 8
+		s.o.pool[bytes] = append(s.o.pool[bytes], ix.p)
+	}
+	s.blocks, s.indices = nil, nil
 }
 
 // freeBlocks releases the blocks and index lists.
@@ -766,14 +803,9 @@ func (s *Space) Dots(dst []float64, x, y solvers.Block, cols, segs []int) error 
 		copy(s.arena.i64(off, len(s.htab)), s.htab)
 		cstartP = s.send(off, int64(len(s.htab))*8)
 	}
-	if err := s.part.ensure(s.drv, int64(nq)*int64(k)*8, "Dots' partial sums"); err != nil {
-		s.fail(err)
-		return s.status()
-	}
 	off := s.take(int64(len(dst)) * 8)
 	out := s.dArena.p + uintptr(off)
-	s.launch(kDotsPart, blocks(nq*k, vecThreads), 1, vecThreads, 1, 0, s.o.args[:0].p(xb.p).p(yb.p).i(xb.c).p(cp).i(k).i(xb.r).p(segsP).p(cstartP).i(nseg).i(nq).p(s.part.p))
-	s.launch(kDotsFinal, blocks(nseg*k, vecThreads), 1, vecThreads, 1, 0, s.o.args[:0].p(s.part.p).p(cstartP).i(nseg).i(nq).i(k).p(out))
+	s.dotsOn(out, xb, yb, cp, k, segsP, cstartP, nseg, nq)
 	if s.err == nil {
 		if err := s.drv.dtohAsync(unsafe.Add(s.arena.p, off), out, int64(len(dst))*8); err != nil {
 			s.fail(err)
@@ -786,6 +818,76 @@ func (s *Space) Dots(dst []float64, x, y solvers.Block, cols, segs []int) error 
 		return err
 	}
 	copy(dst, s.arena.f64(off, len(dst)))
+	return nil
+}
+
+// dotsOn queues the column dots of Dots into the device array out (nseg·k
+// values): the nq chunk sums, then their sums by segment.
+func (s *Space) dotsOn(out uintptr, xb, yb *devBlock, cp uintptr, k int, segsP, cstartP uintptr, nseg, nq int) {
+	if err := s.part.ensure(s.drv, int64(nq)*int64(k)*8, "Dots' partial sums"); err != nil {
+		s.fail(err)
+		return
+	}
+	s.launch(kDotsPart, blocks(nq*k, vecThreads), 1, vecThreads, 1, 0, s.o.args[:0].p(xb.p).p(yb.p).i(xb.c).p(cp).i(k).i(xb.r).p(segsP).p(cstartP).i(nseg).i(nq).p(s.part.p))
+	s.launch(kDotsFinal, blocks(nseg*k, vecThreads), 1, vecThreads, 1, 0, s.o.args[:0].p(s.part.p).p(cstartP).i(nseg).i(nq).i(k).p(out))
+}
+
+// CGStep is solvers.CGStepper: after Q = H·P, the rest of an
+// unpreconditioned CG iteration on the columns cols, with α and β computed
+// on the device: pᵀq (Dots), α = rzOld/pᵀq and −α (gpnb_cgcoef), V += α·P
+// and R += (−α)·Q (Axpy), rᵀr (Dots), β = rᵀr/rzOld and P = R + β·P (Xpby).
+// Each step is the kernel of the Space method it names, so the bits are
+// those of the separate calls with α and β computed on the host; the one
+// wait is for the 2k scalars pq and rz it returns.
+func (s *Space) CGStep(pq, rz []float64, v, r, p, q solvers.Block, rzOld []float64, cols []int) error {
+	vb, rb, pb, qb := s.blk(v), s.blk(r), s.blk(p), s.blk(q)
+	for _, b := range []*devBlock{rb, pb, qb} {
+		checkShape("CGStep", b, vb.r, vb.c)
+	}
+	if err := s.status(); err != nil {
+		return err
+	}
+	k := vb.c
+	if cols != nil {
+		k = len(cols)
+	}
+	if len(pq) != k || len(rz) != k || len(rzOld) != k {
+		panic(fmt.Sprintf("cuda: Space.CGStep: %d, %d and %d scalars for %d columns", len(pq), len(rz), len(rzOld), k))
+	}
+	if k == 0 {
+		return nil
+	}
+	_, cp, ok := s.cols(cols, vb.c, 6*k)
+	if !ok {
+		return s.status()
+	}
+	old := s.putF64(rzOld)
+	off := s.take(int64(2*k) * 8)
+	pqD := s.dArena.p + uintptr(off) // pq, then rz
+	rzD := pqD + uintptr(8*k)
+	alpha := s.dArena.p + uintptr(s.take(int64(3*k)*8)) // α, −α, β
+	neg, beta := alpha+uintptr(8*k), alpha+uintptr(16*k)
+	n, nq, g := vb.r, blocks(vb.r, chunkRows), blocks(k, vecThreads)
+	s.dotsOn(pqD, pb, qb, cp, k, 0, 0, 1, nq)
+	s.launch(kCGCoef, g, 1, vecThreads, 1, 0, s.o.args[:0].p(old).p(pqD).i(k).p(alpha).p(neg))
+	s.vec(vAxpy, vb, pb, 0, n, cp, k, alpha, 0)
+	s.vec(vAxpy, rb, qb, 0, n, cp, k, neg, 0)
+	s.dotsOn(rzD, rb, rb, cp, k, 0, 0, 1, nq)
+	s.launch(kCGCoef, g, 1, vecThreads, 1, 0, s.o.args[:0].p(rzD).p(old).i(k).p(beta).p(0))
+	s.vec(vXpby, pb, rb, 0, n, cp, k, beta, 0)
+	if s.err == nil {
+		if err := s.drv.dtohAsync(unsafe.Add(s.arena.p, off), pqD, int64(2*k)*8); err != nil {
+			s.fail(err)
+		}
+	}
+	if err := s.syncReset(); err != nil {
+		return err
+	}
+	if err := s.status(); err != nil {
+		return err
+	}
+	copy(pq, s.arena.f64(off, k))
+	copy(rz, s.arena.f64(off+int64(8*k), k))
 	return nil
 }
 

@@ -115,17 +115,7 @@ func (p *spacePair) near(what string, b bpair, tol float64) {
 	p.t.Helper()
 	dv, hv := p.get(b)
 	r, c := b.h.Dims()
-	for j := 0; j < c; j++ {
-		var num, den float64
-		for i := 0; i < r; i++ {
-			e := dv[i*c+j] - hv[i*c+j]
-			num += e * e
-			den += hv[i*c+j] * hv[i*c+j]
-		}
-		if !(math.Sqrt(num) <= tol*math.Sqrt(den)) {
-			p.t.Fatalf("%s: column %d differs from the host by %.3g relative, want ≤ %g", what, j, math.Sqrt(num/den), tol)
-		}
-	}
+	colsNorm(p.t, what+" against the host", dv, hv, r, c, tol)
 }
 
 // Every operation of the device Space against solvers.HostSpace on random

@@ -72,3 +72,30 @@ func Open(name string, opts ...Option) (*Dataset, error) {
 	}
 	return LoadCSV(name, opts...)
 }
+
+// OpenOrSynthetic is Open, except for a UCI dataset whose files are not on
+// this machine (in the Dir folders, else $GPNB_DATA and the user cache
+// folder): it downloads nothing and returns synthetic data of the
+// dataset's shape instead (UCIDataset.Synthetic, for the Split and
+// Subset options given, normalised as Normalise says), with synthetic
+// true.
+func OpenOrSynthetic(name string, opts ...Option) (ds *Dataset, synthetic bool, err error) {
+	u, ok := LookupUCI(name)
+	if !ok {
+		ds, err = Open(name, opts...)
+		return ds, false, err
+	}
+	c, err := newConfig(loaderUCI, opts)
+	if err != nil {
+		return nil, false, err
+	}
+	search, _, _ := c.dirs() // without a cache folder, the others are searched
+	for _, dir := range search {
+		if u.In(dir) {
+			ds, err = Load(u.Name, append(opts, Dir(dir))...)
+			return ds, false, err
+		}
+	}
+	ds, err = u.Synthetic(c.split, c.subset, Normalise(c.normalise))
+	return ds, true, err
+}

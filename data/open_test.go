@@ -55,3 +55,39 @@ func TestOpen(t *testing.T) {
 		t.Errorf("LookupUCI(POL) = %+v, %v", u, ok)
 	}
 }
+
+// TestOpenOrSynthetic: a UCI dataset from the folders searched, else,
+// without a download, synthetic data of its shape (Synthetic with seed
+// split+1); other names as Open.
+func TestOpenOrSynthetic(t *testing.T) {
+	srv, hits := uciServer(t, t.TempDir(), nil)
+	empty := t.TempDir()
+	ds, synthetic, err := OpenOrSynthetic("pol", Dir(empty), Split(2), Subset(120), BaseURL(srv.URL), HTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Synthetic(120, 26, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !synthetic || hits.Load() != 0 || ds.Fingerprint() != want.Fingerprint() {
+		t.Errorf("fallback: synthetic %v, %d downloads, %s; want %s", synthetic, hits.Load(), ds, want)
+	}
+	if ds, _, err := OpenOrSynthetic("bike", Dir(empty), Normalise(false)); err != nil || ds.NTrain() != mustUCI(t, "bike").TrainSize() || ds.D() != 17 || ds.Stats.Normalised {
+		t.Errorf("bike's shape: %v, %s", err, ds)
+	}
+	if ds, synthetic, err := OpenOrSynthetic("synthetic-40-3-7", Split(1)); err != nil || synthetic || ds.Source != "synthetic-40-3-7" {
+		t.Errorf("a synthetic name: %v, %v, %+v", err, synthetic, ds)
+	}
+	if _, _, err := OpenOrSynthetic("pol", Split(10)); !errors.Is(err, ErrSplit) {
+		t.Errorf("split 10: %v", err)
+	}
+	src := dataDir(t)
+	ds, synthetic, err = OpenOrSynthetic("pol", Dir(empty, src), Split(1), Subset(200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := Load("pol", Dir(src), Split(1), Subset(200)); synthetic || ds.Fingerprint() != want.Fingerprint() {
+		t.Errorf("with the files in the second folder: synthetic %v, %s, want %s", synthetic, ds, want)
+	}
+}

@@ -34,7 +34,7 @@ type config struct {
 	subset     int
 	subsetSeed uint64
 	normalise  bool
-	dir        string
+	dirList    []string
 	baseURL    string
 	client     *http.Client
 	testFile   string
@@ -68,10 +68,13 @@ func Normalise(on bool) Option {
 	return func(c *config) { c.normalise = on; c.set["Normalise"] = true }
 }
 
-// Dir sets the data directory holding <name>/data.csv.gz and
-// <name>/test_mask.csv.gz, instead of $GPNB_DATA and the user cache
-// directory. Missing files are downloaded into it. Load only.
-func Dir(path string) Option { return func(c *config) { c.dir = path; c.set["Dir"] = true } }
+// Dir sets the folders holding <name>/data.csv.gz and
+// <name>/test_mask.csv.gz, searched in order, instead of $GPNB_DATA and the
+// user cache folder. Missing files are downloaded into the first. Load
+// only.
+func Dir(paths ...string) Option {
+	return func(c *config) { c.dirList = append([]string(nil), paths...); c.set["Dir"] = true }
+}
 
 // BaseURL sets the URL under which <name>/data.csv.gz is downloaded (default
 // DefaultBaseURL). Load only.
@@ -173,8 +176,8 @@ func newConfig(l loader, opts []Option) (*config, error) {
 	if c.set["TestFile"] && c.testFile == "" {
 		return nil, fmt.Errorf("%w: TestFile(\"\"): give a path or leave the option out", ErrOption)
 	}
-	if c.set["Dir"] && c.dir == "" {
-		return nil, fmt.Errorf("%w: Dir(\"\"): give a directory or leave the option out", ErrOption)
+	if c.set["Dir"] && (len(c.dirList) == 0 || slices.Contains(c.dirList, "")) {
+		return nil, fmt.Errorf("%w: Dir(%q): give directories or leave the option out", ErrOption, c.dirList)
 	}
 	if c.testSize < 0 {
 		return nil, fmt.Errorf("%w: TestSize(%d) must be ≥ 0", ErrOption, c.testSize)

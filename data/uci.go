@@ -51,6 +51,27 @@ type UCIDataset struct {
 // point (nine tenths of the rows; the exact count depends on the split).
 func (u UCIDataset) TrainSize() int { return u.Rows - u.Rows/NumSplits }
 
+// In reports whether folder dir holds u's files (dir/<name>/DataFile and
+// MaskFile).
+func (u UCIDataset) In(dir string) bool {
+	for _, f := range []string{DataFile, MaskFile} {
+		if _, err := os.Stat(filepath.Join(dir, u.Name, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Synthetic returns synthetic data of u's shape in place of its split
+// split: TrainSize training points (n of them when 0 < n < TrainSize) and
+// u.D inputs, drawn by Synthetic with seed split+1; opts apply as there.
+func (u UCIDataset) Synthetic(split, n int, opts ...Option) (*Dataset, error) {
+	if n <= 0 || n > u.TrainSize() {
+		n = u.TrainSize()
+	}
+	return Synthetic(n, u.D, uint64(split)+1, opts...)
+}
+
 // uciDatasets are the paper's five datasets in the paper's column order.
 var uciDatasets = []UCIDataset{
 	{"pol", 15000, 26, "1c16126352954571e78f52d5a9d1b947a38655885d7cadd9407a4c9615fe4e04", "c5540259aabe58f5c7a534ed6f5141f8c1157d5de592e45884b7fced6091e981"},
@@ -169,8 +190,8 @@ func (c *config) splitRows(key string, rows int) (train, test []int, err error) 
 // dirs returns the directories searched for files, in order, and the one
 // missing files are downloaded into.
 func (c *config) dirs() (search []string, download string, err error) {
-	if c.dir != "" {
-		return []string{c.dir}, c.dir, nil
+	if len(c.dirList) > 0 {
+		return c.dirList, c.dirList[0], nil
 	}
 	if env := os.Getenv("GPNB_DATA"); env != "" {
 		search = append(search, env)

@@ -18,9 +18,8 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-// CheckpointVersion is the format version Save writes. Resume also reads
-// version 1 (see checkpoint_v1.go).
-const CheckpointVersion uint32 = 2
+// CheckpointVersion is the format version Save writes and Resume reads.
+const CheckpointVersion uint32 = 3
 
 // checkpointMagic opens every checkpoint file.
 const checkpointMagic = "GPNBCKPT"
@@ -46,7 +45,7 @@ var (
 
 // EncodeCheckpoint returns the checkpoint bytes for st: magic, format
 // version, payload length, gob payload (st), SHA-256 of everything before it.
-func EncodeCheckpoint(st State) ([]byte, error) {
+func EncodeCheckpoint(st OptimiserState) ([]byte, error) {
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(st); err != nil {
 		return nil, fmt.Errorf("gpnb: encoding checkpoint: %w", err)
@@ -63,7 +62,7 @@ func EncodeCheckpoint(st State) ([]byte, error) {
 // DecodeCheckpoint parses checkpoint bytes and checks the result for
 // internal consistency. It never panics: bad input gives an error wrapping
 // ErrCheckpointCorrupt or ErrCheckpointVersion.
-func DecodeCheckpoint(b []byte) (*State, error) {
+func DecodeCheckpoint(b []byte) (*OptimiserState, error) {
 	if len(b) < headerLen+sha256.Size {
 		return nil, fmt.Errorf("gpnb: %w: %d bytes is too short to be a checkpoint (truncated?)", ErrCheckpointCorrupt, len(b))
 	}
@@ -79,23 +78,12 @@ func DecodeCheckpoint(b []byte) (*State, error) {
 	if !bytes.Equal(sum[:], b[len(b)-sha256.Size:]) {
 		return nil, fmt.Errorf("gpnb: %w: SHA-256 mismatch (the file was damaged or partly written): use an older checkpoint or start again", ErrCheckpointCorrupt)
 	}
-	st := new(State)
-	switch v := binary.LittleEndian.Uint32(b[8:12]); v {
-	case CheckpointVersion:
-		if err := safeGobDecode(body[headerLen:], st); err != nil {
-			return nil, fmt.Errorf("gpnb: %w: decoding: %v", ErrCheckpointCorrupt, err)
-		}
-	case 1:
-		var p payloadV1
-		if err := safeGobDecode(body[headerLen:], &p); err != nil {
-			return nil, fmt.Errorf("gpnb: %w: decoding (format 1): %v", ErrCheckpointCorrupt, err)
-		}
-		var err error
-		if st, err = upgradeV1(p); err != nil {
-			return nil, fmt.Errorf("gpnb: %w: format 1: %v", ErrCheckpointCorrupt, err)
-		}
-	default:
-		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads versions 1 and %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
+	st := new(OptimiserState)
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != CheckpointVersion {
+		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads version %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
+	}
+	if err := safeGobDecode(body[headerLen:], st); err != nil {
+		return nil, fmt.Errorf("gpnb: %w: decoding: %v", ErrCheckpointCorrupt, err)
 	}
 	if err := st.check(); err != nil {
 		return nil, fmt.Errorf("gpnb: %w: %v", ErrCheckpointCorrupt, err)
@@ -118,7 +106,7 @@ func safeGobDecode(b []byte, v any) (err error) {
 
 // check validates a decoded state's shapes and values, so that a resumed
 // optimiser cannot index out of range or run on garbage.
-func (st *State) check() error {
+func (st *OptimiserState) check() error {
 	p := st.D + 2
 	switch {
 	case st.N <= 0 || st.D <= 0:
@@ -187,7 +175,7 @@ func (st *State) check() error {
 
 // checkPathwise checks the pathwise estimator's draws and solved θ against
 // the run they belong to.
-func (st *State) checkPathwise() error {
+func (st *OptimiserState) checkPathwise() error {
 	p := st.Pathwise
 	if p == nil {
 		if st.SolvedTheta != nil {
@@ -229,7 +217,7 @@ func (o *Optimiser) Save(path string) error {
 	return atomicfile.WriteFile(path, b, 0o644)
 }
 
-// savedState is State less the n-sized matrices that no later step reads:
+// savedState is OptimiserState less the n-sized matrices that no later step reads:
 // without warm start the previous solution (each solve starts at zero), and
 // with resampled probes the probes, unless a solve is pending (its right-hand
 // side is built from them). The resumed run is the same bit for bit; only
@@ -237,7 +225,7 @@ func (o *Optimiser) Save(path string) error {
 // empty until its next step. The pathwise estimator keeps its previous
 // solution and its draws in every case: together they are the posterior
 // samples (PosteriorSamples), which a resumed run can then still give.
-func (o *Optimiser) savedState() State {
+func (o *Optimiser) savedState() OptimiserState {
 	st := o.State()
 	if !o.cfg.WarmStart && o.cfg.Estimator != Pathwise {
 		st.PrevV = Matrix{}
@@ -250,7 +238,7 @@ func (o *Optimiser) savedState() State {
 
 // ReadCheckpoint reads and verifies a checkpoint file without data, for
 // inspection (e.g. of its History).
-func ReadCheckpoint(path string) (*State, error) {
+func ReadCheckpoint(path string) (*OptimiserState, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("gpnb: reading checkpoint: %w", err)
@@ -265,8 +253,8 @@ func ReadCheckpoint(path string) (*State, error) {
 // Resume continues the run saved at path on the dataset ds, which must be
 // the same data (same fingerprint) it was trained on. The resumed optimiser
 // continues bit-for-bit: the same further steps give the same θ and history
-// as a run that was never interrupted. The options WithBackend and
-// WithRecorder apply as for NewOptimiser (checkpoints store neither);
+// as a run that was never interrupted. WithBackend applies as for
+// NewOptimiser (checkpoints store no backend);
 // WithConfig and WithChanges change what may change mid-run (the fields of
 // Config tagged `resume:"change"`: learning rate, solver settings, where to
 // checkpoint, residual traces, the evaluation's settings, the operator's

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/internal/enum"
 	"github.com/gpnb/gpnb/solvers"
@@ -136,9 +137,10 @@ const (
 // encoding/gob.
 //
 // The zero value of every field is a usable default: Matérn-3/2, conjugate
-// gradients with the paper's tolerances, 16 Gaussian probes resampled each
-// step, zero initialisation (the paper's baseline), learning rate 0.1, every
-// hyperparameter initialised at 1.0. Paper gives the paper's settings.
+// gradients with the paper's tolerances and the authors' stopping rules,
+// 16 Gaussian probes resampled each step, zero initialisation (the paper's
+// baseline), learning rate 0.1, every hyperparameter initialised at 1.0.
+// Paper gives the paper's settings.
 //
 // Fields tagged `resume:"change"` may differ when a run is resumed (see
 // WithConfig); the others are fixed by the run's first step.
@@ -155,6 +157,16 @@ type Config struct {
 	// Settings are the solver's stopping rules. Zero tolerances mean the
 	// paper's 0.01 (mean column) and 0.1 (probe columns).
 	Settings solvers.Settings `json:"settings" resume:"change"`
+	// Rules names the stopping rules (solvers.Rules): RulesAuthors, the
+	// zero value, sets every rule field of Settings and Solver (ProbeRule,
+	// Freeze, AP.Pick, SGD.ResidualStart and SGD.NoVerify) to the authors'
+	// code's, under which SGD converges where the paper's text can stall
+	// (DESIGN.md), whatever those fields held; RulesPaperText keeps them
+	// as set, their zero values being the paper's text, so rules are mixed
+	// from it (Rules: RulesPaperText, Settings: {Freeze: FreezeJoint}).
+	// Resolve writes the fields out and names the set they hold
+	// (solvers.RulesOf).
+	Rules solvers.Rules `json:"rules" resume:"change"`
 
 	// Estimator selects the Hutchinson estimator (default), the pathwise
 	// estimator or the exact Cholesky gradient. Warm starts, fixed or
@@ -277,6 +289,18 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// ApplyRules returns c with its stopping rules written out: under
+// RulesAuthors every rule field of Settings and Solver set to the authors'
+// value (solvers.Rules.Apply), and Rules then naming the set the fields
+// hold (solvers.RulesOf), so that one run has one form: RulesPaperText
+// with every field at the authors' value is RulesAuthors. Resolve does
+// this, and so does a reproduction job's normal form.
+func (c Config) ApplyRules() Config {
+	c.Settings, c.Solver = c.Rules.Apply(c.Settings, c.Solver)
+	c.Rules = solvers.RulesOf(c.Settings, c.Solver)
+	return c
+}
+
 // fixedProbes resolves FixedProbes against WarmStart.
 func (c *Config) fixedProbes() bool {
 	switch c.FixedProbes {
@@ -305,17 +329,22 @@ func orDefault[T int | float64](v, def T) T {
 
 // Resolve returns c as a run on d input dimensions uses it: every zero field
 // that stands for a default set to that default (the solver, tolerances and
-// MaxIterations, probes, learning rate, initial θ, and FixedProbes resolved
-// against WarmStart), or the ErrConfig error that NewOptimiser would return.
-// Resolving a resolved Config changes nothing. State.Config holds this form.
+// MaxIterations, the stopping rules (ApplyRules), probes, learning rate,
+// initial θ, and FixedProbes resolved against WarmStart), or the ErrConfig
+// error that NewOptimiser would return. Resolving a resolved Config changes
+// nothing. OptimiserState.Config holds this form.
 func (c Config) Resolve(d int) (Config, error) {
 	if c.FixedProbes < ProbesAuto || c.FixedProbes > ProbesResampled {
-		return c, fmt.Errorf("gpnb: %w: unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", ErrConfig, c.FixedProbes)
+		return c, configError("FixedProbes", "unknown probe mode %v: use ProbesAuto, ProbesFixed or ProbesResampled", c.FixedProbes)
+	}
+	if err := c.Rules.Check(); err != nil {
+		return c, solverError("Rules", err)
 	}
 	c.Solver = solvers.Canonical(c.Solver)
 	if c.Solver == nil {
 		c.Solver = solvers.CG{}
 	}
+	c = c.ApplyRules()
 	if c.Probes == 0 {
 		c.Probes = DefaultProbes
 	}
@@ -340,7 +369,7 @@ func (c Config) Resolve(d int) (Config, error) {
 	}
 	s, err := c.Settings.Resolve(c.Solver)
 	if err != nil {
-		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
+		return c, solverError("Settings", err)
 	}
 	c.Settings = s
 	return c, nil
@@ -349,49 +378,82 @@ func (c Config) Resolve(d int) (Config, error) {
 // ErrConfig is wrapped by every configuration validation error.
 var ErrConfig = errors.New("invalid configuration")
 
-func (c *Config) check(d int) error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("gpnb: %w: %s", ErrConfig, fmt.Sprintf(format, a...))
+// ConfigError is the ErrConfig error of a Config field with a bad value:
+// Field is its path as Differences writes it ("Probes",
+// "Settings.RelTolMean", "Init"), a solver parameter's under "Solver"
+// ("Solver.Momentum"). Resolve, and so NewOptimiser, NewEstimator and
+// Resume, return one.
+type ConfigError struct {
+	Field string
+	Err   error // what is wrong and what to do
+}
+
+func (e *ConfigError) Error() string { return "gpnb: " + ErrConfig.Error() + ": " + e.Err.Error() }
+
+// Unwrap returns ErrConfig and Err.
+func (e *ConfigError) Unwrap() []error { return []error{ErrConfig, e.Err} }
+
+// configError returns the ConfigError of field with format's message.
+func configError(field, format string, a ...any) error {
+	return &ConfigError{Field: field, Err: fmt.Errorf(format, a...)}
+}
+
+// solverError returns err, an error of package solvers about the field
+// under prefix ("Settings", "Solver", "Rules"), as a ConfigError naming
+// that field as precisely as err does (solvers.FieldError).
+func solverError(prefix string, err error) error {
+	field := prefix
+	if fe := (*solvers.FieldError)(nil); errors.As(err, &fe) && prefix != "Rules" {
+		f := fe.Field
+		if prefix == "Solver" {
+			_, f, _ = strings.Cut(f, ".") // "SGD.Momentum": the method is the Solver
+		}
+		field += "." + f
 	}
+	return &ConfigError{Field: field, Err: err}
+}
+
+func (c *Config) check(d int) error {
+	bad := configError
 	switch {
 	case !c.Kernel.Valid():
-		return bad("unknown kernel family %v: use Matern12, Matern32, Matern52 or RBF", c.Kernel)
+		return bad("Kernel", "unknown kernel family %v: use Matern12, Matern32, Matern52 or RBF", c.Kernel)
 	case c.Estimator != Hutchinson && c.Estimator != ExactGradient && c.Estimator != Pathwise:
-		return bad("unknown estimator %v: use Hutchinson, Pathwise or ExactGradient", c.Estimator)
+		return bad("Estimator", "unknown estimator %v: use Hutchinson, Pathwise or ExactGradient", c.Estimator)
 	case c.ProbeDist != Gaussian && c.ProbeDist != Rademacher:
-		return bad("unknown probe distribution %v: use Gaussian or Rademacher", c.ProbeDist)
+		return bad("ProbeDist", "unknown probe distribution %v: use Gaussian or Rademacher", c.ProbeDist)
 	case c.Features != 0 && c.Estimator != Pathwise:
-		return bad("Features = %d: random features belong to the pathwise estimator; set Estimator to Pathwise, or leave Features 0", c.Features)
+		return bad("Features", "Features = %d: random features belong to the pathwise estimator; set Estimator to Pathwise, or leave Features 0", c.Features)
 	case c.Estimator == Pathwise && (c.Features < 0 || c.Features%2 != 0):
-		return bad("Features = %d: use an even number > 0 of random features (cosine and sine pairs; 0 means %d)", c.Features, kernel.DefaultFeatures)
+		return bad("Features", "Features = %d: use an even number > 0 of random features (cosine and sine pairs; 0 means %d)", c.Features, kernel.DefaultFeatures)
 	case c.Estimator == Pathwise && c.ProbeDist != Gaussian:
-		return bad("ProbeDist = %v: the pathwise estimator's probes are N(0, H) by construction; leave ProbeDist Gaussian", c.ProbeDist)
+		return bad("ProbeDist", "ProbeDist = %v: the pathwise estimator's probes are N(0, H) by construction; leave ProbeDist Gaussian", c.ProbeDist)
 	case c.Estimator == ExactGradient && c.Settings.Budget != 0:
-		return bad("Budget = %v: the exact gradient solves by Cholesky, with no iterations to budget; use Hutchinson or Pathwise", c.Settings.Budget)
+		return bad("Settings.Budget", "Budget = %v: the exact gradient solves by Cholesky, with no iterations to budget; use Hutchinson or Pathwise", c.Settings.Budget)
 	case c.Probes < 1:
-		return bad("Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
+		return bad("Probes", "Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
 	case !c.Param.valid():
-		return bad("unknown parametrisation %v: use ParamSoftplus or ParamLog", c.Param)
+		return bad("Param", "unknown parametrisation %v: use ParamSoftplus or ParamLog", c.Param)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
-		return bad("LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", c.LearningRate)
+		return bad("LearningRate", "LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", c.LearningRate)
 	case c.NoiseMin < 0 || math.IsNaN(c.NoiseMin) || math.IsInf(c.NoiseMin, 0):
-		return bad("NoiseMin = %v: must be a finite value ≥ 0 (0 means no floor on σ)", c.NoiseMin)
+		return bad("NoiseMin", "NoiseMin = %v: must be a finite value ≥ 0 (0 means no floor on σ)", c.NoiseMin)
 	case c.Until != UntilSteps && c.Until != UntilConverged:
-		return bad("unknown stopping rule %v: use UntilSteps or UntilConverged", c.Until)
+		return bad("Until", "unknown stopping rule %v: use UntilSteps or UntilConverged", c.Until)
 	case c.ConvergedTol < 0 || math.IsNaN(c.ConvergedTol) || math.IsInf(c.ConvergedTol, 0):
-		return bad("ConvergedTol = %v: must be a finite value ≥ 0 (0 means %g)", c.ConvergedTol, DefaultConvergedTol)
+		return bad("ConvergedTol", "ConvergedTol = %v: must be a finite value ≥ 0 (0 means %g)", c.ConvergedTol, DefaultConvergedTol)
 	case c.ConvergedSteps < 0:
-		return bad("ConvergedSteps = %d: must be ≥ 0 (0 means %d)", c.ConvergedSteps, DefaultConvergedSteps)
+		return bad("ConvergedSteps", "ConvergedSteps = %d: must be ≥ 0 (0 means %d)", c.ConvergedSteps, DefaultConvergedSteps)
 	case c.MaxExactN < 0:
-		return bad("MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
+		return bad("MaxExactN", "MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
 	case c.EvalRelTol < 0 || math.IsNaN(c.EvalRelTol) || math.IsInf(c.EvalRelTol, 0):
-		return bad("EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
+		return bad("EvalRelTol", "EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
 	}
 	if err := solvers.Check(c.Solver); err != nil {
-		return bad("%v", err)
+		return solverError("Solver", err)
 	}
 	if err := c.Init.Validate(d); err != nil {
-		return bad("Init: %v", err)
+		return bad("Init", "Init: %v", err)
 	}
 	return nil
 }
@@ -403,13 +465,34 @@ func PaperSGDLearningRates() map[string]float64 {
 	return map[string]float64{"pol": 90, "elevators": 20, "bike": 100, "protein": 20, "keggdirected": 30}
 }
 
+// PaperSGDRate returns the paper's SGD learning rate for a run on dataset
+// with n training points and SGD batches of batch (0: the default) when the
+// run is the paper's: a dataset the paper names (PaperSGDLearningRates),
+// all of its training split (n at least its size, to within one point),
+// and the paper's batch of solvers.DefaultBatchSize. Elsewhere it returns
+// 0, which leaves SGD at its normalised rate (solvers.SGD.LearningRate):
+// the paper's rates were found by grid search for those n and that batch,
+// and on subsets they can diverge, which the normalised rate, scaled to
+// each batch's curvature, does not (DESIGN.md).
+func PaperSGDRate(dataset string, n, batch int) float64 {
+	raw, ok := PaperSGDLearningRates()[dataset]
+	u, uci := data.LookupUCI(dataset)
+	if !ok || !uci || n < u.TrainSize()-1 || (batch != 0 && batch != solvers.DefaultBatchSize) {
+		return 0
+	}
+	return raw
+}
+
 // Paper returns the paper's settings (appendix B) for the named solver (cg,
 // ap, sgd, or cholesky for the exact reference) on the named dataset:
 // Matérn-3/2, 16 Gaussian probes, Adam's learning rate 0.1, tolerances 0.01
 // (mean) and 0.1 (probes), AP blocks of 2000, SGD batches of 1000 with
 // momentum 0.9 and the dataset's learning rate from PaperSGDLearningRates
-// (the normalised default for other datasets). Warm start is off (the
-// paper's baseline); set WarmStart for its method.
+// (the normalised default for other datasets; the rate is tuned for all
+// of the dataset's training split: see PaperSGDRate for subsets). The
+// stopping rules are the default, the authors' (Config.Rules), with which
+// the paper's numbers were evidently made. Warm start is off (the paper's
+// baseline); set WarmStart for its method.
 func Paper(solver, dataset string) (Config, error) {
 	c := Config{
 		Kernel:       Matern32,
@@ -419,7 +502,7 @@ func Paper(solver, dataset string) (Config, error) {
 	}
 	m, err := solvers.ParseMethod(solver)
 	if err != nil {
-		return c, fmt.Errorf("gpnb: %w: %v", ErrConfig, err)
+		return c, solverError("Solver", err)
 	}
 	switch m := m.(type) {
 	case solvers.AP:

@@ -93,7 +93,7 @@ func TestRunUntilConverged(t *testing.T) {
 	if !o.Converged() || stop >= cap || stop < DefaultConvergedSteps {
 		t.Fatalf("stopped after %d of %d steps, converged %v", stop, cap, o.Converged())
 	}
-	if !o.Result(nil).Converged {
+	if !o.Result().Converged {
 		t.Error("Result.Converged is false")
 	}
 	if err := o.Run(context.Background(), cap); err != nil || o.Steps() != stop {

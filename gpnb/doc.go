@@ -39,7 +39,7 @@
 // # State, pause and resume
 //
 // The unit of pause is one solver iteration: Step checks its context between
-// iterations and, when cancelled, keeps the in-flight solve in its State, so
+// iterations and, when cancelled, keeps the in-flight solve in its state, so
 // Save and Resume continue the same step exactly where it stopped. Run also
 // stops on SIGINT (GoNB's interrupt) and saves Config.CheckpointPath. A
 // checkpoint (magic, format version, length, gob payload, SHA-256; written
@@ -64,7 +64,7 @@
 // Predict gives the predictive distribution at new points in the data's
 // units and on the z-scored scale; Evaluate is prediction at the test
 // inputs (test RMSE and log-likelihood); Result assembles what `gpnb train
-// --json` prints. Recorders (AddRecorder, WithRecorder) watch a run: live
+// --json` prints. Recorders (AddRecorder) watch a run: live
 // views, progress bars and a user's own coexist.
 //
 // # Configuration

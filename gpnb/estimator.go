@@ -42,6 +42,10 @@ type EstimatorState struct {
 	// InitDistance), where r0 = b − H v0 is its initial residual; nil for a
 	// zero initial guess.
 	PendingV0R0 []float64
+	// PendingBackoff is what the pending solve's step spent on attempts
+	// abandoned for diverging (see MaxRateBackoffs); the pending solve runs
+	// at the configured SGD rate halved PendingBackoff.Halvings times.
+	PendingBackoff Backoff
 	// RNG is the probe generator's state (math/rand/v2 PCG MarshalBinary).
 	RNG []byte
 
@@ -59,6 +63,72 @@ type EstimatorState struct {
 	// samples (Optimiser.PosteriorSamples) condition on that solve, at that
 	// θ, one Adam step behind the current one.
 	SolvedTheta []float64
+}
+
+// MaxRateBackoffs bounds how often one step's SGD solve is started again
+// at half its learning rate when it diverges. A solve diverges when SGD
+// reports solvers.ErrDiverged, or when it stalls (solvers.State.Stalled)
+// with a true residual above its initial guess's in some column: its
+// rate is too large for this θ, which may have moved into a stiffer
+// region than where the rate was chosen. The step then starts the solve
+// again from its initial guess (the warm start, or zero) with the rate
+// halved, up to MaxRateBackoffs times (1/16 of the rate); the record says
+// how often (StepRecord.RateBackoffs) and what the abandoned attempts cost
+// (included in its iterations and work). A solve that still diverges at
+// the last halving is an error (solvers.ErrDiverged) that asks for a lower
+// rate. Each step starts again at the configured rate.
+const MaxRateBackoffs = 4
+
+// Backoff is what one step's solve spent on attempts abandoned for
+// diverging, before its last restart at half the learning rate (see
+// MaxRateBackoffs).
+type Backoff struct {
+	Halvings   int          // restarts at half the rate so far
+	Iterations int          // iterations of the abandoned attempts
+	Rows       int          // rows of H they read (solvers.State.Rows)
+	Work       solvers.Work // their work
+}
+
+// add counts an abandoned attempt whose final state is st.
+func (b *Backoff) add(st *solvers.State) {
+	b.Halvings++
+	b.Iterations += st.Iteration
+	b.Rows += st.Rows
+	b.Work = b.Work.Plus(st.Work)
+}
+
+// halved returns m with its learning rate halved k times; methods other
+// than SGD have none and are returned as they are.
+func halved(m solvers.Method, k int) solvers.Method {
+	sgd, ok := solvers.Canonical(m).(solvers.SGD)
+	if !ok {
+		return m
+	}
+	for range k {
+		sgd = sgd.HalfRate()
+	}
+	return sgd
+}
+
+// diverged reports whether a solve that ended with err (nil: stopped) in
+// state st diverged (see MaxRateBackoffs), so that a lower SGD rate can
+// help.
+func diverged(m solvers.Method, st *solvers.State, err error) bool {
+	if _, ok := solvers.Canonical(m).(solvers.SGD); !ok {
+		return false
+	}
+	if errors.Is(err, solvers.ErrDiverged) {
+		return true
+	}
+	if err != nil || !st.Stalled || len(st.Trace) == 0 {
+		return false
+	}
+	for j, r := range st.RelResiduals {
+		if r > st.Trace[0][j] {
+			return true
+		}
+	}
+	return false
 }
 
 // Estimator is level 2 of the hierarchy: it turns hyperparameters into an
@@ -88,13 +158,13 @@ type Estimator struct {
 	strat   probeStrategy // nil for ExactGradient
 
 	recs recorders
-	step int // the optimiser step in progress, for Progress.Step
+	step int // the optimiser step in progress, for IterationRecord.Step
 }
 
 // NewEstimator returns the level-2 estimator for the training part of ds.
 // It uses the fields Solver, Settings, Estimator, WarmStart, FixedProbes,
 // Probes, ProbeDist, Seed, Operator, TrackExactMLL and MaxExactN of cfg (zero
-// values take their defaults), and the options WithBackend and WithRecorder.
+// values take their defaults), and the option WithBackend.
 func NewEstimator(ds *data.Dataset, cfg Config, opts ...Option) (*Estimator, error) {
 	if err := checkDataset(ds); err != nil {
 		return nil, err
@@ -122,7 +192,7 @@ func NewEstimator(ds *data.Dataset, cfg Config, opts ...Option) (*Estimator, err
 // newEstimator sets up everything but the generator, for a resolved cfg.
 func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
 	if (cfg.Estimator == ExactGradient || cfg.TrackExactMLL) && ds.NTrain() > cfg.maxExactN() {
-		return nil, fmt.Errorf("gpnb: %w: ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator, a subset, or raise Config.MaxExactN on a machine with the memory", ErrConfig, ds.NTrain(), cfg.maxExactN())
+		return nil, configError("MaxExactN", "ExactGradient and TrackExactMLL need a Cholesky factorisation, but n = %d > MaxExactN = %d: use the Hutchinson estimator, a subset, or raise Config.MaxExactN on a machine with the memory", ds.NTrain(), cfg.maxExactN())
 	}
 	e := &Estimator{
 		x:       ds.XTrain,
@@ -131,9 +201,6 @@ func newEstimator(ds *data.Dataset, cfg Config, o options) (*Estimator, error) {
 		d:       ds.D(),
 		cfg:     cfg,
 		backend: o.backend,
-	}
-	for _, r := range o.recorders {
-		e.recs.add(r)
 	}
 	switch cfg.Estimator {
 	case Hutchinson:
@@ -157,7 +224,7 @@ func (e *Estimator) restore(st EstimatorState) error {
 }
 
 // AddRecorder adds r to the recorders called after every solver iteration
-// (RecordIteration; Progress.Step is 0 for an estimator used on its own)
+// (RecordIteration; IterationRecord.Step is 0 for an estimator used on its own)
 // and returns the function that removes it again.
 func (e *Estimator) AddRecorder(r Recorder) (remove func()) { return e.recs.add(r) }
 
@@ -350,6 +417,7 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	}
 
 	var sol solvers.Solver
+	var backoff Backoff // attempts abandoned for diverging
 	tSolve := time.Now()
 	if resumed {
 		pending := e.st.Pending.Clone()
@@ -361,7 +429,8 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 		if c := e.cfg.Settings.MaxIterations; c > pending.Settings.MaxIterations {
 			pending.Settings.MaxIterations = c
 		}
-		sol, err = solvers.Resume(op, e.cfg.Solver, b, pending)
+		backoff = e.st.PendingBackoff
+		sol, err = solvers.Resume(op, halved(e.cfg.Solver, backoff.Halvings), b, pending)
 		if err != nil {
 			return fmt.Errorf("resuming the interrupted solve: %w", err)
 		}
@@ -374,32 +443,59 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 		e.st.PendingV0R0 = v0R0(v0, e.initialResidual(op, sol, b, v0))
 		e.st.PendingSolverSeconds = 0
 	}
-	defer sol.Close() // a device backend's vectors
+	defer func() { sol.Close() }() // a device backend's vectors
 	solverSec := e.st.PendingSolverSeconds + time.Since(tSolve).Seconds()
-	for !sol.Done() {
-		if err := ctx.Err(); err != nil {
-			e.st.Pending = sol.State().Clone()
-			e.st.PendingSolverSeconds = solverSec
-			e.st.PendingTheta = k.Hyper.Vector()
-			return err
+	for {
+		var ierr error // the error that ended the solve, if one did
+		for !sol.Done() {
+			if err := ctx.Err(); err != nil {
+				e.st.Pending = sol.State().Clone()
+				e.st.PendingSolverSeconds = solverSec
+				e.st.PendingTheta = k.Hyper.Vector()
+				e.st.PendingBackoff = backoff
+				return err
+			}
+			t := time.Now()
+			factors := sol.Progress().Work.BlockFactorisations
+			ierr = sol.Iterate()
+			dt := time.Since(t).Seconds()
+			solverSec += dt
+			if ierr != nil {
+				break
+			}
+			p := sol.Progress() // scalars only: no vector leaves a device
+			if p.Work.BlockFactorisations > factors {
+				rec.FactorSeconds += dt
+			}
+			if len(e.recs.list) > 0 {
+				e.recs.iteration(e.step, p.Iteration, p.RelResiduals)
+			}
 		}
-		t := time.Now()
-		factors := sol.Progress().Work.BlockFactorisations
-		if err := sol.Iterate(); err != nil {
-			e.st.Pending = nil
+		if ierr != nil {
 			if oerr := operatorErr(op); oerr != nil {
+				e.st.Pending = nil
 				return oerr
 			}
-			return fmt.Errorf("solver iteration: %w", err)
 		}
-		dt := time.Since(t).Seconds()
-		solverSec += dt
-		p := sol.Progress() // scalars only: no vector leaves a device
-		if p.Work.BlockFactorisations > factors {
-			rec.FactorSeconds += dt
+		if !diverged(e.cfg.Solver, sol.State(), ierr) || backoff.Halvings >= MaxRateBackoffs {
+			if ierr == nil {
+				break // done; a stall at the last halving is recorded as such
+			}
+			e.st.Pending = nil
+			if errors.Is(ierr, solvers.ErrDiverged) && backoff.Halvings > 0 {
+				return fmt.Errorf("solver iteration: %w (after %d restarts at half the rate, at 1/%d of the configured rate: set a lower one)", ierr, backoff.Halvings, 1<<backoff.Halvings)
+			}
+			return fmt.Errorf("solver iteration: %w", ierr)
 		}
-		if len(e.recs.list) > 0 {
-			e.recs.iteration(e.step, p.Iteration, p.RelResiduals)
+		// Diverged: start again from the initial guess at half the rate.
+		backoff.add(sol.State())
+		sol.Close()
+		t := time.Now()
+		sol, err = halved(e.cfg.Solver, backoff.Halvings).Start(op, b, v0, e.cfg.Settings)
+		solverSec += time.Since(t).Seconds()
+		if err != nil {
+			e.st.Pending = nil
+			return fmt.Errorf("starting the solver again at half the rate: %w", err)
 		}
 	}
 	st := sol.State()
@@ -407,6 +503,7 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	e.st.Pending = nil
 	e.st.PendingSolverSeconds = 0
 	e.st.PendingTheta = nil
+	e.st.PendingBackoff = Backoff{}
 
 	tReduce := time.Now()
 	if err := e.strat.reduce(grad, op, v, b); err != nil {
@@ -417,18 +514,19 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 		return err
 	}
 
-	rec.SolverIterations = st.Iteration
+	rec.SolverIterations = st.Iteration + backoff.Iterations
+	rec.RateBackoffs, rec.BackoffIterations = backoff.Halvings, backoff.Iterations
 	rec.SolverConverged = sol.Converged()
 	rec.BudgetStop = st.BudgetSpent
 	rec.SolverStalled = st.Stalled
-	rec.SolverEpochs = st.Epochs()
+	rec.SolverEpochs = float64(st.Rows+backoff.Rows) / float64(st.N)
 	rec.FinalResiduals = clone(st.RelResiduals)
 	rec.SolverSeconds = solverSec
 	if !e.cfg.DropResidualTraces {
 		rec.Residuals = st.Clone().Trace
 	}
-	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries = st.Work.OperatorProducts, st.Work.RowEvaluations, st.Work.BlockEntries
-	rec.BlockFactorisations = st.Work.BlockFactorisations
+	w := st.Work.Plus(backoff.Work)
+	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries, rec.BlockFactorisations = w.OperatorProducts, w.RowEvaluations, w.BlockEntries, w.BlockFactorisations
 	if st.CG != nil {
 		rec.PrecondRank = st.CG.PrecondRank
 	}

@@ -47,7 +47,7 @@ func TestEstimatorStandalone(t *testing.T) {
 	}
 	paused, _ := NewEstimator(ds, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	paused.AddRecorder(Hooks{Iteration: func(p Progress) {
+	paused.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 		if p.Iteration == 3 {
 			cancel()
 		}

@@ -55,11 +55,19 @@ func exactGradient(t testing.TB, ds *data.Dataset, k kernel.Kernel) []float64 {
 // polSubset loads n training points of pol split 0, or skips.
 func polSubset(t testing.TB, n int) *data.Dataset {
 	t.Helper()
+	return uciSubset(t, "pol", n)
+}
+
+// uciSubset returns n training points of split 0 of a UCI dataset from
+// $GPNB_DATA (subset seed 0, as gpnb train's --subset), or skips the test
+// without it.
+func uciSubset(t testing.TB, name string, n int) *data.Dataset {
+	t.Helper()
 	dir := os.Getenv("GPNB_DATA")
 	if dir == "" {
-		t.Skip("pol subset: GPNB_DATA not set")
+		t.Skipf("%s subset: GPNB_DATA not set", name)
 	}
-	ds, err := data.Load("pol", data.Split(0), data.Subset(n), data.Dir(dir))
+	ds, err := data.Load(name, data.Split(0), data.Subset(n), data.Dir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // Matrix is a dense row-major matrix as plain data, the serialisable form
-// of probes and solutions in State and checkpoints.
+// of probes and solutions in OptimiserState and checkpoints.
 type Matrix struct {
 	Rows, Cols int
 	Data       []float64
@@ -43,10 +43,10 @@ func (m Matrix) Dense() *mat.Dense {
 	return mat.NewDense(m.Rows, m.Cols, append([]float64(nil), m.Data...))
 }
 
-// State is everything an Optimiser holds, as plain exported data: what a
+// OptimiserState is everything an Optimiser holds, as plain exported data: what a
 // user can inspect between steps and what a checkpoint stores. Fields are
 // copies; changing them does not change the optimiser.
-type State struct {
+type OptimiserState struct {
 	// Config is the run's configuration, resolved (Config.Resolve).
 	Config      Config
 	Fingerprint string // data.Dataset.Fingerprint of the training data
@@ -56,13 +56,11 @@ type State struct {
 	Split   int
 	DataTag string
 	// Stats are the data's normalisation (z-scoring) statistics, with
-	// which θ maps to the data's units (DataUnits); zero in checkpoints of
-	// format 1.
+	// which θ maps to the data's units (DataUnits).
 	Stats data.Stats
 	// Columns are the CSV columns the training data were read from
 	// (data.Dataset.Columns: target, inputs, header; zero for other data),
-	// with which the file is read again (Columns.Options); zero in
-	// checkpoints written before they were recorded.
+	// with which the file is read again (Columns.Options).
 	Columns data.Columns
 	N, D    int
 
@@ -96,14 +94,14 @@ type State struct {
 // NewOptimiser or Resume; it is not safe for concurrent use.
 type Optimiser struct {
 	ds  *data.Dataset
-	cfg Config // resolved
-	st  State  // level 1; st.EstimatorState is unused (est holds it)
+	cfg Config         // resolved
+	st  OptimiserState // level 1; st.EstimatorState is unused (est holds it)
 	est *Estimator
 }
 
 // NewOptimiser returns an optimiser for the training part of ds. Zero
-// fields of cfg take their defaults (see Config); the options WithBackend
-// and WithRecorder apply.
+// fields of cfg take their defaults (see Config); the option WithBackend
+// applies. Recorders are added with AddRecorder.
 func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, error) {
 	est, err := NewEstimator(ds, cfg, opts...)
 	if err != nil {
@@ -113,7 +111,7 @@ func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, err
 	cfg = est.cfg
 	o := &Optimiser{ds: ds, cfg: cfg, est: est}
 	raw := cfg.Param.Raw(cfg.Init)
-	o.st = State{
+	o.st = OptimiserState{
 		Config:      cfg,
 		Fingerprint: ds.Fingerprint(),
 		Dataset:     dataSource(ds),
@@ -178,7 +176,7 @@ func (o *Optimiser) Dataset() *data.Dataset { return o.ds }
 func (o *Optimiser) History() History { return cloneHistory(o.st.History) }
 
 // State returns a deep copy of the optimiser's whole state.
-func (o *Optimiser) State() State {
+func (o *Optimiser) State() OptimiserState {
 	s := o.st
 	s.Theta = o.Hyper().Vector()
 	s.Config = o.Config()

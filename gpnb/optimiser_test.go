@@ -2,6 +2,7 @@ package gpnb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -296,7 +297,7 @@ func TestResumeBitIdentical(t *testing.T) {
 			// Interrupted mid-solve in step 3 after 2 solver iterations.
 			c, _ := NewOptimiser(ds, tc.cfg)
 			cctx, cancel := context.WithCancel(ctx)
-			c.AddRecorder(Hooks{Iteration: func(p Progress) {
+			c.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 				if p.Step == 3 && p.Iteration == 2 {
 					cancel()
 				}
@@ -351,7 +352,7 @@ func TestResumeRaisedCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	c.AddRecorder(Hooks{Iteration: func(p Progress) {
+	c.AddRecorder(Hooks{Iteration: func(p IterationRecord) {
 		if p.Step == 1 && p.Iteration == 2 {
 			cancel()
 		}
@@ -412,7 +413,7 @@ func checkSaved(t *testing.T, path string, cfg Config, pending bool) {
 	}
 }
 
-func compareStates(t *testing.T, want, got State) {
+func compareStates(t *testing.T, want, got OptimiserState) {
 	t.Helper()
 	if got.Step != want.Step || !floatbits.Equal(got.Raw, want.Raw) || !floatbits.Equal(got.AdamM, want.AdamM) || !floatbits.Equal(got.AdamV, want.AdamV) || !floatbits.Equal(got.PrevV.Data, want.PrevV.Data) {
 		t.Fatalf("state differs: step %d/%d raw %v vs %v", got.Step, want.Step, got.Raw, want.Raw)
@@ -526,7 +527,7 @@ func TestDeterministicGOMAXPROCS(t *testing.T) {
 		{Estimator: ExactGradient, TrackExactMLL: true},
 		{Estimator: Pathwise, Features: 200, WarmStart: true, Seed: 11, Settings: solvers.Settings{Budget: 8}},
 	} {
-		var states [2]State
+		var states [2]OptimiserState
 		var evals [2]Eval
 		for i, p := range []int{1, 2} {
 			runtime.GOMAXPROCS(p)
@@ -685,24 +686,38 @@ func TestPredictInPlace(t *testing.T) {
 	}
 }
 
+// TestOptimiserBadInput: a bad field is a ConfigError naming the field
+// (so that the command line can name its flag).
 func TestOptimiserBadInput(t *testing.T) {
 	ds := synth(t, 30, 2, 1)
-	bad := []Config{
-		{Probes: -1},
-		{LearningRate: math.NaN()},
-		{LearningRate: -1},
-		{Kernel: 42},
-		{Estimator: 7},
-		{ProbeDist: 3},
-		{FixedProbes: 9},
-		{Init: kernel.Hyper{Lengthscales: []float64{1}, Signal: 1, Noise: 1}},
-		{Init: kernel.Hyper{Lengthscales: []float64{1, 1}, Signal: 1, Noise: 0}},
-		{Settings: solvers.Settings{RelTolMean: -1}},
-		{Settings: solvers.Settings{MaxIterations: -3}},
-	}
-	for i, c := range bad {
-		if _, err := NewOptimiser(ds, c); err == nil {
-			t.Errorf("config %d (%+v): no error", i, c)
+	for i, c := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{Probes: -1}, "Probes"},
+		{Config{LearningRate: math.NaN()}, "LearningRate"},
+		{Config{LearningRate: -1}, "LearningRate"},
+		{Config{Kernel: 42}, "Kernel"},
+		{Config{Estimator: 7}, "Estimator"},
+		{Config{ProbeDist: 3}, "ProbeDist"},
+		{Config{FixedProbes: 9}, "FixedProbes"},
+		{Config{Features: 3, Estimator: Pathwise}, "Features"},
+		{Config{NoiseMin: -1}, "NoiseMin"},
+		{Config{MaxExactN: 10, Estimator: ExactGradient}, "MaxExactN"},
+		{Config{Rules: 5}, "Rules"},
+		{Config{Init: kernel.Hyper{Lengthscales: []float64{1}, Signal: 1, Noise: 1}}, "Init"},
+		{Config{Init: kernel.Hyper{Lengthscales: []float64{1, 1}, Signal: 1, Noise: 0}}, "Init"},
+		{Config{Settings: solvers.Settings{RelTolMean: -1}}, "Settings.RelTolMean"},
+		{Config{Settings: solvers.Settings{MaxIterations: -3}}, "Settings.MaxIterations"},
+		{Config{Settings: solvers.Settings{Budget: 1}, Estimator: ExactGradient}, "Settings.Budget"},
+		{Config{Solver: solvers.SGD{Momentum: 1.5}}, "Solver.Momentum"},
+		{Config{Solver: solvers.AP{BlockSize: -1}}, "Solver.BlockSize"},
+		{Config{Solver: solvers.CG{PrecondRank: -2}}, "Solver.PrecondRank"},
+	} {
+		_, err := NewOptimiser(ds, c.cfg)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != c.field || !errors.Is(err, ErrConfig) {
+			t.Errorf("config %d (%+v): %v, want a ConfigError of field %s", i, c.cfg, err, c.field)
 		}
 	}
 	if _, err := NewOptimiser(nil, Config{}); err == nil {
@@ -725,14 +740,15 @@ func TestRunInterruptSaves(t *testing.T) {
 	ds := synth(t, 100, 2, 1)
 	path := t.TempDir() + "/x.ckpt"
 	ctx, cancel := context.WithCancel(context.Background())
-	o, err := NewOptimiser(ds, Config{WarmStart: true, CheckpointPath: path}, WithRecorder(Hooks{Step: func(r StepRecord) {
-		if r.Step == 2 {
-			cancel()
-		}
-	}}))
+	o, err := NewOptimiser(ds, Config{WarmStart: true, CheckpointPath: path})
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.AddRecorder(Hooks{Step: func(r StepRecord) {
+		if r.Step == 2 {
+			cancel()
+		}
+	}})
 	err = o.Run(ctx, 10)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
@@ -796,8 +812,12 @@ func TestHooksAndTracking(t *testing.T) {
 	var seen [][]float64
 	var steps []int
 	var other []int // a second recorder, removed after step 1
-	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true}, WithRecorder(Hooks{
-		Iteration: func(p Progress) {
+	o, err := NewOptimiser(ds, Config{WarmStart: true, TrackExactMLL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.AddRecorder(Hooks{
+		Iteration: func(p IterationRecord) {
 			if p.Step == 2 {
 				if p.Iteration != len(seen)+1 {
 					t.Errorf("iteration %d after %d", p.Iteration, len(seen))
@@ -806,10 +826,7 @@ func TestHooksAndTracking(t *testing.T) {
 			}
 		},
 		Step: func(r StepRecord) { steps = append(steps, r.Step) },
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	var remove func()
 	remove = o.AddRecorder(Hooks{Step: func(r StepRecord) {
 		other = append(other, r.Step)
@@ -860,8 +877,8 @@ func TestResult(t *testing.T) {
 	if err := o.Run(context.Background(), 3); err != nil {
 		t.Fatal(err)
 	}
-	r := o.Result(nil)
-	if r.EvalMethod != NotEvaluated || r.StepsDone != 3 || len(r.History) != 3 || r.Solver != "cg" || !r.WarmStart || r.Probes != 4 || r.Seed != 3 ||
+	r := o.Result()
+	if r.Test != nil || r.StepsDone != 3 || len(r.History) != 3 || r.Solver != "cg" || !r.WarmStart || r.Probes != 4 || r.Seed != 3 ||
 		r.NTrain != 100 || r.NTest != 25 || r.D != 2 || r.Kernel != "matern32" {
 		t.Errorf("result %+v", r)
 	}
@@ -876,8 +893,16 @@ func TestResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := o.Result(&ev); r.TestLLH != ev.TestLLH || r.TestRMSE != ev.TestRMSE || r.EvalMethod != "cholesky" {
-		t.Errorf("result with eval %+v", r)
+	// The evaluation survives result.json, where the tables read it.
+	r.Test = &ev
+	var back Result
+	if b, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Test == nil || back.Test.TestLLH != ev.TestLLH || back.Test.TestRMSE != ev.TestRMSE || back.Test.Method != "cholesky" || *back.Test.MLL != *ev.MLL {
+		t.Errorf("result with eval %+v, evaluation %+v", back.Test, ev)
 	}
 	noTest := synth(t, 40, 2, 1)
 	noTest.XTest, noTest.YTest = nil, nil
@@ -1001,4 +1026,15 @@ func firstBelow(o *Optimiser) int {
 		}
 	}
 	return 0
+}
+
+// TestProbeResidual: the mean of the probe columns' final residuals; NaN
+// for a record without probes.
+func TestProbeResidual(t *testing.T) {
+	if got := (StepRecord{FinalResiduals: []float64{0.5, 0.1, 0.2, 0.6}}).ProbeResidual(); math.Abs(got-0.3) > 1e-15 {
+		t.Errorf("ProbeResidual = %v, want 0.3", got)
+	}
+	if got := (StepRecord{FinalResiduals: []float64{0.5}}).ProbeResidual(); !math.IsNaN(got) {
+		t.Errorf("without probes: %v, want NaN", got)
+	}
 }

@@ -1,6 +1,12 @@
 package gpnb
 
-import "github.com/gpnb/gpnb/gpnb/kernel"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
+)
 
 // StepRecord is what one marginal-likelihood step leaves behind: the unit of
 // record (DESIGN.md). A History is the list of them, in step order. All
@@ -32,6 +38,13 @@ type StepRecord struct {
 	// above all, is the floor. Such a step is counted by UnconvergedSteps
 	// (its gradient is inexact) and by StalledSteps.
 	SolverStalled bool `json:"solver_stalled,omitempty"`
+	// RateBackoffs is how often this step's SGD solve diverged and was
+	// started again from its initial guess at half the learning rate
+	// (MaxRateBackoffs); BackoffIterations the iterations of those
+	// abandoned attempts, which SolverIterations, SolverEpochs and the work
+	// counts include (the residual trace is the last attempt's).
+	RateBackoffs      int `json:"rate_backoffs,omitempty"`
+	BackoffIterations int `json:"backoff_iterations,omitempty"`
 	// SolverEpochs is what the solve cost in epochs, passes over the rows
 	// of H (solvers.State.Epochs: one per CG iteration, |I|/n per AP block
 	// or SGD batch): the unit of the budget, comparable across solvers.
@@ -63,7 +76,7 @@ type StepRecord struct {
 	PrecondRank int `json:"precond_rank,omitempty"`
 
 	// Where the step's time went, wall clock, for the Hutchinson estimator
-	// (0 in records written before steps recorded it): BuildSeconds
+	// (0 where not recorded): BuildSeconds
 	// rebuilding the kernel operator for the step's θ and ReduceSeconds the
 	// gradient reduction, both outside SolverSeconds; StartSeconds the
 	// solver's Start (a warm start's initial residual B − H·V0, one product
@@ -94,8 +107,7 @@ type StepRecord struct {
 	ExactMLL *float64 `json:"exact_mll,omitempty"`
 
 	// Operator describes the kernel operator this step used
-	// (kernel.Describe); empty in records of checkpoints written before
-	// steps recorded it.
+	// (kernel.Describe); empty where not recorded.
 	Operator string `json:"operator,omitempty"`
 }
 
@@ -112,6 +124,15 @@ func (r StepRecord) Untimed() StepRecord {
 	r.SolverSeconds, r.StepSeconds = 0, 0
 	r.BuildSeconds, r.StartSeconds, r.FactorSeconds, r.ReduceSeconds = 0, 0, 0, 0
 	return r
+}
+
+// ProbeResidual returns the mean of the probe columns' FinalResiduals: how
+// far the probe systems' solve got. NaN when the record has none.
+func (r StepRecord) ProbeResidual() float64 {
+	if len(r.FinalResiduals) < 2 {
+		return math.NaN()
+	}
+	return stat.Mean(r.FinalResiduals[1:], nil)
 }
 
 // History is the record of every step so far, in order.
@@ -142,6 +163,13 @@ func (h History) BudgetSteps() int {
 // (StepRecord.SolverStalled).
 func (h History) StalledSteps() int {
 	return count(h, func(r StepRecord) bool { return r.SolverStalled })
+}
+
+// BackoffSteps counts the steps whose SGD solve was started again at half
+// the learning rate (StepRecord.RateBackoffs), and RateBackoffs the
+// restarts in all.
+func (h History) BackoffSteps() (steps, restarts int) {
+	return count(h, func(r StepRecord) bool { return r.RateBackoffs > 0 }), sum(h, func(r StepRecord) int { return r.RateBackoffs })
 }
 
 // TotalSolverEpochs sums SolverEpochs over the history.
@@ -195,21 +223,17 @@ type Result struct {
 	NTest         int     `json:"n_test"`
 	D             int     `json:"d"`
 	Kernel        string  `json:"kernel"`
-	Solver        string  `json:"solver"` // cg, ap, sgd, or cholesky (exact gradient)
+	Solver        string  `json:"solver"` // the solver's name: cg, ap, sgd, or cholesky (also for the exact gradient)
 	WarmStart     bool    `json:"warm_start"`
 	Probes        int     `json:"probes"`
 	Seed          uint64  `json:"seed"`
 	StepsDone     int     `json:"steps_done"`
 	TotalSeconds  float64 `json:"total_seconds"`
 	SolverSeconds float64 `json:"solver_seconds"`
-	TestRMSE      float64 `json:"test_rmse"`
-	TestLLH       float64 `json:"test_llh"`
-	// EvalMethod says how TestRMSE/TestLLH were computed ("cholesky", or
-	// the iterative solver and its tolerance).
-	EvalMethod string `json:"eval_method"`
-	// Samples holds the test metrics from the pathwise estimator's
-	// posterior samples (Eval.Samples); nil otherwise.
-	Samples *SampleEval `json:"samples,omitempty"`
+	// Test is the evaluation on the test set at the final θ (Evaluate;
+	// with the pathwise estimator also from its posterior samples), nil
+	// when the run was not evaluated.
+	Test *Eval `json:"test,omitempty"`
 	// Operator describes the kernel operator of the last step
 	// (kernel.Describe: "dense float64", "dense float32", "dense mixed", "matrix-free",
 	// "gpu dense float64", ...): the one this process built, or else the
@@ -220,8 +244,8 @@ type Result struct {
 	History  History `json:"history"`
 	// Config is the run's configuration (resolved), less what does not
 	// change its results: the checkpoint path, the operator's memory budget
-	// and workers, and DropResidualTraces. nil in results written before gpnb
-	// recorded it.
+	// and workers, and DropResidualTraces. Optimiser.Result and
+	// State.Result set it.
 	Config *Config `json:"config,omitempty"`
 	// Converged reports whether the run had converged (Optimiser.Converged,
 	// with the run's ConvergedTol and ConvergedSteps) after its last step,

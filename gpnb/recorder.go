@@ -9,11 +9,11 @@ import (
 	"github.com/gpnb/gpnb/gpnb/kernel"
 )
 
-// Progress is the scalar-only record of one solver iteration: what a
+// IterationRecord is the scalar-only record of one solver iteration: what a
 // progress bar or a live residual chart needs, and no n-sized vector, so a
 // backend that keeps its vectors on a device sends nothing more per
 // iteration than these numbers.
-type Progress struct {
+type IterationRecord struct {
 	// Step is the 1-based optimiser step the iteration belongs to (0 for an
 	// Estimator used on its own).
 	Step int
@@ -27,25 +27,24 @@ type Progress struct {
 
 // A Recorder watches a run, in the manner of gonum's optimize.Recorder:
 // progress bars, live views and a user's own code each add one with
-// Optimiser.AddRecorder (or WithRecorder), and they coexist; none replaces
-// another. Recorders are called in the order they were added, on the
+// Optimiser.AddRecorder, and they coexist; none replaces another. Recorders are called in the order they were added, on the
 // goroutine that runs the step. Cancelling the context passed to Step from
 // RecordIteration pauses the step after that iteration.
 type Recorder interface {
 	// RecordIteration is called after every solver iteration.
-	RecordIteration(Progress)
+	RecordIteration(IterationRecord)
 	// RecordStep is called with the record of every completed step (a copy).
 	RecordStep(StepRecord)
 }
 
 // Hooks is a Recorder made of two functions; a nil one is skipped.
 type Hooks struct {
-	Iteration func(Progress)
+	Iteration func(IterationRecord)
 	Step      func(StepRecord)
 }
 
 // RecordIteration calls h.Iteration when it is set.
-func (h Hooks) RecordIteration(p Progress) {
+func (h Hooks) RecordIteration(p IterationRecord) {
 	if h.Iteration != nil {
 		h.Iteration(p)
 	}
@@ -80,7 +79,7 @@ func (rs *recorders) add(r Recorder) (remove func()) {
 
 func (rs *recorders) iteration(step, iter int, relRes []float64) {
 	for _, r := range rs.list {
-		(*r).RecordIteration(Progress{Step: step, Iteration: iter, RelResiduals: clone(relRes)})
+		(*r).RecordIteration(IterationRecord{Step: step, Iteration: iter, RelResiduals: clone(relRes)})
 	}
 }
 
@@ -104,25 +103,18 @@ type Backend func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error)
 
 // Option adjusts how NewOptimiser, NewEstimator and Resume build their
 // object with what is not part of the run's description (Config): the
-// backend, recorders, and for Resume the changes allowed to a saved run.
+// backend, and for Resume the changes allowed to a saved run.
 type Option func(*options)
 
 type options struct {
-	backend   Backend
-	recorders []Recorder
-	expect    *Config       // WithConfig (Resume)
-	changes   func(*Config) // WithChanges (Resume)
+	backend Backend
+	expect  *Config       // WithConfig (Resume)
+	changes func(*Config) // WithChanges (Resume)
 }
 
 // WithBackend builds the kernel operator with b instead of the CPU operator
 // (nil: the CPU operator).
 func WithBackend(b Backend) Option { return func(o *options) { o.backend = b } }
-
-// WithRecorder adds r to the recorders (see Optimiser.AddRecorder); it may
-// be given several times.
-func WithRecorder(r Recorder) Option {
-	return func(o *options) { o.recorders = append(o.recorders, r) }
-}
 
 // WithConfig, for Resume, checks that cfg (resolved) agrees with the
 // checkpoint's configuration in every field that cannot change mid-run (those
@@ -147,7 +139,7 @@ func collect(opts []Option) (options, error) {
 	var o options
 	for _, opt := range opts {
 		if opt == nil {
-			return o, errors.New("gpnb: nil Option: pass WithBackend, WithRecorder, WithConfig or WithChanges")
+			return o, errors.New("gpnb: nil Option: pass WithBackend, WithConfig or WithChanges")
 		}
 		opt(&o)
 	}

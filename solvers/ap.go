@@ -28,6 +28,16 @@ const DefaultBlockSize = 2000
 // quadratic objective over the block's coordinates, so every column's
 // error ‖v − v*‖_H (= ‖r‖_{H⁻¹}) never increases.
 //
+// The updated residual is exact in exact arithmetic but drifts from
+// b − Hv by rounding; where that matters (products in float32, a
+// tolerance near float64's limit) it can meet a tolerance that b − Hv
+// cannot. So when it meets the stopping rule, the true residual is
+// computed (one product of all columns, counted in Work) and replaces R;
+// the solve is Converged only if that meets the rule too, and otherwise
+// continues from it. Three such failed checks in a row, each above 0.9
+// times the one before, stop the solve as Stalled, as CG's do; so does a
+// run of StallEpochs epochs without progress (see StallEpochs).
+//
 // Block factors are computed lazily, the first time a block is picked, and
 // kept (n·BlockSize floats at most); Resume recomputes them on demand.
 type AP struct {
@@ -71,6 +81,13 @@ type APState struct {
 	Starts    []int // block b is indices Starts[b]..Starts[b+1]−1; len = blocks+1
 	Picks     []int // Picks[b] = how many times block b has been updated
 	Last      int   // block updated by the last iteration (−1 before any)
+	// Failed is the measure of the distance to the stopping rule (the
+	// largest residual over its tolerance) of the true residual at the
+	// last failed check (the updated residual met the rule, b − Hv did
+	// not); Stalls counts the failed checks in a row that did not bring it
+	// below stallRatio times the one before (see State.Stalled).
+	Failed float64 `json:",omitempty"`
+	Stalls int     `json:",omitempty"`
 }
 
 func (s *APState) clone() *APState {
@@ -100,7 +117,7 @@ func (m AP) Resolve(n int) (AP, error) {
 func (m AP) blockSize(n int) (int, error) {
 	bs := m.BlockSize
 	if bs < 0 {
-		return 0, fmt.Errorf("%w: AP.BlockSize is %d: use a value > 0 (0 means %d)", ErrSettings, bs, DefaultBlockSize)
+		return 0, fieldError("AP.BlockSize", "AP.BlockSize is %d: use a value > 0 (0 means %d)", bs, DefaultBlockSize)
 	}
 	if bs == 0 {
 		bs = DefaultBlockSize
@@ -109,7 +126,7 @@ func (m AP) blockSize(n int) (int, error) {
 		bs = n
 	}
 	if m.Pick != PickUnconverged && m.Pick != PickAll {
-		return 0, fmt.Errorf("%w: AP.Pick is %d: use PickUnconverged or PickAll", ErrSettings, int(m.Pick))
+		return 0, fieldError("AP.Pick", "AP.Pick is %d: use PickUnconverged or PickAll", int(m.Pick))
 	}
 	return bs, nil
 }
@@ -312,12 +329,35 @@ func (a *apSolver) Iterate() error {
 	a.setResiduals(sq, nil, true)
 	st.Iteration++
 	st.Rows += k
-	st.Converged = a.met()
+	if st.Converged = a.met(); st.Converged {
+		if err := a.confirm(); err != nil {
+			return a.fail(err)
+		}
+	}
 	// R is updated exactly (R −= H[:,I]Δ), so it needs no check at a
 	// budget stop.
 	if err := a.budgetStop(false); err != nil {
 		return a.fail(err)
 	}
+	if _, err := a.watch(); err != nil {
+		return a.fail(err)
+	}
 	a.record()
+	return nil
+}
+
+// confirm replaces R by the true residual b − Hv (one product) when the
+// updated residual met the stopping rule, and sets Converged from it, or
+// records a failed check (and Stalled, see State.Stalled).
+func (a *apSolver) confirm() error {
+	st := a.st
+	sq, err := a.trueResidual(nil)
+	if err != nil {
+		return err
+	}
+	a.setResiduals(sq, nil, true)
+	if st.Converged = a.met(); !st.Converged {
+		st.Stalled = failedCheck(&st.AP.Failed, &st.AP.Stalls, st.Settings.excess(st.RelResiduals))
+	}
 	return nil
 }

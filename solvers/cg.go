@@ -79,29 +79,13 @@ func (s *CGState) clone() *CGState {
 		Failed: append([]float64(nil), s.Failed...), Stalls: append([]int(nil), s.Stalls...), PrecondRank: s.PrecondRank}
 }
 
-// A column stalls when stallChecks failed true-residual checks in a row
-// each leave its true relative residual above stallRatio times the one
-// before: the recurrence keeps claiming progress that b − Hv does not show,
-// so the products' rounding (float32 K, say) has become the floor of what
-// the solve can reach.
-const (
-	stallRatio  = 0.9
-	stallChecks = 3
-)
-
 // checkFailed records column j's failed true-residual check at relative
 // residual rel and reports whether the column has stalled.
 func (cs *CGState) checkFailed(j int, rel float64) bool {
 	if cs.Failed == nil {
 		cs.Failed, cs.Stalls = make([]float64, len(cs.RZ)), make([]int, len(cs.RZ))
 	}
-	if prev := cs.Failed[j]; prev > 0 && rel > stallRatio*prev {
-		cs.Stalls[j]++
-	} else {
-		cs.Stalls[j] = 0
-	}
-	cs.Failed[j] = rel
-	return cs.Stalls[j] >= stallChecks
+	return failedCheck(&cs.Failed[j], &cs.Stalls[j], rel)
 }
 
 // Name returns "cg".
@@ -111,10 +95,10 @@ const defaultCGMaxIter = 1000
 
 func (m CG) check() error {
 	if m.PrecondRank < PrecondRankAuto {
-		return fmt.Errorf("%w: CG.PrecondRank is %d: use 0 (no preconditioner), a rank > 0, or PrecondRankAuto (−1)", ErrSettings, m.PrecondRank)
+		return fieldError("CG.PrecondRank", "CG.PrecondRank is %d: use 0 (no preconditioner), a rank > 0, or PrecondRankAuto (−1)", m.PrecondRank)
 	}
 	if m.PrecondRank != 0 && (m.PrecondNoise < 0 || math.IsNaN(m.PrecondNoise) || math.IsInf(m.PrecondNoise, 0)) {
-		return fmt.Errorf("%w: CG.PrecondNoise is %v: with a preconditioner (PrecondRank ≠ 0) set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", ErrSettings, m.PrecondNoise)
+		return fieldError("CG.PrecondNoise", "CG.PrecondNoise is %v: with a preconditioner (PrecondRank ≠ 0) set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", m.PrecondNoise)
 	}
 	return nil
 }
@@ -129,7 +113,7 @@ func (m CG) precondNoise(op Operator) (float64, error) {
 			return s2, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: CG.PrecondNoise is 0 and the operator (%T) does not report its noise variance (NoiseVariancer): set PrecondNoise to σ² of H = K + σ²I", ErrSettings, op)
+	return 0, fieldError("CG.PrecondNoise", "CG.PrecondNoise is 0 and the operator (%T) does not report its noise variance (NoiseVariancer): set PrecondNoise to σ² of H = K + σ²I", op)
 }
 
 // Start returns a CG solver; see Method.
@@ -283,6 +267,82 @@ func (c *cgSolver) active(dst []int) []int {
 	return dst
 }
 
+// update does the rest of the iteration's arithmetic once Q = H·P: α = rᵀz/pᵀHp,
+// V and R, z = M⁻¹r, β and P, and returns the k active columns' rᵀr. A
+// Space that implements CGStepper does it in one call when there is no
+// preconditioner.
+func (c *cgSolver) update(k int) ([]float64, error) {
+	cs := c.st.CG
+	pq := c.pq[:k]
+	if fs, ok := c.sp.(CGStepper); ok && c.pre == nil {
+		rzOld, rz := c.alpha[:k], c.rr[:k]
+		for a, j := range c.act {
+			rzOld[a] = cs.RZ[j]
+		}
+		if err := fs.CGStep(pq, rz, c.v, c.r, c.p, c.q, rzOld, c.act); err != nil {
+			return nil, fmt.Errorf("solvers: CG: the operator's space failed: %w", err)
+		}
+		if err := c.checkPQ(pq); err != nil {
+			return nil, err
+		}
+		for a, j := range c.act {
+			cs.RZ[j] = rz[a]
+		}
+		return rz, nil
+	}
+	if err := c.sp.Dots(pq, c.p, c.q, c.act, nil); err != nil {
+		return nil, fmt.Errorf("solvers: CG: the operator's space failed: %w", err)
+	}
+	if err := c.checkPQ(pq); err != nil {
+		return nil, err
+	}
+	alpha := c.alpha[:k]
+	for a, j := range c.act {
+		alpha[a] = cs.RZ[j] / pq[a]
+	}
+	c.sp.Axpy(c.v, alpha, c.p, c.act)
+	for a := range alpha {
+		alpha[a] = -alpha[a]
+	}
+	c.sp.Axpy(c.r, alpha, c.q, c.act)
+	// z = M⁻¹r, β = r'z'/rz, p = z + βp.
+	c.precondCols(c.act)
+	rz := c.pq[:k] // reuse
+	if err := c.sp.Dots(rz, c.r, c.z, c.act, nil); err != nil {
+		return nil, fmt.Errorf("solvers: CG: the operator's space failed: %w", err)
+	}
+	rr := rz // without a preconditioner z = r
+	if c.pre != nil {
+		rr = c.rr[:k]
+		if err := c.sp.Dots(rr, c.r, c.r, c.act, nil); err != nil {
+			return nil, fmt.Errorf("solvers: CG: the operator's space failed: %w", err)
+		}
+	}
+	beta := alpha // reuse
+	for a, j := range c.act {
+		beta[a] = rz[a] / cs.RZ[j]
+		cs.RZ[j] = rz[a]
+	}
+	c.sp.Xpby(c.p, c.z, beta, c.act)
+	return rr, nil
+}
+
+// checkPQ checks the active columns' pᵀHp: finite (a NaN or Inf anywhere
+// in H·p makes it NaN or Inf, since 0·Inf is NaN, so this checks the
+// product) and positive.
+func (c *cgSolver) checkPQ(pq []float64) error {
+	it := c.st.Iteration + 1
+	if !allFinite(pq) {
+		return fmt.Errorf("%w: CG: the operator returned NaN or Inf for H·p at iteration %d: check the hyperparameters; %s", ErrNotFinite, it, pdAdvice)
+	}
+	for a, j := range c.act {
+		if !(pq[a] > 0) {
+			return fmt.Errorf("%w: CG: pᵀHp = %v ≤ 0 for column %d at iteration %d; %s", ErrNotPositiveDefinite, pq[a], j, it, pdAdvice)
+		}
+	}
+	return nil
+}
+
 // Iterate does one CG step on every unconverged column (every column under
 // FreezeJoint).
 func (c *cgSolver) Iterate() error {
@@ -297,46 +357,10 @@ func (c *cgSolver) Iterate() error {
 	k := len(c.act)
 	c.sp.Mul(c.q, c.p, c.act)
 	st.Work.OperatorProducts += k
-	pq := c.pq[:k]
-	if err := c.sp.Dots(pq, c.p, c.q, c.act, nil); err != nil {
-		return c.fail(fmt.Errorf("solvers: CG: the operator's space failed: %w", err))
+	rr, err := c.update(k)
+	if err != nil {
+		return c.fail(err)
 	}
-	// A NaN or Inf anywhere in H·p makes pᵀHp NaN or Inf (0·Inf is NaN),
-	// so pq is the finiteness check of the product.
-	if !allFinite(pq) {
-		return c.fail(fmt.Errorf("%w: CG: the operator returned NaN or Inf for H·p at iteration %d: check the hyperparameters; %s", ErrNotFinite, st.Iteration+1, pdAdvice))
-	}
-	alpha := c.alpha[:k]
-	for a, j := range c.act {
-		if !(pq[a] > 0) {
-			return c.fail(fmt.Errorf("%w: CG: pᵀHp = %v ≤ 0 for column %d at iteration %d; %s", ErrNotPositiveDefinite, pq[a], j, st.Iteration+1, pdAdvice))
-		}
-		alpha[a] = cs.RZ[j] / pq[a]
-	}
-	c.sp.Axpy(c.v, alpha, c.p, c.act)
-	for a := range alpha {
-		alpha[a] = -alpha[a]
-	}
-	c.sp.Axpy(c.r, alpha, c.q, c.act)
-	// z = M⁻¹r, β = r'z'/rz, p = z + βp.
-	c.precondCols(c.act)
-	rz := c.pq[:k] // reuse
-	if err := c.sp.Dots(rz, c.r, c.z, c.act, nil); err != nil {
-		return c.fail(fmt.Errorf("solvers: CG: the operator's space failed: %w", err))
-	}
-	rr := rz // without a preconditioner z = r
-	if c.pre != nil {
-		rr = c.rr[:k]
-		if err := c.sp.Dots(rr, c.r, c.r, c.act, nil); err != nil {
-			return c.fail(fmt.Errorf("solvers: CG: the operator's space failed: %w", err))
-		}
-	}
-	beta := alpha // reuse
-	for a, j := range c.act {
-		beta[a] = rz[a] / cs.RZ[j]
-		cs.RZ[j] = rz[a]
-	}
-	c.sp.Xpby(c.p, c.z, beta, c.act)
 	// Candidates for convergence get their true residual checked: the
 	// columns that met their tolerance by the recurrence (those that then
 	// freeze, under FreezeColumn), and every active column once the whole

@@ -23,12 +23,15 @@
 //
 // Stopping follows appendix B of the paper: a column is converged when
 // ‖H v_j − b_j‖/‖b_j‖ is below Settings.RelTolMean (0.01) for column 0 and
-// Settings.RelTolProbes (0.1) for the others. Convergence is always judged
-// on true residuals (CG and SGD confirm a claimed convergence with one extra
-// product). Reaching Settings.MaxIterations makes a solver Done but not
-// Converged. State.Trace records every column's relative residual after
-// every iteration, and State.Work counts the work in units comparable across
-// methods.
+// Settings.RelTolProbes (0.1) for the others. Convergence is judged on true
+// residuals (CG, AP and SGD confirm a claimed convergence with one extra
+// product, unless SGD.NoVerify). The zero values of the rule fields are the
+// paper's text; Rules names them and the authors' code's rules as sets
+// (gpnb's default is the authors'). Reaching Settings.MaxIterations makes a
+// solver Done but not Converged; so does a stall, a solve whose true
+// residual stopped falling (State.Stalled, StallEpochs). State.Trace records
+// every column's relative residual after every iteration, and State.Work
+// counts the work in units comparable across methods.
 //
 // Errors are values wrapping ErrNotPositiveDefinite, ErrNotFinite,
 // ErrDiverged, ErrShape or ErrSettings, with a message saying what to do.
@@ -36,8 +39,7 @@
 // Each method is written once against a Space, which holds the vectors
 // (V, R, CG's directions, SGD's velocity) and does all the O(n·m) work on
 // them; the solver keeps only scalars. On an ordinary Operator the space
-// is HostSpace, whose arithmetic is that of this package before Space
-// existed, bit for bit. An operator that implements SpaceOperator (a GPU
+// is HostSpace, the CPU's (golden_test.go pins its bits). An operator that implements SpaceOperator (a GPU
 // backend) provides its own, so that a solve stays in device memory and
 // only scalars cross per iteration: Solver.State downloads the vectors when
 // called, Solver.Progress reads the scalars only, and Solver.Close releases

@@ -89,7 +89,7 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 			return nil, fmt.Errorf("%w: CG preconditioner: diagonal entry %d of H is not finite; check the hyperparameters", ErrNotFinite, i)
 		}
 		if d[i] < -1e-12*math.Abs(noise) {
-			return nil, fmt.Errorf("%w: CG.PrecondNoise %v exceeds diagonal entry %d of H (%v): set it to the noise variance σ² of H = K + σ²I", ErrSettings, noise, i, d[i]+noise)
+			return nil, fieldError("CG.PrecondNoise", "CG.PrecondNoise %v exceeds diagonal entry %d of H (%v): set it to the noise variance σ² of H = K + σ²I", noise, i, d[i]+noise)
 		}
 		d[i] = math.Max(d[i], 0)
 		maxd = math.Max(maxd, d[i])

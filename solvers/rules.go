@@ -1,7 +1,6 @@
 package solvers
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/gpnb/gpnb/internal/enum"
@@ -9,12 +8,82 @@ import (
 
 // The stopping rules. The paper's text (appendix B) says the solvers run
 // "until all linear systems" reach their tolerance; the authors' public code
-// (otss2/iterative-gaussian-processes, linear_solvers.py) differs in two
-// ways, offered here as options so that either can be run (see DESIGN.md,
+// (otss2/iterative-gaussian-processes, linear_solvers.py) differs, and each
+// difference is a field here so that either can be run (see DESIGN.md,
 // "gpnb and the authors' code"): its probe columns stop on the mean of
-// their relative residuals (ProbeMean), and no column stops before the
-// whole rule is met (FreezeJoint). The zero values are the paper's text and
-// this package's behaviour before the options existed.
+// their relative residuals (ProbeMean), no column stops before the whole
+// rule is met (FreezeJoint), AP picks its block over every column
+// (AP.Pick), and SGD's estimate starts at b and its stop is not confirmed
+// by a product (SGD.ResidualStart, SGD.NoVerify). The zero value of every
+// such field is the paper's text and this package's behaviour before the
+// options existed; Rules names the two sets.
+
+// Rules names a set of stopping rules: values of Settings.ProbeRule,
+// Settings.Freeze, AP.Pick, SGD.ResidualStart and SGD.NoVerify together.
+// Apply sets them, RulesOf names the set that fields hold.
+type Rules int
+
+const (
+	// RulesAuthors are the authors' code's rules: ProbeMean, FreezeJoint,
+	// PickAll, ResidualB and NoVerify. The paper's SGD numbers were
+	// evidently made with them, and under them SGD does not stall where
+	// the paper's text can (DESIGN.md). The zero value, and gpnb's default.
+	RulesAuthors Rules = iota
+	// RulesPaperText is the paper's text: every rule field at its zero
+	// value. Apply leaves the fields as they are, so a field set to its
+	// other value changes that one rule.
+	RulesPaperText
+)
+
+var rulesNames = enum.Enum[Rules]{Type: "Rules", What: "rule set", Err: ErrSettings, Names: []string{"authors", "paper-text"}}
+
+// String returns "authors" or "paper-text".
+func (r Rules) String() string { return rulesNames.Name(r) }
+
+// MarshalText returns String(), or an error for an unknown value.
+func (r Rules) MarshalText() ([]byte, error) { return rulesNames.Marshal(r) }
+
+// UnmarshalText parses authors or paper-text (case-insensitive).
+func (r *Rules) UnmarshalText(b []byte) error { return rulesNames.Unmarshal(r, b) }
+
+// Check returns an ErrSettings error for a value that names no rule set.
+func (r Rules) Check() error {
+	if r != RulesAuthors && r != RulesPaperText {
+		return fieldError("Rules", "Rules is %d: use RulesAuthors or RulesPaperText", int(r))
+	}
+	return nil
+}
+
+// Apply returns s and m under the rules r: with RulesAuthors every rule
+// field of s and of m (AP's Pick, SGD's ResidualStart and NoVerify; CG and
+// Cholesky have none) set to the authors' value; with RulesPaperText s and
+// m as they are.
+func (r Rules) Apply(s Settings, m Method) (Settings, Method) {
+	if r != RulesAuthors {
+		return s, m
+	}
+	s.ProbeRule, s.Freeze = ProbeMean, FreezeJoint
+	switch mm := Canonical(m).(type) {
+	case AP:
+		mm.Pick = PickAll
+		m = mm
+	case SGD:
+		mm.ResidualStart, mm.NoVerify = ResidualB, true
+		m = mm
+	}
+	return s, m
+}
+
+// RulesOf returns RulesAuthors when every rule field of s and m holds the
+// authors' value, and RulesPaperText otherwise (the paper's text, or the
+// paper's text with some rules changed).
+func RulesOf(s Settings, m Method) Rules {
+	s2, m2 := RulesAuthors.Apply(s, m)
+	if s2 == s && m2 == Canonical(m) {
+		return RulesAuthors
+	}
+	return RulesPaperText
+}
 
 // ProbeRule says how the probe columns' tolerance RelTolProbes is applied.
 type ProbeRule int
@@ -97,16 +166,43 @@ func (s Settings) met(rel []float64) bool {
 	return true
 }
 
+// excess returns how far the relative residuals rel (column 0 the mean
+// system, the others probes) are from the stopping rule, as the largest of
+// rel[0]/RelTolMean and the probes' (each, or their mean under ProbeMean)
+// relative residual over RelTolProbes: the rule is met when it is below 1.
+// SGD and AP watch it for progress (State.Stalled).
+func (s Settings) excess(rel []float64) float64 {
+	if len(rel) == 0 {
+		return 0
+	}
+	q := rel[0] / s.RelTolMean
+	probes := rel[1:]
+	if s.ProbeRule == ProbeMean {
+		if len(probes) > 0 {
+			sum := 0.0
+			for _, r := range probes {
+				sum += r
+			}
+			q = math.Max(q, sum/float64(len(probes))/s.RelTolProbes)
+		}
+		return q
+	}
+	for _, r := range probes {
+		q = math.Max(q, r/s.RelTolProbes)
+	}
+	return q
+}
+
 // checkRules validates the rule fields of s (enumerations and MaxEpochs).
 func (s Settings) checkRules() error {
 	if s.ProbeRule != ProbeEach && s.ProbeRule != ProbeMean {
-		return fmt.Errorf("%w: ProbeRule is %d: use ProbeEach or ProbeMean", ErrSettings, int(s.ProbeRule))
+		return fieldError("ProbeRule", "ProbeRule is %d: use ProbeEach or ProbeMean", int(s.ProbeRule))
 	}
 	if s.Freeze != FreezeColumn && s.Freeze != FreezeJoint {
-		return fmt.Errorf("%w: Freeze is %d: use FreezeColumn or FreezeJoint", ErrSettings, int(s.Freeze))
+		return fieldError("Freeze", "Freeze is %d: use FreezeColumn or FreezeJoint", int(s.Freeze))
 	}
 	if s.MaxEpochs < 0 || math.IsNaN(s.MaxEpochs) || math.IsInf(s.MaxEpochs, 0) {
-		return fmt.Errorf("%w: MaxEpochs is %v: use a finite value > 0, or 0 for the method's iteration cap", ErrSettings, s.MaxEpochs)
+		return fieldError("MaxEpochs", "MaxEpochs is %v: use a finite value > 0, or 0 for the method's iteration cap", s.MaxEpochs)
 	}
 	return nil
 }
@@ -115,7 +211,7 @@ func (s Settings) checkRules() error {
 // solver turns MaxEpochs into MaxIterations).
 func (s Settings) checkCap() error {
 	if s.MaxEpochs > 0 && s.MaxIterations > 0 {
-		return fmt.Errorf("%w: MaxIterations (%d) and MaxEpochs (%v) are both set: set one of them", ErrSettings, s.MaxIterations, s.MaxEpochs)
+		return fieldError("MaxIterations", "MaxIterations (%d) and MaxEpochs (%v) are both set: set one of them", s.MaxIterations, s.MaxEpochs)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package solvers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -439,6 +440,77 @@ func TestRulesResume(t *testing.T) {
 			} else if got != first {
 				t.Errorf("%s: GOMAXPROCS 2 gives other bits than 1", c.name)
 			}
+		}
+	}
+}
+
+// TestRulesApply: RulesAuthors sets every rule field of the settings and
+// of each method to the authors' value, RulesPaperText leaves them, and
+// RulesOf names what fields hold.
+func TestRulesApply(t *testing.T) {
+	for _, m := range Methods() {
+		s, got := RulesAuthors.Apply(Settings{RelTolMean: 0.02}, m)
+		if s != (Settings{RelTolMean: 0.02, ProbeRule: ProbeMean, Freeze: FreezeJoint}) {
+			t.Errorf("%s: authors' settings %+v", m.Name(), s)
+		}
+		switch g := got.(type) {
+		case AP:
+			if g.Pick != PickAll {
+				t.Errorf("ap: authors' pick %v", g.Pick)
+			}
+		case SGD:
+			if g.ResidualStart != ResidualB || !g.NoVerify {
+				t.Errorf("sgd: authors' residual start %v, no verify %v", g.ResidualStart, g.NoVerify)
+			}
+		}
+		if r := RulesOf(s, got); r != RulesAuthors {
+			t.Errorf("%s: RulesOf the authors' fields = %v", m.Name(), r)
+		}
+		if s2, m2 := RulesPaperText.Apply(s, got); s2 != s || m2 != got {
+			t.Errorf("%s: RulesPaperText changed the fields", m.Name())
+		}
+		if r := RulesOf(Settings{}, m); r != RulesPaperText {
+			t.Errorf("%s: RulesOf zero fields = %v", m.Name(), r)
+		}
+		if r := RulesOf(Settings{Freeze: FreezeJoint}, m); r != RulesPaperText {
+			t.Errorf("%s: RulesOf one authors' rule = %v", m.Name(), r)
+		}
+	}
+	for _, name := range []string{"authors", "paper-text"} {
+		var r Rules
+		if err := r.UnmarshalText([]byte(name)); err != nil || r.String() != name || r.Check() != nil {
+			t.Errorf("%q: %v, %v", name, r, err)
+		}
+	}
+	var r Rules
+	if err := r.UnmarshalText([]byte("paper")); !errors.Is(err, ErrSettings) {
+		t.Errorf("unknown rule set: %v", err)
+	}
+	if err := Rules(7).Check(); !errors.Is(err, ErrSettings) {
+		t.Errorf("Rules(7).Check() = %v", err)
+	}
+}
+
+// TestFieldErrors: a bad field's error is a FieldError naming it, and
+// matches ErrSettings.
+func TestFieldErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		field string
+	}{
+		{func() error { _, err := (Settings{RelTolMean: -1}).Resolve(CG{}); return err }(), "RelTolMean"},
+		{func() error { _, err := (Settings{Budget: math.Inf(1)}).Resolve(CG{}); return err }(), "Budget"},
+		{func() error { _, err := (Settings{Freeze: 7}).Resolve(AP{}); return err }(), "Freeze"},
+		{func() error { _, err := (Settings{MaxEpochs: 2, MaxIterations: 3}).Resolve(SGD{}); return err }(), "MaxIterations"},
+		{Check(SGD{Momentum: 1}), "SGD.Momentum"},
+		{Check(SGD{LearningRate: 1, RawLearningRate: 2}), "SGD.LearningRate"},
+		{Check(AP{BlockSize: -1}), "AP.BlockSize"},
+		{Check(CG{PrecondRank: -1}), "CG.PrecondRank"},
+		{Rules(9).Check(), "Rules"},
+	} {
+		var fe *FieldError
+		if !errors.As(tc.err, &fe) || fe.Field != tc.field || !errors.Is(tc.err, ErrSettings) {
+			t.Errorf("%v: want a FieldError of %s", tc.err, tc.field)
 		}
 	}
 }

@@ -21,84 +21,40 @@ const (
 	sgdDivergence = 1e8
 )
 
-// SGD is stochastic gradient descent on the paper's quadratic ½uᵀHu − uᵀb,
-// in the block-coordinate form of Lin et al. (2023, 2024) used by the
-// paper: the gradient H u − b = −r is evaluated on a mini-batch I of rows,
-// g_I = H[I,:]V − B[I,:] (RowsMulTo: |I| rows of H), and only those
-// coordinates receive a gradient step. Heavy-ball (Polyak) momentum, no
-// Polyak averaging:
+// SGD is stochastic gradient descent on the paper's quadratic ½uᵀHu − uᵀb
+// in block-coordinate form (Lin et al. 2023, 2024): each iteration draws a
+// batch I of BatchSize distinct rows, evaluates g_I = H[I,:]V − B[I,:]
+// (RowsMulTo) and moves only those coordinates, with heavy-ball momentum ρ
+// and no averaging:
 //
 //	vel ← ρ·vel;  vel[I,:] −= η_I·g_I;  V += vel
 //
-// The batch is |I| = BatchSize distinct rows drawn uniformly (partial
-// Fisher–Yates) from a PCG generator seeded by (Seed, 0x9e3779b97f4a7c15),
-// so a seed fixes the whole trajectory.
-//
-// Learning rate. The step is normalised per batch, so LearningRate is
-// dimensionless and the same value works whatever the scale of H:
+// The batches come from a PCG generator seeded by Seed, so a seed fixes the
+// solve. The step is normalised by the batch's curvature, so that one
+// LearningRate suits H of any scale:
 //
 //	η_I = LearningRate · min((1−ρ)/max_{i∈I} H_ii, 1/λ̂_I),
-//	λ̂_I = max_{i∈I} Σ_{j∈I} |H_ij| ≥ λ_max(H[I,I])  (Gershgorin)
+//	λ̂_I = max_{i∈I} Σ_{j∈I} |H_ij| ≥ λ_max(H[I,I])  (Gershgorin; BlockTo)
 //
-// (H[I,I] from BlockTo: |I|² entries, counted in Work.BlockEntries, about
-// |I|/n of the batch's row cost). The second term bounds the step by the
-// block's curvature, as for gradient descent. The first matters when H is
-// nearly diagonal (short length scales) and |I| ≪ n: a coordinate is then
-// seldom resampled, its momentum carries it about 1/(1−ρ) times as far as
-// one kick, and without the (1−ρ) factor it overshoots and diverges
-// (measured: with η_I = 0.3/λ̂_I alone, |I| = 50 of n = 1000 and length
-// scale 0.2 diverged). On a grid of Matérn-3/2 systems (n = 1000, d = 4,
-// length scales 0.2, 1, 3, σ = 1 and 0.1, |I| = 50 and 200) the default
-// 1.0 never diverged and converged within 10⁴ iterations everywhere but
-// at ℓ = 3, σ = 0.1 (condition number ~10⁴), where 1.5 converged in about
-// 9000; larger values are faster on such ill-conditioned systems.
-// ErrDiverged says when it is too large.
+// RawLearningRate instead takes the paper's unnormalised rates, η_I =
+// RawLearningRate/|I| for every batch. A step too large is ErrDiverged.
 //
-// The paper's parameterisation. The paper's learning rates (pol 90,
-// elevators 20, bike 100, protein 20, keggdirected 30, found by grid search)
-// are raw step sizes in the authors' JAX normalisation, in which (as in
-// stochastic dual descent) the batch gradient is scaled by n/|I| and the
-// step by 1/n, so the coordinates in I receive lr/|I|·g_I per step. Set
-// RawLearningRate to use them as they are: η_I = RawLearningRate/|I|, the
-// same for every batch and every θ, with no curvature estimate (so no
-// BlockTo per iteration). The normalised rate they amount to moves as θ
-// does: measured along the CG warm-start trajectories of split 0 (two
-// random batches of 1000 at steps 0, 10, 25, 50 and 99), the paper's rates
-// correspond to LearningRate 3.8, 2.8, 1.1, 1.8, 2.0 on pol, 1.1, 0.9, 2.5,
-// 3.0, 4.0 on elevators and 2.0, 1.7, 0.4, 0.4, 0.5 on bike, while
-// η·λ_max(H[I,I]) stays below 3.0 (the heavy-ball bound is 2(1+ρ) = 3.8).
-// gpnb reproduce uses the paper's raw rates for the paper's datasets. (The
-// mapping assumes the authors' SDD-style parameterisation; their code is not
-// available here.)
-//
-// Residual estimate. R holds the true residual B − H·V0 at Start (one
-// product when V0 is given — never B, which would be wrong for a warm
-// start), and each batch overwrites R[I,:] = −g_I, so R mixes residuals of
-// recent iterates (an approximate upper bound, as the paper notes). A
-// column whose estimate meets its tolerance is frozen (no more work; its
-// momentum is dropped) under Settings.Freeze FreezeColumn, the default;
-// under FreezeJoint every column keeps iterating until the estimates meet
-// the whole rule. When they do (under the default rules: when every column
-// is frozen), at MaxIterations, or when Settings.Budget allows no
-// further batch, the true residual is computed with one
-// product (M columns, counted) and replaces R; columns that fail their
-// tolerance are unfrozen. Converged therefore refers to true residuals
-// (unless NoVerify). Trace holds the estimates, except that a row ending in
-// such a check holds the true values.
-//
-// Freezing and the gradient. A frozen column keeps the iterate at which its
-// estimate first dipped below its tolerance. For the mean column v_y at a
-// small noise σ, whose error then sits in H's small-eigenvalue directions,
-// this biases ∇L: on 3000 points of pol at σ = 0.054 the σ-gradient was
-// 80 % too negative under FreezeColumn and 15 % under FreezeJoint, where
-// v_y keeps improving while the probes converge (CG: 7 %; against
-// Cholesky with the same probes, TestSGDFreezeBias; DESIGN.md).
+// R is an estimate of the residual: B − H·V0 at Start (B under ResidualB),
+// then −g_I on each batch's rows, so it mixes recent iterates. A stop that
+// the estimates allow (the rule, MaxIterations or the budget) is confirmed
+// with one product, b − H·V, unless NoVerify, so Converged refers to true
+// residuals; columns that fail it iterate on. Settings.Freeze says whether
+// a column that meets its tolerance stops, its momentum dropped, or
+// iterates with the others (DESIGN.md says why that matters for SGD). A
+// solve without progress for StallEpochs epochs is checked and may stop
+// Stalled. Trace holds the estimates, and true residuals in a row that
+// ends in a check.
 type SGD struct {
 	// BatchSize is |I|; 0 means DefaultBatchSize (1000). Capped at n.
 	BatchSize int `json:"batch_size,omitempty"`
 	// LearningRate is the normalised step (see above); 0 means
-	// DefaultLearningRate (1.0). Leave it 0 when RawLearningRate is set:
-	// setting both is ErrSettings.
+	// DefaultLearningRate (1.0). Setting it and RawLearningRate is
+	// ErrSettings.
 	LearningRate float64 `json:"learning_rate,omitempty"`
 	// RawLearningRate, when > 0, is the paper's unnormalised learning rate:
 	// each iteration moves the batch's coordinates by RawLearningRate/|I|
@@ -186,11 +142,27 @@ func (m SGD) Resolve(n int) (SGD, error) {
 	return m, nil
 }
 
+// HalfRate returns m with half its learning rate: RawLearningRate halved
+// when it is set, LearningRate (its default filled in) otherwise. A solve
+// that diverged (ErrDiverged) can be started again with it; gpnb does so
+// on its own (gpnb.MaxRateBackoffs).
+func (m SGD) HalfRate() SGD {
+	switch {
+	case m.RawLearningRate != 0:
+		m.RawLearningRate /= 2
+	case m.LearningRate != 0:
+		m.LearningRate /= 2
+	default:
+		m.LearningRate = DefaultLearningRate / 2
+	}
+	return m
+}
+
 // resolved returns batch size, learning rate and momentum with defaults.
 func (m SGD) resolved(n int) (int, float64, float64, error) {
 	bs, lr, mom := m.BatchSize, m.LearningRate, m.Momentum
 	if bs < 0 {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.BatchSize is %d: use a value > 0 (0 means %d)", ErrSettings, bs, DefaultBatchSize)
+		return 0, 0, 0, fieldError("SGD.BatchSize", "SGD.BatchSize is %d: use a value > 0 (0 means %d)", bs, DefaultBatchSize)
 	}
 	if bs == 0 {
 		bs = DefaultBatchSize
@@ -202,14 +174,14 @@ func (m SGD) resolved(n int) (int, float64, float64, error) {
 		lr = DefaultLearningRate
 	}
 	if !(lr > 0) || math.IsInf(lr, 0) {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.LearningRate is %v: use a finite value > 0 (0 means %v)", ErrSettings, m.LearningRate, DefaultLearningRate)
+		return 0, 0, 0, fieldError("SGD.LearningRate", "SGD.LearningRate is %v: use a finite value > 0 (0 means %v)", m.LearningRate, DefaultLearningRate)
 	}
 	if raw := m.RawLearningRate; raw != 0 {
 		if !(raw > 0) || math.IsInf(raw, 0) {
-			return 0, 0, 0, fmt.Errorf("%w: SGD.RawLearningRate is %v: use a finite value > 0 (the paper's per-dataset rates are 20-100), or 0 for the normalised LearningRate", ErrSettings, raw)
+			return 0, 0, 0, fieldError("SGD.RawLearningRate", "SGD.RawLearningRate is %v: use a finite value > 0 (the paper's per-dataset rates are 20-100), or 0 for the normalised LearningRate", raw)
 		}
 		if m.LearningRate != 0 {
-			return 0, 0, 0, fmt.Errorf("%w: SGD has both LearningRate (%v) and RawLearningRate (%v): set one of them", ErrSettings, m.LearningRate, raw)
+			return 0, 0, 0, fieldError("SGD.LearningRate", "SGD has both LearningRate (%v) and RawLearningRate (%v): set one of them", m.LearningRate, raw)
 		}
 	}
 	switch {
@@ -219,10 +191,10 @@ func (m SGD) resolved(n int) (int, float64, float64, error) {
 		mom = 0
 	}
 	if m.ResidualStart != ResidualTrue && m.ResidualStart != ResidualB {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.ResidualStart is %d: use ResidualTrue or ResidualB", ErrSettings, int(m.ResidualStart))
+		return 0, 0, 0, fieldError("SGD.ResidualStart", "SGD.ResidualStart is %d: use ResidualTrue or ResidualB", int(m.ResidualStart))
 	}
 	if !(mom < 1) {
-		return 0, 0, 0, fmt.Errorf("%w: SGD.Momentum is %v: use a value in [0,1) (0 means %v, negative means none)", ErrSettings, m.Momentum, DefaultMomentum)
+		return 0, 0, 0, fieldError("SGD.Momentum", "SGD.Momentum is %v: use a value in [0,1) (0 means %v, negative means none)", m.Momentum, DefaultMomentum)
 	}
 	return bs, lr, mom, nil
 }
@@ -496,6 +468,13 @@ func (s *sgdSolver) Iterate() error {
 	// The check above made the residuals true ones (unless NoVerify).
 	if err := s.budgetStop(false); err != nil {
 		return s.fail(err)
+	}
+	out, err := s.watch()
+	if err != nil {
+		return s.fail(err)
+	}
+	if out != watchOn {
+		ss.Verifications++
 	}
 	ss.RNG, _ = s.pcg.AppendBinary(ss.RNG[:0])
 	s.record()

@@ -55,6 +55,24 @@ var (
 	ErrClosed = errors.New("solvers: the solver is closed")
 )
 
+// FieldError is the ErrSettings error of a field with a bad value: Field
+// names it, with its method's name for a method's parameter ("RelTolMean",
+// "SGD.Momentum"). errors.Is(err, ErrSettings) holds.
+type FieldError struct {
+	Field string
+	msg   string
+}
+
+func (e *FieldError) Error() string { return ErrSettings.Error() + ": " + e.msg }
+
+// Is reports whether target is ErrSettings.
+func (e *FieldError) Is(target error) bool { return target == ErrSettings }
+
+// fieldError returns a FieldError about field whose message is format's.
+func fieldError(field, format string, a ...any) error {
+	return &FieldError{Field: field, msg: fmt.Sprintf(format, a...)}
+}
+
 const pdAdvice = "increase the noise σ (or add jitter to the diagonal) so that H = K + σ²I is well conditioned"
 
 // Settings are the stopping rules shared by every method. The zero value
@@ -86,27 +104,13 @@ type Settings struct {
 	// its tolerance (FreezeColumn, the default) or iterate every column
 	// until the whole rule is met (FreezeJoint, the authors' code).
 	Freeze Freeze `json:"freeze,omitempty"`
-	// Budget bounds the cost of one solve, in epochs: passes over the rows
-	// of H (see State.Epochs), the unit that compares CG, AP and SGD. A CG
-	// iteration reads all n rows of H once, whatever the number of columns
-	// it updates (1 epoch); an AP block update reads |I| columns of H
-	// (|I|/n); an SGD mini-batch reads |I| rows (|I|/n). This is the
-	// "solver epochs" budget of Lin et al. (NeurIPS 2024, arXiv
-	// 2405.18457), which also counts kernel evaluations, the cost that
-	// dominates a matrix-free solve. The solver stops before an iteration
-	// that would take its spending past Budget; it is then Done, not
-	// Converged, with State.BudgetSpent set, which is not a failure: a
-	// warm-started caller continues from that point at its next solve, so
-	// progress accumulates. The products that only check a solution (a
-	// warm start's initial residual, CG's true-residual checks and SGD's
-	// verification) are counted in Work but not charged to the budget. 0
-	// means no budget; a budget below one iteration's cost is ErrSettings
-	// at Start.
-	//
-	// Budget and MaxEpochs are both in epochs but mean different things: a
-	// budget is the planned end of a solve (BudgetSpent, residuals checked,
-	// continued at the next warm-started step), a cap is a safety limit
-	// whose hits are reported as unconverged solves.
+	// Budget bounds the work of one solve in epochs, passes over the rows
+	// of H (State.Epochs: a CG iteration 1, an AP block or SGD batch
+	// |I|/n; Lin et al. 2024's "solver epochs"). The solver stops before
+	// an iteration that would exceed it, Done but not Converged, with
+	// State.BudgetSpent set: a planned stop, unlike the MaxEpochs cap.
+	// Products that only check a solution are not charged. 0 means none; a
+	// budget below one iteration is ErrSettings at Start.
 	Budget float64 `json:"budget,omitempty"`
 }
 
@@ -130,7 +134,7 @@ func (s Settings) Resolve(m Method) (Settings, error) {
 	max, ok := DefaultMaxIterations(m.Name())
 	if !ok {
 		if s.MaxIterations == 0 {
-			return s, fmt.Errorf("%w: method %q has no default MaxIterations: set one", ErrSettings, m.Name())
+			return s, fieldError("MaxIterations", "method %q has no default MaxIterations: set one", m.Name())
 		}
 		max = s.MaxIterations
 	}
@@ -149,16 +153,16 @@ func (s Settings) withDefaults(defaultMax int) (Settings, error) {
 		s.MaxIterations = defaultMax
 	}
 	if !(s.RelTolMean > 0) || math.IsInf(s.RelTolMean, 0) {
-		return s, fmt.Errorf("%w: RelTolMean is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolMean, DefaultRelTolMean)
+		return s, fieldError("RelTolMean", "RelTolMean is %v: use a finite value > 0 (0 means the default %v)", s.RelTolMean, DefaultRelTolMean)
 	}
 	if !(s.RelTolProbes > 0) || math.IsInf(s.RelTolProbes, 0) {
-		return s, fmt.Errorf("%w: RelTolProbes is %v: use a finite value > 0 (0 means the default %v)", ErrSettings, s.RelTolProbes, DefaultRelTolProbes)
+		return s, fieldError("RelTolProbes", "RelTolProbes is %v: use a finite value > 0 (0 means the default %v)", s.RelTolProbes, DefaultRelTolProbes)
 	}
 	if s.MaxIterations < 0 {
-		return s, fmt.Errorf("%w: MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", ErrSettings, s.MaxIterations)
+		return s, fieldError("MaxIterations", "MaxIterations is %d: use a value ≥ 1 (0 means the method's default)", s.MaxIterations)
 	}
 	if !(s.Budget >= 0) || math.IsInf(s.Budget, 0) {
-		return s, fmt.Errorf("%w: Budget is %v: use a finite number of epochs ≥ 0 (0 means no budget)", ErrSettings, s.Budget)
+		return s, fieldError("Budget", "Budget is %v: use a finite number of epochs ≥ 0 (0 means no budget)", s.Budget)
 	}
 	return s, s.checkRules()
 }
@@ -240,11 +244,11 @@ type Solver interface {
 // returns it. Its slices are views of the State's, valid until the next
 // Iterate: copy them to keep them.
 type Progress struct {
-	Iteration       int       // completed iterations
-	RelResiduals    []float64 // ‖R[:,j]‖/‖b_j‖ (see State)
-	ColumnConverged []bool    // columns that met their tolerance
-	Converged       bool      // the stopping rule is met
-	Work            Work      // cost so far
+	Iteration       int       `json:"iteration"`        // completed iterations
+	RelResiduals    []float64 `json:"rel_residuals"`    // ‖R[:,j]‖/‖b_j‖ (see State)
+	ColumnConverged []bool    `json:"column_converged"` // columns that met their tolerance
+	Converged       bool      `json:"converged"`        // the stopping rule is met
+	Work            Work      `json:"work"`             // cost so far
 }
 
 // Work counts what a solve has cost so far, in units that compare across
@@ -254,10 +258,20 @@ type Progress struct {
 // counted: resuming counts again what must be recomputed (AP's block
 // factors, CG's preconditioner).
 type Work struct {
-	OperatorProducts    int // column-products with the full H (MulTo)
-	RowEvaluations      int // rows or columns of H used (RowsMulTo, ColsMulTo)
-	BlockEntries        int // entries of H evaluated by BlockTo
-	BlockFactorisations int // Cholesky factorisations (AP blocks, Cholesky)
+	OperatorProducts    int `json:"operator_products"`    // column-products with the full H (MulTo)
+	RowEvaluations      int `json:"row_evaluations"`      // rows or columns of H used (RowsMulTo, ColsMulTo)
+	BlockEntries        int `json:"block_entries"`        // entries of H evaluated by BlockTo
+	BlockFactorisations int `json:"block_factorisations"` // Cholesky factorisations (AP blocks, Cholesky)
+}
+
+// Plus returns the work of w and o together.
+func (w Work) Plus(o Work) Work {
+	return Work{
+		OperatorProducts:    w.OperatorProducts + o.OperatorProducts,
+		RowEvaluations:      w.RowEvaluations + o.RowEvaluations,
+		BlockEntries:        w.BlockEntries + o.BlockEntries,
+		BlockFactorisations: w.BlockFactorisations + o.BlockFactorisations,
+	}
 }
 
 // State is the whole state of a solve, as plain exported data: it
@@ -299,15 +313,17 @@ type State struct {
 	// b − Hv: computed with one product for CG and SGD, whose running
 	// residuals are a recurrence and an estimate; AP's is exact.
 	BudgetSpent bool `json:",omitempty"`
-	// Stalled reports that the solve stopped, not converged, because a
-	// column's true residual stopped falling (CG: three failed checks of
-	// b − Hv in a row, each above 0.9 times the one before, while the
-	// recurrence claimed the tolerance each time): the rounding of the
-	// operator's products — float32 products, or a tolerance near float64's
-	// limit for a badly conditioned H — is the floor, and iterating on to
-	// MaxIterations would not help. Use float64 products or a looser
-	// tolerance.
+	// Stalled reports that the solve stopped, not converged, because its
+	// true residual stopped falling (R and RelResiduals are then true
+	// residuals). CG and AP: three failed checks of b − Hv in a row, each
+	// above 0.9 times the one before, the products' rounding being the
+	// floor. SGD and AP: no progress for StallEpochs epochs (see there).
+	// DESIGN.md lists the causes and what helps.
 	Stalled bool `json:",omitempty"`
+	// Watch is SGD's and AP's record of their progress, which detects a
+	// stall; nil for CG and Cholesky, and in states saved before it was
+	// kept (it then starts afresh on Resume).
+	Watch *StallWatch `json:",omitempty"`
 
 	// Method-specific state; only the one of Method is non-nil.
 	CG       *CGState       `json:",omitempty"`
@@ -316,9 +332,38 @@ type State struct {
 	Cholesky *CholeskyState `json:",omitempty"`
 }
 
+// StallEpochs is how many epochs (passes over the rows of H, see
+// State.Epochs) an SGD or AP solve may run without its measure of the
+// distance to the stopping rule (the largest residual over its tolerance;
+// for SGD of the estimated residuals) reaching a new low before its true
+// residual is checked: one product for SGD, none for AP, whose residual is
+// exact. A check that finds the true measure no lower than at every earlier
+// check of the solve is a miss, and stallMisses misses in a row stop the
+// solve as Stalled. A solve that converges, however slowly, keeps reaching
+// new lows (or, at its checks, lower true residuals); one whose residual
+// only fluctuates does not.
+const StallEpochs = 50
+
+// stallMisses is the number of stall checks in a row that must find no
+// progress before an SGD or AP solve stops as Stalled (see StallEpochs).
+const stallMisses = 2
+
+// StallWatch is what SGD and AP remember of their progress (see
+// StallEpochs).
+type StallWatch struct {
+	Low     float64 // the lowest measure reached (SGD: of the estimates); 0 before the first iteration
+	LowRows int     // State.Rows when Low was reached, or at the last check
+	Checked float64 // the lowest true measure found by a check; 0 before the first check
+	Misses  int     // checks in a row that found no true measure below Checked
+}
+
 // Clone returns a deep copy of st.
 func (st *State) Clone() *State {
 	c := *st
+	if st.Watch != nil {
+		w := *st.Watch
+		c.Watch = &w
+	}
 	c.V = append([]float64(nil), st.V...)
 	c.R = append([]float64(nil), st.R...)
 	c.BNorms = append([]float64(nil), st.BNorms...)
@@ -622,6 +667,10 @@ type core struct {
 	// budget), for the budget rule.
 	iterRows int
 
+	// checkSq and checkRel hold a stall check's true residual norms²
+	// and relative residuals (see watch).
+	checkSq, checkRel []float64
+
 	sums    []float64 // m scalars from Dots
 	coef    []float64 // m coefficients
 	ones    []float64 // m × 1
@@ -734,14 +783,16 @@ func (c *core) Solution() *mat.Dense {
 }
 
 // Progress returns the scalar part of the state (see Solver).
-func (c *core) Progress() Progress {
-	st := c.st
+func (c *core) Progress() Progress { return c.st.Progress() }
+
+// Progress returns the scalar part of s; its slices are views of s's.
+func (s *State) Progress() Progress {
 	return Progress{
-		Iteration:       st.Iteration,
-		RelResiduals:    st.RelResiduals,
-		ColumnConverged: st.ColumnConverged,
-		Converged:       st.Converged,
-		Work:            st.Work,
+		Iteration:       s.Iteration,
+		RelResiduals:    s.RelResiduals,
+		ColumnConverged: s.ColumnConverged,
+		Converged:       s.Converged,
+		Work:            s.Work,
 	}
 }
 
@@ -841,6 +892,16 @@ func (c *core) dots(x, y Block, cols []int) ([]float64, error) {
 // the columns' ‖R[:,j]‖² (in c.sums). A non-finite product leaves R as it
 // was.
 func (c *core) trueResidual(cols []int) ([]float64, error) {
+	sq, err := c.trueResidualTmp(cols)
+	if err == nil && sq != nil {
+		c.sp.Copy(c.r, c.tmp, cols)
+	}
+	return sq, err
+}
+
+// trueResidualTmp is trueResidual with the residual left in the scratch
+// block c.tmp: R is not touched.
+func (c *core) trueResidualTmp(cols []int) ([]float64, error) {
 	k := len(cols)
 	if cols == nil {
 		k = c.st.M
@@ -858,8 +919,97 @@ func (c *core) trueResidual(cols []int) ([]float64, error) {
 	if !allFinite(sq) {
 		return nil, fmt.Errorf("%w: the operator returned NaN or Inf for H·V: check the operator's inputs and hyperparameters", ErrNotFinite)
 	}
-	c.sp.Copy(c.r, c.tmp, cols)
 	return sq, nil
+}
+
+// A CG column, or AP's whole rule, stalls when stallChecks failed
+// true-residual checks in a row each leave its true residual above
+// stallRatio times the one before: the recurrence keeps claiming progress
+// that b − Hv does not show, so the products' rounding (float32 K, say) has
+// become the floor of what the solve can reach.
+const (
+	stallRatio  = 0.9
+	stallChecks = 3
+)
+
+// failedCheck records a failed true-residual check that found the residual
+// (or measure) q, given the value *prev found by the last failed check (0:
+// none) and the number *stalls of failed checks in a row above stallRatio
+// times the one before, and reports a stall.
+func failedCheck(prev *float64, stalls *int, q float64) bool {
+	if *prev > 0 && q > stallRatio**prev {
+		*stalls++
+	} else {
+		*stalls = 0
+	}
+	*prev = q
+	return *stalls >= stallChecks
+}
+
+// watchOutcome is what a stall check found (see core.watch).
+type watchOutcome int
+
+const (
+	watchOn    watchOutcome = iota // no check, or one that found progress
+	watchMet                       // the true residuals meet the rule
+	watchStall                     // the solve has stalled
+)
+
+// watch is the stall detection of SGD and AP (see StallEpochs), called at
+// the end of an iteration that left the solve unconverged. It records a
+// new low of the measure of RelResiduals; after StallEpochs epochs without
+// one it checks the true residual (one product) and compares its measure
+// with the earlier checks'. When the check finds the rule met, or a stall,
+// the true residual replaces R and RelResiduals, and Converged or Stalled
+// is set; the outcome says which (watchOn: no check, or progress).
+func (c *core) watch() (watchOutcome, error) {
+	st := c.st
+	if st.Converged || st.BudgetSpent || st.Stalled || st.Iteration >= st.Settings.MaxIterations {
+		return watchOn, nil
+	}
+	if st.Watch == nil {
+		st.Watch = &StallWatch{}
+	}
+	w := st.Watch
+	if q := st.Settings.excess(st.RelResiduals); w.Low == 0 || q < w.Low {
+		w.Low, w.LowRows = q, st.Rows
+		return watchOn, nil
+	}
+	if st.Rows-w.LowRows < StallEpochs*st.N {
+		return watchOn, nil
+	}
+	w.LowRows = st.Rows // the next check comes StallEpochs epochs on
+	sq, err := c.trueResidualTmp(nil)
+	if err != nil {
+		return watchOn, err
+	}
+	c.checkSq = append(c.checkSq[:0], sq...)
+	c.checkRel = c.checkRel[:0]
+	for j, bn := range st.BNorms {
+		r := 0.0
+		if bn != 0 {
+			r = math.Sqrt(sq[j]) / bn
+		}
+		c.checkRel = append(c.checkRel, r)
+	}
+	out := watchOn
+	switch q := st.Settings.excess(c.checkRel); {
+	case st.Settings.met(c.checkRel):
+		out = watchMet
+	case w.Checked == 0 || q < w.Checked:
+		w.Checked, w.Misses = q, 0
+	default:
+		if w.Misses++; w.Misses >= stallMisses {
+			out = watchStall
+		}
+	}
+	if out != watchOn {
+		c.sp.Copy(c.r, c.tmp, nil)
+		c.setResiduals(c.checkSq, nil, true)
+		st.Converged = c.met()
+		st.Stalled = out == watchStall
+	}
+	return out, nil
 }
 
 // initialResidual sets R = B − H·V0 (R = B when V0 was nil: no product)

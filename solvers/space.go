@@ -110,6 +110,23 @@ type Space interface {
 	ScaleRows(y, d Block, cols []int)
 }
 
+// CGStepper is implemented by a Space that runs the arithmetic of an
+// unpreconditioned CG iteration itself, so that a device computes α and β
+// without a round trip per coefficient: with Q = H·P already in q, for each
+// a and j = cols[a] (all columns when cols is nil; k of them),
+//
+//	pq[a] = Dots(p, q)[a],  α = rzOld[a]/pq[a],
+//	v[:,j] = v[:,j] + α·p[:,j],  r[:,j] = r[:,j] + (−α)·q[:,j],
+//	rz[a] = Dots(r, r)[a],  β = rz[a]/rzOld[a],  p[:,j] = r[:,j] + β·p[:,j],
+//
+// each with the arithmetic of the Space method named, so that CG gives the
+// bits of the separate calls. len(pq) = len(rz) = len(rzOld) = k. When some
+// pq[a] is not a finite positive number, v, r and p are unspecified
+// afterwards (CG then fails). Errors are those of Dots.
+type CGStepper interface {
+	CGStep(pq, rz []float64, v, r, p, q Block, rzOld []float64, cols []int) error
+}
+
 // Block is a matrix held by a Space.
 type Block interface {
 	// Dims returns the number of rows and columns.

@@ -233,6 +233,52 @@ func (o *spaceOp) NewSpace() (Space, error) {
 
 func (o *spaceOp) last() *colSpace { return o.spaces[len(o.spaces)-1] }
 
+// stepSpace is a colSpace that is a CGStepper: its CGStep is the
+// documented sequence of its own Space operations, α and β computed where
+// the vectors are, as a device computes them.
+type stepSpace struct {
+	*colSpace
+	steps int
+}
+
+func (s *stepSpace) CGStep(pq, rz []float64, v, r, p, q Block, rzOld []float64, cols []int) error {
+	s.steps++
+	if err := s.Dots(pq, p, q, cols, nil); err != nil {
+		return err
+	}
+	alpha, neg, beta := make([]float64, len(pq)), make([]float64, len(pq)), make([]float64, len(pq))
+	for a := range pq {
+		alpha[a] = rzOld[a] / pq[a]
+		neg[a] = -alpha[a]
+	}
+	s.Axpy(v, alpha, p, cols)
+	s.Axpy(r, neg, q, cols)
+	if err := s.Dots(rz, r, r, cols, nil); err != nil {
+		return err
+	}
+	for a := range rz {
+		beta[a] = rz[a] / rzOld[a]
+	}
+	s.Xpby(p, r, beta, cols)
+	return nil
+}
+
+// stepOp provides stepSpaces and keeps them.
+type stepOp struct {
+	spaceOp
+	made []*stepSpace
+}
+
+func (o *stepOp) NewSpace() (Space, error) {
+	sp, err := o.spaceOp.NewSpace()
+	if err != nil {
+		return nil, err
+	}
+	s := &stepSpace{colSpace: sp.(*colSpace)}
+	o.made = append(o.made, s)
+	return s, nil
+}
+
 // spaceKinds are the two kinds of space a test can run a solver on: the
 // host space (a plain Operator) and the device-like colSpace.
 var spaceKinds = []struct {
@@ -245,7 +291,8 @@ var spaceKinds = []struct {
 
 // Every method on the device-like space reproduces the golden bits: the
 // solvers do all their vector work through the Space, and Upload/Download
-// carry the State faithfully across Resume.
+// carry the State faithfully across Resume. So does CG on a CGStepper (its
+// update after the product in one call, without the preconditioner).
 func TestSpaceGoldenBits(t *testing.T) {
 	goldenBLAS(t)
 
@@ -263,6 +310,19 @@ func TestSpaceGoldenBits(t *testing.T) {
 			}
 			if len(op.spaces) != 2 {
 				t.Errorf("%d spaces for a start and a resume", len(op.spaces))
+			}
+			if cg, ok := c.method.(CG); ok {
+				sop := &stepOp{spaceOp: spaceOp{Operator: dense}}
+				if got, _, _ := goldenRun(t, c, sop, b, v0); got != goldenHashes[c.name] {
+					t.Errorf("on a CGStepper the State hashes to\n%q\nwant\n%q", got, goldenHashes[c.name])
+				}
+				steps := 0
+				for _, s := range sop.made {
+					steps += s.steps
+				}
+				if (steps > 0) != (cg.PrecondRank == 0) {
+					t.Errorf("%d CGStep calls with PrecondRank %d", steps, cg.PrecondRank)
+				}
 			}
 			// A State saved on the host space resumes on the other one
 			// with the same bits (a CPU checkpoint continued on a GPU).

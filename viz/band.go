@@ -1,9 +1,15 @@
 package viz
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb"
 )
 
 // bandOpacity is the fill opacity of a Band, so what lies beneath shows.
@@ -79,11 +85,12 @@ func bandApply(bands bool) string {
 	return "\n    gpnbBands(opt);"
 }
 
-// Prediction is what Predictive draws: a model's predictive mean and a band
-// (say mean ± 1.96 standard deviations, 95%) at inputs X, with optional
-// posterior function samples and training points. All values are plain
-// slices in the units to be shown, so any predictor can fill it.
-type Prediction struct {
+// PredictiveData is what Predictive draws: a model's predictive mean and a
+// band (say mean ± 1.96 standard deviations, 95%) at inputs X, with
+// optional posterior function samples and training points. All values are
+// plain slices in the units to be shown, so any predictor can fill it;
+// PredictionOf fills it from a gpnb.Prediction.
+type PredictiveData struct {
 	// Title, XLabel and YLabel label the figure (defaults: "Predictions",
 	// "x", "y").
 	Title, XLabel, YLabel string
@@ -106,47 +113,11 @@ type Prediction struct {
 // not contain its mean are errors, since each means the predictor went
 // wrong. The result is a plain Chart: add a series (the true function, test
 // points) before showing it.
-func Predictive(p Prediction) (*Chart, error) {
+func Predictive(p PredictiveData) (*Chart, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
 	n := len(p.X)
-	if n == 0 {
-		return nil, fmt.Errorf("%w: Predictive: no inputs: set X, Mean, Lower and Upper", ErrChart)
-	}
-	for _, f := range []struct {
-		name string
-		v    []float64
-	}{{"Mean", p.Mean}, {"Lower", p.Lower}, {"Upper", p.Upper}} {
-		if len(f.v) != n {
-			return nil, fmt.Errorf("%w: Predictive: %s has %d values for %d inputs X: give one per input", ErrChart, f.name, len(f.v), n)
-		}
-	}
-	for k, s := range p.Samples {
-		if len(s) != n {
-			return nil, fmt.Errorf("%w: Predictive: sample %d has %d values for %d inputs X", ErrChart, k, len(s), n)
-		}
-	}
-	if len(p.DataX) != len(p.DataY) {
-		return nil, fmt.Errorf("%w: Predictive: %d data inputs DataX but %d targets DataY", ErrChart, len(p.DataX), len(p.DataY))
-	}
-	for i := 0; i < n; i++ {
-		for _, v := range []float64{p.X[i], p.Mean[i], p.Lower[i], p.Upper[i]} {
-			if !finite(v) {
-				return nil, fmt.Errorf("%w: Predictive: input %d (x = %v) has mean %v, band [%v, %v]: every value must be finite", ErrChart, i, p.X[i], p.Mean[i], p.Lower[i], p.Upper[i])
-			}
-		}
-		if !(p.Lower[i] <= p.Mean[i] && p.Mean[i] <= p.Upper[i]) {
-			return nil, fmt.Errorf("%w: Predictive: at x = %v the band [%v, %v] does not contain the mean %v: pass Lower = mean − 1.96·sd and Upper = mean + 1.96·sd", ErrChart, p.X[i], p.Lower[i], p.Upper[i], p.Mean[i])
-		}
-		for k, s := range p.Samples {
-			if !finite(s[i]) {
-				return nil, fmt.Errorf("%w: Predictive: sample %d is %v at x = %v: every value must be finite", ErrChart, k, s[i], p.X[i])
-			}
-		}
-	}
-	for i := range p.DataX {
-		if !finite(p.DataX[i]) || !finite(p.DataY[i]) {
-			return nil, fmt.Errorf("%w: Predictive: data point %d is (%v, %v): every value must be finite", ErrChart, i, p.DataX[i], p.DataY[i])
-		}
-	}
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
@@ -186,4 +157,80 @@ func Predictive(p Prediction) (*Chart, error) {
 		pn.Notes = []string{fmt.Sprintf("%d posterior samples", len(p.Samples))}
 	}
 	return &Chart{Title: title, Panels: []*Panel{pn}}, nil
+}
+
+// check returns the error of p that Predictive refuses, or nil.
+func (p PredictiveData) check() error {
+	n := len(p.X)
+	if n == 0 {
+		return fmt.Errorf("%w: Predictive: no inputs: set X, Mean, Lower and Upper", ErrChart)
+	}
+	for _, f := range []struct {
+		name string
+		v    []float64
+	}{{"Mean", p.Mean}, {"Lower", p.Lower}, {"Upper", p.Upper}} {
+		if len(f.v) != n {
+			return fmt.Errorf("%w: Predictive: %s has %d values for %d inputs X: give one per input", ErrChart, f.name, len(f.v), n)
+		}
+	}
+	for k, s := range p.Samples {
+		if len(s) != n {
+			return fmt.Errorf("%w: Predictive: sample %d has %d values for %d inputs X", ErrChart, k, len(s), n)
+		}
+	}
+	if len(p.DataX) != len(p.DataY) {
+		return fmt.Errorf("%w: Predictive: %d data inputs DataX but %d targets DataY", ErrChart, len(p.DataX), len(p.DataY))
+	}
+	for i := 0; i < n; i++ {
+		for _, v := range []float64{p.X[i], p.Mean[i], p.Lower[i], p.Upper[i]} {
+			if !finite(v) {
+				return fmt.Errorf("%w: Predictive: input %d (x = %v) has mean %v, band [%v, %v]: every value must be finite", ErrChart, i, p.X[i], p.Mean[i], p.Lower[i], p.Upper[i])
+			}
+		}
+		if !(p.Lower[i] <= p.Mean[i] && p.Mean[i] <= p.Upper[i]) {
+			return fmt.Errorf("%w: Predictive: at x = %v the band [%v, %v] does not contain the mean %v: pass Lower = mean − 1.96·sd and Upper = mean + 1.96·sd", ErrChart, p.X[i], p.Lower[i], p.Upper[i], p.Mean[i])
+		}
+		for k, s := range p.Samples {
+			if !finite(s[i]) {
+				return fmt.Errorf("%w: Predictive: sample %d is %v at x = %v: every value must be finite", ErrChart, k, s[i], p.X[i])
+			}
+		}
+	}
+	for i := range p.DataX {
+		if !finite(p.DataX[i]) || !finite(p.DataY[i]) {
+			return fmt.Errorf("%w: Predictive: data point %d is (%v, %v): every value must be finite", ErrChart, i, p.DataX[i], p.DataY[i])
+		}
+	}
+	return nil
+}
+
+// PredictionOf returns what Predictive draws of the prediction p that
+// gpnb.Optimiser.Predict made at the points x (in the data's units, one
+// input column) for a run on ds: its mean, the 95% band of a new
+// observation and its posterior samples, in the data's units, with ds's
+// training points and, for a CSV file with a header, the columns' names as
+// labels. Set Title before drawing.
+func PredictionOf(ds *data.Dataset, x *mat.Dense, p gpnb.Prediction) (PredictiveData, error) {
+	if ds == nil || x == nil || x.IsEmpty() {
+		return PredictiveData{}, fmt.Errorf("%w: PredictionOf: no dataset or no points: pass the run's dataset and the points given to Predict", ErrChart)
+	}
+	m, d := x.Dims()
+	if d != 1 || ds.D() != 1 {
+		return PredictiveData{}, fmt.Errorf("%w: PredictionOf: %d input columns (the data has %d): Predictive draws one input", ErrChart, d, ds.D())
+	}
+	if len(p.Data.Mean) != m {
+		return PredictiveData{}, fmt.Errorf("%w: PredictionOf: %d predictions for %d points: pass the points given to Predict", ErrChart, len(p.Data.Mean), m)
+	}
+	xtr := mat.DenseCopyOf(ds.XTrain)
+	ytr := make([]float64, ds.NTrain())
+	if err := errors.Join(ds.Stats.OriginalXTo(xtr, xtr), ds.Stats.OriginalMeanTo(ytr, ds.YTrain)); err != nil {
+		return PredictiveData{}, fmt.Errorf("%w: PredictionOf: %v", ErrChart, err)
+	}
+	out := PredictiveData{X: mat.Col(nil, 0, x), Mean: p.Data.Mean, Samples: p.Samples,
+		Band: "95% band of a new observation", DataX: mat.Col(nil, 0, xtr), DataY: ytr}
+	out.Lower, out.Upper = p.Data.Band(1.96, true)
+	if ds.Columns.Header {
+		out.XLabel, out.YLabel = ds.Columns.InputNames()[0], ds.Columns.TargetName()
+	}
+	return out, nil
 }

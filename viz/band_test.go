@@ -2,18 +2,26 @@ package viz
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 )
 
 // A prediction at unsorted inputs, with two samples and three data points.
-func testPrediction() Prediction {
-	return Prediction{
+func testPrediction() PredictiveData {
+	return PredictiveData{
 		X:       []float64{2, 0, 1},
 		Mean:    []float64{0.2, 0.0, 0.1},
 		Lower:   []float64{-0.8, -1.0, -0.5},
@@ -76,17 +84,17 @@ func TestPredictive(t *testing.T) {
 func TestPredictiveRejectsBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change func(*Prediction)
+		change func(*PredictiveData)
 		want   string
 	}{
-		{"no inputs", func(p *Prediction) { *p = Prediction{} }, "no inputs"},
-		{"short mean", func(p *Prediction) { p.Mean = p.Mean[:2] }, "Mean has 2 values for 3 inputs"},
-		{"short sample", func(p *Prediction) { p.Samples[1] = nil }, "sample 1 has 0 values"},
-		{"data lengths", func(p *Prediction) { p.DataY = p.DataY[:1] }, "3 data inputs DataX but 1 targets"},
-		{"NaN mean", func(p *Prediction) { p.Mean[1] = math.NaN() }, "must be finite"},
-		{"band misses mean", func(p *Prediction) { p.Lower[0] = 0.5 }, "does not contain the mean"},
-		{"infinite sample", func(p *Prediction) { p.Samples[0][2] = math.Inf(1) }, "sample 0 is +Inf"},
-		{"NaN data", func(p *Prediction) { p.DataX[0] = math.NaN() }, "data point 0"},
+		{"no inputs", func(p *PredictiveData) { *p = PredictiveData{} }, "no inputs"},
+		{"short mean", func(p *PredictiveData) { p.Mean = p.Mean[:2] }, "Mean has 2 values for 3 inputs"},
+		{"short sample", func(p *PredictiveData) { p.Samples[1] = nil }, "sample 1 has 0 values"},
+		{"data lengths", func(p *PredictiveData) { p.DataY = p.DataY[:1] }, "3 data inputs DataX but 1 targets"},
+		{"NaN mean", func(p *PredictiveData) { p.Mean[1] = math.NaN() }, "must be finite"},
+		{"band misses mean", func(p *PredictiveData) { p.Lower[0] = 0.5 }, "does not contain the mean"},
+		{"infinite sample", func(p *PredictiveData) { p.Samples[0][2] = math.Inf(1) }, "sample 0 is +Inf"},
+		{"NaN data", func(p *PredictiveData) { p.DataX[0] = math.NaN() }, "data point 0"},
 	} {
 		p := testPrediction()
 		tc.change(&p)
@@ -156,10 +164,12 @@ func abs(x int) int {
 	return x
 }
 
-// A checkpoint's history charts directly: the values are the records'.
-func TestHistoryCharts(t *testing.T) {
-	h := synthResult("pol", "cg", true, 1, 6, 3, 2).History
-	c, err := IterationsOf(h)
+// One run charts as a list of one result (a checkpoint's
+// OptimiserState.Result()): the values are the records'.
+func TestOneRunCharts(t *testing.T) {
+	r := synthResult("pol", "cg", true, 1, 6, 3, 2)
+	h := r.History
+	c, err := Iterations([]gpnb.Result{r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +179,11 @@ func TestHistoryCharts(t *testing.T) {
 			t.Errorf("step %d: (%v, %v), want (%d, %d)", i, xs[i], ys[i], r.Step, r.SolverIterations)
 		}
 	}
-	c, err = HyperparametersOf(h)
+	c, err = Hyperparameters([]gpnb.Result{r})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Panels) != 3 || c.Panels[0].Title != "noise σ" || len(c.Panels[2].Series) != 3 {
+	if len(c.Panels) != 3 || !strings.HasSuffix(c.Panels[0].Title, "noise σ") || len(c.Panels[2].Series) != 3 {
 		t.Fatalf("want noise, signal and 3 length-scale series, got %d panels", len(c.Panels))
 	}
 	opts := options(t, c)
@@ -184,17 +194,75 @@ func TestHistoryCharts(t *testing.T) {
 			t.Errorf("step %d: noise %v, ℓ3 %v; want %v, %v", i, noise[i], l2[i], r.Noise, r.Lengthscales[2])
 		}
 	}
-	for _, f := range []func(gpnb.History) (*Chart, error){IterationsOf, HyperparametersOf} {
-		if _, err := f(nil); err == nil || !strings.Contains(err.Error(), "empty history") {
-			t.Errorf("empty history: %v", err)
+}
+
+// TestPredictionOf: a trained run's prediction at points given in the
+// data's units is drawn in those units: its mean, the band of a new
+// observation (mean ± 1.96·sd with the noisy variance), its samples, and
+// the training data as read from the CSV file, whose header names the axes.
+func TestPredictionOf(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("hours,load\n")
+	var xs, ys []float64
+	for i := 0; i < 40; i++ {
+		x := 10 * float64(i) / 39
+		y := 50 + 5*math.Sin(x) + 0.3*math.Cos(7*float64(i))
+		xs, ys = append(xs, x), append(ys, y)
+		fmt.Fprintf(&csv, "%g,%g\n", x, y)
+	}
+	path := filepath.Join(t.TempDir(), "load.csv")
+	if err := os.WriteFile(path, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.LoadCSV(path, data.Target("load"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := gpnb.NewOptimiser(ds, gpnb.Config{Estimator: gpnb.Pathwise, Probes: 4, WarmStart: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(5, 1, []float64{-1, 2.5, 5, 7.5, 11})
+	p, err := o.Predict(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PredictionOf(ds, x, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.XLabel != "hours" || got.YLabel != "load" || len(got.Samples) != 4 || !slices.Equal(got.X, mat.Col(nil, 0, x)) || !slices.Equal(got.Mean, p.Data.Mean) {
+		t.Errorf("labels %q %q, %d samples, X %v, mean %v", got.XLabel, got.YLabel, len(got.Samples), got.X, got.Mean)
+	}
+	for i, m := range p.Data.Mean {
+		sd := math.Sqrt(p.Data.VarNoisy[i])
+		if math.Abs(got.Lower[i]-(m-1.96*sd)) > 1e-12*math.Abs(m) || math.Abs(got.Upper[i]-(m+1.96*sd)) > 1e-12*math.Abs(m) {
+			t.Errorf("point %d: band [%v, %v], want %v ± 1.96·%v", i, got.Lower[i], got.Upper[i], m, sd)
+		}
+	}
+	// z-scoring and back rounds the training data by a few ulps.
+	for i := range xs {
+		if math.Abs(got.DataX[i]-xs[i]) > 1e-12*10 || math.Abs(got.DataY[i]-ys[i]) > 1e-12*60 {
+			t.Errorf("data point %d: (%v, %v), the file has (%v, %v)", i, got.DataX[i], got.DataY[i], xs[i], ys[i])
+		}
+	}
+	if _, err := Predictive(got); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []*mat.Dense{nil, mat.NewDense(4, 1, nil), mat.NewDense(5, 2, nil)} {
+		if _, err := PredictionOf(ds, bad, p); !errors.Is(err, ErrChart) {
+			t.Errorf("points %v: %v", bad, err)
 		}
 	}
 }
 
 // sinePrediction is a smooth prediction of sin on [0, 6] with a band that
 // widens away from x = 3, k samples and a few data points.
-func sinePrediction(k int) Prediction {
-	var p Prediction
+func sinePrediction(k int) PredictiveData {
+	var p PredictiveData
 	for i := 0; i <= 120; i++ {
 		x := 6 * float64(i) / 120
 		sd := 0.1 + 0.1*math.Abs(x-3)

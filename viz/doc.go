@@ -9,10 +9,11 @@
 // solution), Runtimes (figure 2), Iterations (figure 3) and Hyperparameters
 // (figure 4); Residuals and ResidualTrace draw solver residual trajectories;
 // Table holds the paper's Tables 1 and 2 (ResultsTable, SpeedupTable).
-// IterationsOf, HyperparametersOf, ResidualsLast and Distances chart one run
-// from its history alone (a checkpoint's State.History). Predictive draws a
-// one-dimensional prediction: data, mean, a filled band (series kind Band)
-// and posterior samples, from plain slices.
+// The figures of results chart one run as well (a checkpoint's
+// OptimiserState.Result()); ResidualsLast and Distances chart a History.
+// Predictive draws a one-dimensional prediction: data, mean, a filled band
+// (series kind Band) and posterior samples, from plain slices, which
+// PredictionOf fills from a gpnb.Prediction.
 // Every builder returns a *Chart, a plain value of panels and series that
 // can be inspected or changed before it is rendered:
 //

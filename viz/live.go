@@ -13,9 +13,9 @@ import (
 // Live is a progress view for a training run in a notebook: a progress line
 // and two charts (the current solve's residuals, the solver iterations per
 // step so far) that update in place, through gonbui's UpdateHTML with a
-// stable display id. It is a gpnb.Recorder: hook it to an optimiser with
-// Attach (beside any other recorder), or call RecordIteration and
-// RecordStep yourself. Updates are throttled to one per Every; RecordStep
+// stable display id. It is a gpnb.Recorder: add it to an optimiser with
+// Optimiser.AddRecorder (beside any other recorder), or call
+// RecordIteration and RecordStep yourself. Updates are throttled to one per Every; RecordStep
 // and Done always update. Methods are safe to call from any goroutine.
 type Live struct {
 	// Title heads the view.
@@ -43,13 +43,9 @@ func NewLive(title string) *Live {
 	return &Live{Title: title, Every: 250 * time.Millisecond}
 }
 
-// Attach adds the view to o's recorders (gpnb.Optimiser.AddRecorder) and
-// returns the function that removes it again.
-func (l *Live) Attach(o *gpnb.Optimiser) (remove func()) { return o.AddRecorder(l) }
-
 // RecordIteration records the relative residuals of every column after a
 // solver iteration.
-func (l *Live) RecordIteration(p gpnb.Progress) {
+func (l *Live) RecordIteration(p gpnb.IterationRecord) {
 	step, iter, relRes := p.Step, p.Iteration, p.RelResiduals
 	l.mu.Lock()
 	defer l.mu.Unlock()

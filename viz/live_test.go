@@ -76,7 +76,7 @@ func TestLiveUpdatesInPlace(t *testing.T) {
 	l.Every = 0 // update on every call
 	res := [][]float64{{0.5, 0.9, 0.7}, {0.05, 0.3, 0.2}, {0.004, 0.08, 0.09}}
 	for i, r := range res {
-		l.RecordIteration(gpnb.Progress{Step: 1, Iteration: i + 1, RelResiduals: r})
+		l.RecordIteration(gpnb.IterationRecord{Step: 1, Iteration: i + 1, RelResiduals: r})
 	}
 	if len(got.displays) != 1 || !strings.Contains(got.displays[0], "<script") {
 		t.Fatalf("want one display carrying the library, got %d", len(got.displays))
@@ -111,7 +111,7 @@ func TestLiveUpdatesInPlace(t *testing.T) {
 	// The step ends: its record replaces the trace; a new step restarts it.
 	l.RecordStep(gpnb.StepRecord{Step: 1, SolverIterations: 3, StepSeconds: 0.5, Noise: 0.9, Signal: 1.1,
 		Residuals: append([][]float64{{1, 1, 1}}, res...)})
-	l.RecordIteration(gpnb.Progress{Step: 2, Iteration: 1, RelResiduals: []float64{0.2, 0.5, 0.4}})
+	l.RecordIteration(gpnb.IterationRecord{Step: 2, Iteration: 1, RelResiduals: []float64{0.2, 0.5, 0.4}})
 	opts = liveSpecs(t, got.updates[len(got.updates)-1].html)
 	if len(opts) != 2 {
 		t.Fatalf("%d panels after a step, want residuals and iterations", len(opts))
@@ -142,7 +142,7 @@ func TestLiveThrottles(t *testing.T) {
 	got := captureDisplay(t)
 	l := NewLive("") // 250 ms between updates
 	for i := 1; i <= 50; i++ {
-		l.RecordIteration(gpnb.Progress{Step: 1, Iteration: i, RelResiduals: []float64{1 / float64(i)}})
+		l.RecordIteration(gpnb.IterationRecord{Step: 1, Iteration: i, RelResiduals: []float64{1 / float64(i)}})
 	}
 	if len(got.updates) == 0 || len(got.updates) > 5 {
 		t.Errorf("%d updates for 50 fast iterations, want 1..5", len(got.updates))

@@ -37,14 +37,14 @@ func notebookOutputs(t *testing.T) (outputs []string, panels int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb.Show()
+	ShowTable(tb)
 	must(Iterations(res)).Show()
 	// Cell 2: a live view, then a chart.
 	newProcess()
 	l := NewLive("a live view")
 	l.Every = 0
 	for i := 1; i <= 5; i++ {
-		l.RecordIteration(gpnb.Progress{Step: 1, Iteration: i, RelResiduals: []float64{1 / float64(i), 2 / float64(i)}})
+		l.RecordIteration(gpnb.IterationRecord{Step: 1, Iteration: i, RelResiduals: []float64{1 / float64(i), 2 / float64(i)}})
 	}
 	l.RecordStep(res[1].History[0])
 	l.Done()
@@ -58,7 +58,7 @@ func notebookOutputs(t *testing.T) (outputs []string, panels int) {
 	// Cell 4: two charts.
 	newProcess()
 	must(Runtimes(res)).Show()
-	must(IterationsOf(res[0].History)).Show()
+	must(Iterations(res[:1])).Show()
 	// Cell 5, after a kernel restart: the page has the library already.
 	newProcess()
 	t.Setenv(envGoNBTmp, t.TempDir())

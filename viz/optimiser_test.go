@@ -32,7 +32,7 @@ func TestLiveAndFigure1NextOnARealOptimiser(t *testing.T) {
 	}
 	l := NewLive("synthetic")
 	l.Every = 0
-	l.Attach(o)
+	o.AddRecorder(l)
 	if err := o.Run(context.Background(), 3); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // warm-started.
 func ExampleIterations() {
 	run := func(warm bool, iters ...int) gpnb.Result {
-		r := gpnb.Result{Dataset: "pol", Solver: "cg", WarmStart: warm}
+		r := gpnb.Result{Dataset: "pol", Solver: "cg", WarmStart: warm, Config: &gpnb.Config{WarmStart: warm}}
 		for i, n := range iters {
 			r.History = append(r.History, gpnb.StepRecord{Step: i + 1, SolverIterations: n})
 		}
@@ -69,7 +69,7 @@ func ExamplePredictive() {
 	for i := range x {
 		lower[i], upper[i] = mean[i]-1.96*sd[i], mean[i]+1.96*sd[i]
 	}
-	c, err := viz.Predictive(viz.Prediction{X: x, Mean: mean, Lower: lower, Upper: upper,
+	c, err := viz.Predictive(viz.PredictiveData{X: x, Mean: mean, Lower: lower, Upper: upper,
 		DataX: []float64{0.1, 0.6, 0.9}, DataY: []float64{0.12, 0.55, 0.8}})
 	if err != nil {
 		fmt.Println(err)

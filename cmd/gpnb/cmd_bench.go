@@ -40,140 +40,198 @@ type benchRun struct {
 	err                 error
 }
 
+// benchKey names a run: its solver and whether it was warm-started.
+type benchKey struct {
+	solver string
+	warm   bool
+}
+
+// bench is one gpnb bench: its flags, data and the runs made so far.
+type bench struct {
+	name, dataDir                       string
+	split, subset, steps, cols, precond int
+	opSubset, blockSize, batchSize      int
+	prec                                kernel.Precision
+	solvers                             []string // the iterative ones
+	ds                                  *data.Dataset
+	methods                             map[string]solvers.Method
+	ctx                                 context.Context
+	out, stderr                         io.Writer
+	base, variants                      map[benchKey]benchRun // float64 runs; --precision's
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench", "[--data pol] [--subset 3000] [--steps 15] [--solvers cg,ap,sgd] [--precision float32|mixed] [--precond-rank K] [--operator-subset N]", stderr)
-	dataName := fs.String("data", "pol", "dataset: a UCI name or synthetic-N-D-SEED; a UCI set whose files are absent falls back to synthetic data of the same d")
-	split := fs.Int("split", 0, "UCI split")
-	subset := fs.Int("subset", 3000, "training points (0 = all)")
-	steps := fs.Int("steps", 15, "Adam steps per run")
-	solverStr := fs.String("solvers", "cg,ap,sgd", "solvers to compare cold and warm")
-	// --precision float32 (or mixed) also trains every solver with that
-	// operator and prints its ratios to float64 (the operator figures
-	// compare all three).
-	var rf runFlags
-	rf.register(fs, stderr, targetOf(gpnb.Config{}), only("precision"))
-	precond := fs.Int("precond-rank", 0, "also run CG with a pivoted-Cholesky preconditioner of this rank and print its ratios to plain CG")
-	blockSize := fs.Int("block-size", 0, "AP block size (0 = the paper's 2000 scaled to the subset: n·2000/13500, at least 100)")
-	batchSize := fs.Int("batch-size", 0, "SGD mini-batch size (0 = the paper's 1000 scaled to the subset: n·1000/13500, at least 100)")
-	cols := fs.Int("columns", 17, "columns of V in the operator benchmark (1 mean + 16 probes)")
-	opSubset := fs.Int("operator-subset", -1, "training points of the operator benchmark (-1 = as --subset, 0 = all): e.g. --solvers cg --steps 1 --operator-subset 0 for the full-size operator figures")
-	dataDir := fs.String("data-dir", "", "directory of the UCI files (overrides $GPNB_DATA)")
-	if err := parseFlags(fs, args); err != nil {
+	b, err := parseBench(args, stdout, stderr)
+	if err != nil {
 		return err
-	}
-	if *steps <= 0 || *subset < 0 || *cols <= 0 || *precond < 0 || *opSubset < -1 {
-		return fmt.Errorf("--steps, --columns must be > 0, --subset, --precond-rank ≥ 0 and --operator-subset ≥ -1 (got %d, %d, %d, %d, %d)", *steps, *cols, *subset, *precond, *opSubset)
-	}
-	prec := rf.t.Config.Operator.Precision
-	solverList, err := repro.ParseSolvers(*solverStr)
-	if err != nil {
-		return fmt.Errorf("--solvers: %w", err)
-	}
-	spec, err := repro.ParseDataset(*dataName)
-	if err != nil {
-		return fmt.Errorf("--data: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	tr := repro.GPTrainer{DataDir: *dataDir}
-	base, err := repro.PaperJob(*dataName, *split, "cg", false, *steps)
-	if err != nil {
+	b.ctx = ctx
+	if b.ds, err = b.data(b.subset); err != nil {
 		return err
 	}
-	base.Subset = *subset
-	// load reads j's dataset, or synthetic data of the same shape when a
-	// UCI set's files are absent (j's Dataset and Subset then say so).
-	load := func(j *repro.Job) (*data.Dataset, error) {
-		ds, err := tr.Dataset(*j)
-		if err != nil && spec.UCI && (errors.Is(err, data.ErrDownload) || errors.Is(err, os.ErrNotExist)) {
-			n := j.Subset
-			if n == 0 {
-				n = repro.ApproxTrainSize(spec, 0)
-			}
-			fmt.Fprintf(stderr, "gpnb bench: %s is not available (%v);\n  using synthetic-%d-%d-0 instead (set GPNB_DATA to the UCI directory for the real data)\n", spec.Name, err, n, spec.D)
-			j.Dataset, j.Subset = data.SyntheticName(n, spec.D, 0), 0
-			ds, err = tr.Dataset(*j)
+	b.header()
+	if err := b.warmCold(); err != nil {
+		return err
+	}
+	if b.prec != kernel.Float64 {
+		b.variant(b.prec.String()+" kernel operator against float64", b.solvers, b.prec, 0)
+	}
+	if b.precond > 0 {
+		if _, ok := b.base[benchKey{repro.SolverCG, false}]; !ok {
+			b.base[benchKey{repro.SolverCG, false}], b.base[benchKey{repro.SolverCG, true}] = b.train("cg", false, kernel.Float64, 0), b.train("cg", true, kernel.Float64, 0)
 		}
-		return ds, err
+		b.variant(fmt.Sprintf("CG with a rank-%d pivoted-Cholesky preconditioner against plain CG", b.precond), []string{"cg"}, kernel.Float64, b.precond)
 	}
-	ds, err := load(&base)
-	if err != nil {
-		return err
+	b.stepSplit()
+	opDS := b.ds
+	if b.opSubset >= 0 && b.opSubset != b.subset {
+		if opDS, err = b.data(b.opSubset); err != nil {
+			return err
+		}
 	}
-	n, d := ds.NTrain(), ds.D()
-	if *blockSize == 0 {
-		*blockSize = max(100, min(2000, n*2000/13500))
-	}
-	if *batchSize == 0 {
-		*batchSize = max(100, min(1000, n*1000/13500))
-	}
-	methods := map[string]solvers.Method{"cg": solvers.CG{}, "ap": solvers.AP{BlockSize: *blockSize}, "sgd": solvers.SGD{BatchSize: min(*batchSize, n), Momentum: solvers.DefaultMomentum}}
+	b.operators(opDS)
+	fmt.Fprintf(stdout, "\nMemory: peak resident set %s (getrusage maxrss); Go runtime memory at the end %s (runtime/metrics /memory/classes/total:bytes)\n",
+		fmtBytes(maxRSS()), fmtBytes(goTotalMemory()))
+	fmt.Fprintf(stdout, "Load at the end: %.2f (the 1-minute load average; the machine's other work slows every figure above)\n", repro.SystemLoadAverage())
+	return nil
+}
 
+// parseBench reads gpnb bench's flags.
+func parseBench(args []string, stdout, stderr io.Writer) (*bench, error) {
+	fs := newFlagSet("bench", "[flags]\n\nWarm-start ratios, a step's time by part, operator rates against gemm, peak memory.", stderr)
+	b := &bench{out: stdout, stderr: stderr, base: map[benchKey]benchRun{}, variants: map[benchKey]benchRun{}}
+	fs.StringVar(&b.name, "data", "pol", "a UCI name (synthetic data of its shape without its files) or synthetic-N-D-SEED")
+	fs.IntVar(&b.split, "split", 0, "split, 0-9")
+	fs.IntVar(&b.subset, "subset", 3000, "training points (0: all)")
+	fs.IntVar(&b.steps, "steps", 15, "Adam steps a run")
+	solverStr := fs.String("solvers", "cg,ap,sgd", "solvers to run cold and warm")
+	var rf runFlags
+	rf.register(fs, stderr, targetOf(gpnb.Config{}), only("precision"))
+	fs.IntVar(&b.precond, "precond-rank", 0, "also run CG with a preconditioner of this rank")
+	fs.IntVar(&b.blockSize, "block-size", 0, "AP block size (0: n·2000/13500, at least 100)")
+	fs.IntVar(&b.batchSize, "batch-size", 0, "SGD batch size (0: n·1000/13500, at least 100)")
+	fs.IntVar(&b.cols, "columns", 17, "columns of V in the operator timings")
+	fs.IntVar(&b.opSubset, "operator-subset", -1, "training points of the operator timings (-1: --subset, 0: all)")
+	fs.StringVar(&b.dataDir, "data-dir", "", "`DIR` of the UCI files (default $GPNB_DATA)")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if b.steps <= 0 || b.subset < 0 || b.cols <= 0 || b.precond < 0 || b.opSubset < -1 {
+		return nil, fmt.Errorf("--steps, --columns must be > 0, --subset, --precond-rank ≥ 0 and --operator-subset ≥ -1 (got %d, %d, %d, %d, %d)", b.steps, b.cols, b.subset, b.precond, b.opSubset)
+	}
+	b.prec = rf.t.Config.Operator.Precision
+	list, err := repro.ParseSolvers(*solverStr)
+	if err != nil {
+		return nil, fmt.Errorf("--solvers: %w", err)
+	}
+	for _, s := range list {
+		if s != repro.SolverCholesky {
+			b.solvers = append(b.solvers, s)
+		}
+	}
+	if _, err := repro.ParseDataset(b.name); err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	return b, nil
+}
+
+// data loads subset points (0: all) of --data, or synthetic data of a UCI
+// set's shape where its files are absent (data.OpenOrSynthetic).
+func (b *bench) data(subset int) (*data.Dataset, error) {
+	opts := []data.Option{data.Split(b.split)}
+	if subset > 0 {
+		opts = append(opts, data.Subset(subset))
+	}
+	if b.dataDir != "" {
+		opts = append(opts, data.Dir(b.dataDir))
+	}
+	ds, synthetic, err := data.OpenOrSynthetic(b.name, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("--data %s: %w", b.name, err)
+	}
+	if synthetic {
+		fmt.Fprintf(b.stderr, "gpnb bench: %s's files are not on this machine: synthetic data of its shape (set GPNB_DATA to the UCI folder for the real data)\n", b.name)
+	}
+	return ds, nil
+}
+
+// header prints the data, the machine and the solvers' settings, and sets
+// the methods the runs use.
+func (b *bench) header() {
+	n, d := b.ds.NTrain(), b.ds.D()
+	if b.blockSize == 0 {
+		b.blockSize = max(100, min(2000, n*2000/13500))
+	}
+	if b.batchSize == 0 {
+		b.batchSize = max(100, min(1000, n*1000/13500))
+	}
+	b.methods = map[string]solvers.Method{"cg": solvers.CG{}, "ap": solvers.AP{BlockSize: b.blockSize}, "sgd": solvers.SGD{BatchSize: min(b.batchSize, n), Momentum: solvers.DefaultMomentum}}
 	vec := kernel.VectorKernel()
 	if vec == "" {
 		vec = "none (Go math.Exp)"
 	}
-	if prec == kernel.Mixed {
+	if b.prec == kernel.Mixed {
 		mk := kernel.MixedKernel()
 		if mk == "" {
 			mk = "none (float64 gemm on converted tiles: slower than float64)"
 		}
 		vec += "; mixed-precision product " + mk
 	}
-	fmt.Fprintf(stdout, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, vectorised kernel %s, GOMAXPROCS %d, %s/%s; load %s\n",
-		base.Dataset, base.Split, n, d, *steps, kernel.BLASName(), vec, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, loadAvg())
-	fmt.Fprintf(stdout, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", *blockSize, min(*batchSize, n))
+	fmt.Fprintf(b.out, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, vectorised kernel %s, GOMAXPROCS %d, %s/%s; load %.2f\n",
+		b.ds.Source, b.ds.Split, n, d, b.steps, kernel.BLASName(), vec, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, repro.SystemLoadAverage())
+	fmt.Fprintf(b.out, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", b.blockSize, min(b.batchSize, n))
+}
 
-	train := func(solver string, warm bool, p kernel.Precision, rank int) benchRun {
-		j := base
-		m := methods[solver]
-		if rank > 0 {
-			m = solvers.CG{PrecondRank: rank}
-		}
-		j.Config.Solver, j.Config.WarmStart = m, warm
-		j.Config.Operator.Precision = p
-		cfg := tr.Config(j)
-		// The CPU operator, built here so that its Work (the seconds spent
-		// building K, in products and in the reduction) can be read.
-		var op *kernel.Operator
-		o, err := gpnb.NewOptimiser(ds, cfg, gpnb.WithBackend(func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
-			o, err := kernel.NewOperator(x, k, cfg.Operator)
-			if err == nil && op == nil {
-				op = o
-			}
-			return o, err
-		}))
-		if err != nil {
-			return benchRun{err: err}
-		}
-		if err := o.Run(ctx, *steps); err != nil {
-			return benchRun{err: err}
-		}
-		h := o.History()
-		r := benchRun{iters: h.TotalSolverIterations(), steps: len(h), solverSec: h.TotalSolverSeconds(), totalSec: h.TotalSeconds(), llh: math.NaN()}
-		if op != nil {
-			r.work = op.Work()
-		}
-		if ev, err := o.Evaluate(); err == nil {
-			r.llh = ev.TestLLH
-		}
-		return r
+// train runs the paper's settings with solver (a CG of rank rank's
+// preconditioner when rank > 0), cold or warm, at precision p.
+func (b *bench) train(solver string, warm bool, p kernel.Precision, rank int) benchRun {
+	cfg, err := gpnb.Paper("cg", b.name)
+	if err != nil {
+		return benchRun{err: err}
 	}
-
-	// 1. Warm start against cold start, per solver.
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(stdout, "Warm start (+ws) against cold start (ratios cold/warm; iterations are machine-independent):\n")
-	fmt.Fprintln(tw, "solver\titers cold\titers ws\titer ratio\tsolver s cold\tsolver s ws\tsolver-time ratio\ttotal-time ratio\tLLH cold\tLLH ws\t")
-	base64 := map[[2]any]benchRun{}
-	var failed []string
-	for _, s := range solverList {
-		if s == repro.SolverCholesky {
-			continue
+	cfg.Solver, cfg.WarmStart, cfg.Operator.Precision, cfg.DropResidualTraces = b.methods[solver], warm, p, true
+	if rank > 0 {
+		cfg.Solver = solvers.CG{PrecondRank: rank}
+	}
+	// The CPU operator, built here so that its Work (the seconds spent
+	// building K, in products and in the reduction) can be read.
+	var op *kernel.Operator
+	o, err := gpnb.NewOptimiser(b.ds, cfg, gpnb.WithBackend(func(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+		o, err := kernel.NewOperator(x, k, cfg.Operator)
+		if err == nil && op == nil {
+			op = o
 		}
-		c, w := train(s, false, kernel.Float64, 0), train(s, true, kernel.Float64, 0)
-		base64[[2]any{s, false}], base64[[2]any{s, true}] = c, w
-		if ctx.Err() != nil {
+		return o, err
+	}))
+	if err != nil {
+		return benchRun{err: err}
+	}
+	if err := o.Run(b.ctx, b.steps); err != nil {
+		return benchRun{err: err}
+	}
+	h := o.History()
+	r := benchRun{iters: h.TotalSolverIterations(), steps: len(h), solverSec: h.TotalSolverSeconds(), totalSec: h.TotalSeconds(), llh: math.NaN()}
+	if op != nil {
+		r.work = op.Work()
+	}
+	if ev, err := o.Evaluate(); err == nil {
+		r.llh = ev.TestLLH
+	}
+	return r
+}
+
+// warmCold prints warm start against cold start, per solver.
+func (b *bench) warmCold() error {
+	tw := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(b.out, "Warm start (+ws) against cold start (ratios cold/warm; iterations are machine-independent):\n")
+	fmt.Fprintln(tw, "solver\titers cold\titers ws\titer ratio\tsolver s cold\tsolver s ws\tsolver-time ratio\ttotal-time ratio\tLLH cold\tLLH ws\t")
+	var failed []string
+	for _, s := range b.solvers {
+		c, w := b.train(s, false, kernel.Float64, 0), b.train(s, true, kernel.Float64, 0)
+		b.base[benchKey{s, false}], b.base[benchKey{s, true}] = c, w
+		if b.ctx.Err() != nil {
 			return fmt.Errorf("gpnb bench: interrupted")
 		}
 		if c.err != nil || w.err != nil {
@@ -185,62 +243,51 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	tw.Flush()
 	for _, f := range failed {
-		fmt.Fprintln(stdout, "  "+f)
+		fmt.Fprintln(b.out, "  "+f)
 	}
+	return nil
+}
 
-	variants := map[[2]any]benchRun{}
-	variant := func(title string, solvers []string, p kernel.Precision, rank int) {
-		fmt.Fprintf(stdout, "\n%s (ratios variant/baseline; LLH difference variant − baseline):\n", title)
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "solver\tmode\titers\titer ratio\tsolver s\tsolver-time ratio\tLLH\tΔLLH\t")
-		var failed []string
-		for _, s := range solvers {
-			for _, warm := range []bool{false, true} {
-				b := base64[[2]any{s, warm}]
-				v := train(s, warm, p, rank)
-				if p != kernel.Float64 {
-					variants[[2]any{s, warm}] = v
-				}
-				mode := map[bool]string{false: "cold", true: "ws"}[warm]
-				if v.err != nil || b.err != nil {
-					failed = append(failed, fmt.Sprintf("%s %s failed: %v", strings.ToUpper(s), mode, errors.Join(v.err, b.err)))
-					continue
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f×\t%.2f\t%.2f×\t%.3f\t%+.4f\t\n", strings.ToUpper(s), mode, v.iters,
-					float64(v.iters)/float64(b.iters), v.solverSec, v.solverSec/b.solverSec, v.llh, v.llh-b.llh)
+// variant prints each of solvers, cold and warm, at precision p (with a
+// preconditioner of rank rank > 0) against the float64 runs.
+func (b *bench) variant(title string, solvers []string, p kernel.Precision, rank int) {
+	fmt.Fprintf(b.out, "\n%s (ratios variant/baseline; LLH difference variant − baseline):\n", title)
+	tw := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "solver\tmode\titers\titer ratio\tsolver s\tsolver-time ratio\tLLH\tΔLLH\t")
+	var failed []string
+	for _, s := range solvers {
+		for _, warm := range []bool{false, true} {
+			base, v := b.base[benchKey{s, warm}], b.train(s, warm, p, rank)
+			if p != kernel.Float64 {
+				b.variants[benchKey{s, warm}] = v
 			}
-		}
-		tw.Flush()
-		for _, f := range failed {
-			fmt.Fprintln(stdout, "  "+f)
-		}
-	}
-	var iterative []string
-	for _, s := range solverList {
-		if s != repro.SolverCholesky {
-			iterative = append(iterative, s)
+			mode := map[bool]string{false: "cold", true: "ws"}[warm]
+			if v.err != nil || base.err != nil {
+				failed = append(failed, fmt.Sprintf("%s %s failed: %v", strings.ToUpper(s), mode, errors.Join(v.err, base.err)))
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f×\t%.2f\t%.2f×\t%.3f\t%+.4f\t\n", strings.ToUpper(s), mode, v.iters,
+				float64(v.iters)/float64(base.iters), v.solverSec, v.solverSec/base.solverSec, v.llh, v.llh-base.llh)
 		}
 	}
-	if prec != kernel.Float64 {
-		variant(prec.String()+" kernel operator against float64", iterative, prec, 0)
+	tw.Flush()
+	for _, f := range failed {
+		fmt.Fprintln(b.out, "  "+f)
 	}
-	if *precond > 0 {
-		if _, ok := base64[[2]any{repro.SolverCG, false}]; !ok {
-			base64[[2]any{repro.SolverCG, false}], base64[[2]any{repro.SolverCG, true}] = train("cg", false, kernel.Float64, 0), train("cg", true, kernel.Float64, 0)
-		}
-		variant(fmt.Sprintf("CG with a rank-%d pivoted-Cholesky preconditioner against plain CG", *precond), []string{"cg"}, kernel.Float64, *precond)
-	}
+}
 
-	// 2. Where a warm-started step's time goes, from the runs above.
-	fmt.Fprintf(stdout, "\nPer-step split of the warm-started runs (mean seconds per step; the operator's Work timers):\n")
-	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+// stepSplit prints where a warm-started step's time goes, from the runs
+// above.
+func (b *bench) stepSplit() {
+	fmt.Fprintf(b.out, "\nPer-step split of the warm-started runs (mean seconds per step; the operator's Work timers):\n")
+	tw := tabwriter.NewWriter(b.out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "solver\tprecision\tstep s\tK build\tproducts\tsolver other\treduction\tother\tnon-solver share\t")
 	for _, p := range []struct {
 		name string
-		runs map[[2]any]benchRun
-	}{{"float64", base64}, {prec.String(), variants}} {
-		for _, s := range iterative {
-			r, ok := p.runs[[2]any{s, true}]
+		runs map[benchKey]benchRun
+	}{{"float64", b.base}, {b.prec.String(), b.variants}} {
+		for _, s := range b.solvers {
+			r, ok := p.runs[benchKey{s, true}]
 			if !ok || r.err != nil || r.steps == 0 {
 				continue
 			}
@@ -252,45 +299,69 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(stdout, "  (products: H·V and the partial products, inside the solver; solver other: the rest of the solver's time;\n   other: probes, Adam, records, outside both)")
+	fmt.Fprintln(b.out, "  (products: H·V and the partial products, inside the solver; solver other: the rest of the solver's time;\n   other: probes, Adam, records, outside both)")
+}
 
-	// 3. Operator throughput against gemm of the same shape, measured now.
-	opDS := ds
-	if *opSubset >= 0 && *opSubset != *subset {
-		j := base
-		j.Subset = *opSubset
-		if opDS, err = load(&j); err != nil {
-			return err
-		}
-	}
-	on := opDS.NTrain()
-	fmt.Fprintf(stdout, "\nKernel operator H·V at n=%d, V %d×%d (effective rate: 2·n²·%d flops per product; best of several, timed in turns):\n", on, on, *cols, *cols)
+// benchModes are the operators whose products gpnb bench times.
+var benchModes = []struct {
+	name string
+	opt  kernel.Options
+}{
+	{"dense float64", kernel.Options{Mode: kernel.ModeDense}},
+	{"dense float32", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Float32}},
+	{"dense mixed", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Mixed}},
+	{"matrix-free", kernel.Options{Mode: kernel.ModeMatrixFree}},
+}
+
+// operators prints the operators' H·V throughput against gemm of the same
+// shape, and the kernel build and reduction, scalar against vectorised.
+func (b *bench) operators(ds *data.Dataset) {
+	on, d := ds.NTrain(), ds.D()
+	fmt.Fprintf(b.out, "\nKernel operator H·V at n=%d, V %d×%d (effective rate: 2·n²·%d flops per product; best of several, timed in turns):\n", on, on, b.cols, b.cols)
 	k := kernel.Kernel{Family: kernel.Matern32, Hyper: kernel.DefaultHyper(d)}
-	v := benchRHS(on, *cols)
-	dst := mat.NewDense(on, *cols, nil)
-	flops := 2 * float64(on) * float64(on) * float64(*cols)
-	// gemm is timed before and after the operators, and the faster rate
-	// kept, so that a busy moment does not flatter the operator.
-	var gemm float64
-	kernel.WithAllBLASThreads(func() { gemm = benchGemm(on, *cols) })
-	modes := []struct {
-		name string
-		opt  kernel.Options
-	}{
-		{"dense float64", kernel.Options{Mode: kernel.ModeDense}},
-		{"dense float32", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Float32}},
-		{"dense mixed", kernel.Options{Mode: kernel.ModeDense, Precision: kernel.Mixed}},
-		{"matrix-free", kernel.Options{Mode: kernel.ModeMatrixFree}},
+	v := benchRHS(on, b.cols)
+	flops := 2 * float64(on) * float64(on) * float64(b.cols)
+	secs, errs, gemm, square := b.productTimes(ds, k, v)
+	fmt.Fprintf(b.out, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s, %d threads): %.2f GFLOP/s\n", on, on, on, b.cols, kernel.BLASName(), runtime.GOMAXPROCS(0), gemm)
+	fmt.Fprintf(b.out, "  square gemm (%d³, all %d cores: the machine's flop rate): %.2f GFLOP/s\n", squareGemmN, runtime.GOMAXPROCS(0), square)
+	for i, m := range benchModes {
+		if errs[i] != nil {
+			fmt.Fprintf(b.out, "  %s: %v\n", m.name, errs[i])
+			continue
+		}
+		rate := flops / secs[i] / 1e9
+		fmt.Fprintf(b.out, "  %s: %.2f GFLOP/s (%.1f ms per product), %.0f%% of gemm", m.name, rate, secs[i]*1e3, 100*rate/gemm)
+		switch {
+		case m.opt.Mode == kernel.ModeMatrixFree:
+			// Matrix-free, the work is mostly kernel evaluation: count it
+			// (n² values, kernel.EvalFlops each) and rate it against the
+			// compute-bound square gemm.
+			ff := (flops + float64(on)*float64(on)*kernel.EvalFlops(d)) / secs[i] / 1e9
+			fmt.Fprintf(b.out, "; counting kernel evaluation (%.0f flops per value): %.2f GFLOP/s, %.0f%% of square gemm", kernel.EvalFlops(d), ff, 100*ff/square)
+		case i > 0 && errs[0] == nil:
+			fmt.Fprintf(b.out, "; %.2f× as fast as dense float64", secs[0]/secs[i])
+		}
+		fmt.Fprintln(b.out)
 	}
-	// The operators are timed in turns, each keeping its fastest
-	// product, so that a busy spell on a shared machine does not favour one.
-	rates := make([]float64, len(modes))
-	secs := make([]float64, len(modes))
-	errs := make([]error, len(modes))
+	b.buildReduce(ds, k, v, secs[0], errs[0])
+}
+
+// productTimes returns the best time of a product with each of benchModes
+// (or the error building it) and the gemm rates of the product's shape and
+// of squareGemmN³.
+func (b *bench) productTimes(ds *data.Dataset, k kernel.Kernel, v *mat.Dense) (secs []float64, errs []error, gemm, square float64) {
+	on := ds.NTrain()
+	dst := mat.NewDense(on, b.cols, nil)
+	// gemm is timed before and after the operators, and the faster rate
+	// kept, so that a busy moment does not flatter the operator; the
+	// operators are timed in turns, each keeping its fastest product, so
+	// that a busy spell on a shared machine does not favour one.
+	kernel.WithAllBLASThreads(func() { gemm = benchGemm(on, b.cols) })
+	secs, errs = make([]float64, len(benchModes)), make([]error, len(benchModes))
 	var products []func()
 	var timed []int
-	for i, m := range modes {
-		op, err := kernel.NewOperator(opDS.XTrain, k, m.opt)
+	for i, m := range benchModes {
+		op, err := kernel.NewOperator(ds.XTrain, k, m.opt)
 		if errs[i] = err; err != nil {
 			continue
 		}
@@ -298,66 +369,46 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		timed = append(timed, i)
 	}
 	for j, t := range interleaved(5, products...) {
-		secs[timed[j]], rates[timed[j]] = t, flops/t/1e9
+		secs[timed[j]] = t
 	}
 	products = nil
 	runtime.GC()
-	var square float64
 	kernel.WithAllBLASThreads(func() {
-		gemm = math.Max(gemm, benchGemm(on, *cols))
+		gemm = math.Max(gemm, benchGemm(on, b.cols))
 		square = benchGemm(squareGemmN, squareGemmN)
 	})
-	fmt.Fprintf(stdout, "  gemm (blas64.Gemm, %d×%d · %d×%d, %s, %d threads): %.2f GFLOP/s\n", on, on, on, *cols, kernel.BLASName(), runtime.GOMAXPROCS(0), gemm)
-	fmt.Fprintf(stdout, "  square gemm (%d³, all %d cores: the machine's flop rate): %.2f GFLOP/s\n", squareGemmN, runtime.GOMAXPROCS(0), square)
-	for i, m := range modes {
-		if errs[i] != nil {
-			fmt.Fprintf(stdout, "  %s: %v\n", m.name, errs[i])
-			continue
-		}
-		fmt.Fprintf(stdout, "  %s: %.2f GFLOP/s (%.1f ms per product), %.0f%% of gemm", m.name, rates[i], secs[i]*1e3, 100*rates[i]/gemm)
-		switch {
-		case m.opt.Mode == kernel.ModeMatrixFree:
-			// Matrix-free, the work is mostly kernel evaluation: count it
-			// (n² values, kernel.EvalFlops each) and rate it against the
-			// compute-bound square gemm.
-			ff := (flops + float64(on)*float64(on)*kernel.EvalFlops(d)) / secs[i] / 1e9
-			fmt.Fprintf(stdout, "; counting kernel evaluation (%.0f flops per value): %.2f GFLOP/s, %.0f%% of square gemm", kernel.EvalFlops(d), ff, 100*ff/square)
-		case i > 0 && errs[0] == nil:
-			fmt.Fprintf(stdout, "; %.2f× as fast as dense float64", secs[0]/secs[i])
-		}
-		fmt.Fprintln(stdout)
-	}
+	return secs, errs, gemm, square
+}
 
-	// 4. Building K and the gradient reduction, scalar against vectorised.
-	fmt.Fprintf(stdout, "\nKernel build (SetKernel: n(n+1)/2 = %d kernel values) and gradient reduction (Reduce, %d columns) at n=%d, best of several, timed in turns:\n", on*(on+1)/2, *cols, on)
-	if kernel.VectorKernel() == "" {
-		fmt.Fprintf(stdout, "  no vectorised kernel evaluation in this build (it needs cgo on amd64 and a CPU with AVX2): Go math.Exp only\n")
+// buildReduce prints the times of building K and of the gradient
+// reduction, scalar against vectorised, and the build in products of
+// dense float64 (one takes product seconds, unless productErr).
+func (b *bench) buildReduce(ds *data.Dataset, k kernel.Kernel, v *mat.Dense, product float64, productErr error) {
+	on := ds.NTrain()
+	fmt.Fprintf(b.out, "\nKernel build (SetKernel: n(n+1)/2 = %d kernel values) and gradient reduction (Reduce, %d columns) at n=%d, best of several, timed in turns:\n", on*(on+1)/2, b.cols, on)
+	vec := kernel.VectorKernel() != ""
+	if !vec {
+		fmt.Fprintf(b.out, "  no vectorised kernel evaluation in this build (it needs cgo on amd64 and a CPU with AVX2): Go math.Exp only\n")
 	}
-	for _, m := range modes[:2] {
-		bs, rs, err := buildReduceTimes(opDS.XTrain, k, m.opt, v)
+	for _, m := range benchModes[:2] {
+		bs, rs, err := buildReduceTimes(ds.XTrain, k, m.opt, v)
 		if err != nil {
-			fmt.Fprintf(stdout, "  %s: %v\n", m.name, err)
+			fmt.Fprintf(b.out, "  %s: %v\n", m.name, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "  %s: build %.1f ms scalar", m.name, bs[0]*1e3)
-		if kernel.VectorKernel() != "" {
-			fmt.Fprintf(stdout, ", %.1f ms vectorised (%.2f×)", bs[1]*1e3, bs[0]/bs[1])
+		fmt.Fprintf(b.out, "  %s: build %.1f ms scalar", m.name, bs[0]*1e3)
+		if vec {
+			fmt.Fprintf(b.out, ", %.1f ms vectorised (%.2f×)", bs[1]*1e3, bs[0]/bs[1])
 		}
-		fmt.Fprintf(stdout, "; reduction %.1f ms scalar", rs[0]*1e3)
-		if kernel.VectorKernel() != "" {
-			fmt.Fprintf(stdout, ", %.1f ms vectorised (%.2f×)", rs[1]*1e3, rs[0]/rs[1])
+		fmt.Fprintf(b.out, "; reduction %.1f ms scalar", rs[0]*1e3)
+		if vec {
+			fmt.Fprintf(b.out, ", %.1f ms vectorised (%.2f×)", rs[1]*1e3, rs[0]/rs[1])
 		}
-		if errs[0] == nil {
-			fmt.Fprintf(stdout, "; the vectorised build costs %.1f dense float64 products", bs[len(bs)-1]/secs[0])
+		if productErr == nil {
+			fmt.Fprintf(b.out, "; the vectorised build costs %.1f dense float64 products", bs[len(bs)-1]/product)
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(b.out)
 	}
-
-	// 5. Memory.
-	fmt.Fprintf(stdout, "\nMemory: peak resident set %s (getrusage maxrss); Go runtime memory at the end %s (runtime/metrics /memory/classes/total:bytes)\n",
-		fmtBytes(maxRSS()), fmtBytes(goTotalMemory()))
-	fmt.Fprintf(stdout, "Load at the end: %s (/proc/loadavg: 1, 5, 15 minutes; the machine's other work slows every figure above)\n", loadAvg())
-	return nil
 }
 
 // buildReduceTimes returns the best times of SetKernel and of Reduce(A, A)
@@ -404,15 +455,6 @@ func interleaved(rounds int, fs ...func()) []float64 {
 		}
 	}
 	return best
-}
-
-// loadAvg returns the first three fields of /proc/loadavg, or "unknown".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "unknown"
 }
 
 // operatorRate times H·V (dst = H·v) with the operator of k on x built with

@@ -8,8 +8,7 @@ import (
 )
 
 func TestBench(t *testing.T) {
-	code, out, stderr := runCmd(t, "bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg,ap", "--float32")
-	// (--float32 is the older spelling of --precision float32.)
+	code, out, stderr := runCmd(t, "bench", "--data", "synthetic-150-3-1", "--steps", "2", "--solvers", "cg,ap", "--precision", "float32")
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, stderr)
 	}

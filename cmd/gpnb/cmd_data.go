@@ -32,10 +32,10 @@ type dataSummary struct {
 }
 
 func runData(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data", "--data NAME|synthetic-N-D-SEED|FILE.csv [--target COL] [--split K] [--subset N] [--json -|FILE]\n\nPrints the shape, a CSV file's columns and, on stderr, warnings about what the data cannot support.", stderr)
+	fs := newFlagSet("data", "--data D [flags]\n\nPrints the shape, a CSV file's columns and, on stderr, what the data cannot support.", stderr)
 	var df dataFlags
 	df.register(fs, stderr)
-	jsonPath := fs.String("json", "", "write the summary as JSON to this file (- for stdout)")
+	jsonPath := fs.String("json", "", "write the summary to `FILE` (-: stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func TestDataCommandUCI(t *testing.T) {
 func TestDataCommandSyntheticAndCSV(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "s.json")
-	code, _, errs := runCmd(t, "data", "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "3", "--json", jsonPath)
+	code, _, errs := runCmd(t, "data", "--data", "synthetic-120-3-0", "--json", jsonPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -81,14 +81,14 @@ func TestDataCommandErrors(t *testing.T) {
 		{[]string{}, 1, []string{"--data is required"}},
 		{[]string{"--data", "synthetic-30-2-1", "--split", "11"}, 1, []string{"--split 11: use 0-9"}},
 		{[]string{"--data", "synthetic-30-2-1", "--data-dir", "x"}, 1, []string{"--data-dir applies only to UCI"}},
-		{[]string{"--data", "synthetic", "--test", "x.csv"}, 1, []string{"--test applies only to CSV"}},
-		{[]string{"--data", "pol", "--synthetic-n", "5"}, 1, []string{"apply only to --data synthetic", "synthetic-N-D-SEED"}},
-		{[]string{"--data", "synthetic", "--subset", "-2"}, 1, []string{"--subset -2"}},
-		{[]string{"--data", "synthetic", "--synthetic-n", "0"}, 1, []string{"N ≥ 2"}},
+		{[]string{"--data", "synthetic-500-4-0", "--test", "x.csv"}, 1, []string{"--test applies only to CSV"}},
+		{[]string{"--data", "synthetic"}, 1, []string{"synthetic-N-D-SEED"}},
+		{[]string{"--data", "synthetic-500-4-0", "--subset", "-2"}, 1, []string{"--subset -2"}},
+		{[]string{"--data", "synthetic-0-4-0"}, 1, []string{"N ≥ 2"}},
 		{[]string{"--data", "synthetic-0-2-1"}, 1, []string{"N ≥ 2"}},
 		{[]string{"--data", ragged}, 1, []string{"line 2 has 2 fields, expected 3"}},
-		{[]string{"--data", "synthetic", "--bogus"}, 2, []string{"bogus"}},
-		{[]string{"--data", "synthetic", "extra"}, 2, []string{"unexpected argument"}},
+		{[]string{"--data", "synthetic-500-4-0", "--bogus"}, 2, []string{"bogus"}},
+		{[]string{"--data", "synthetic-500-4-0", "extra"}, 2, []string{"unexpected argument"}},
 	} {
 		code, _, errs := runCmd(t, append([]string{"data"}, tc.args...)...)
 		if code != tc.code {

@@ -13,9 +13,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -23,8 +26,8 @@ func init() {
 	register(&command{name: "inspect", short: "summarise a checkpoint, a result JSON or a reproduce job: configuration, θ, totals, one line a step", run: runInspect})
 }
 
-// inspection is what `gpnb inspect --json` prints: where the run stands and
-// one row a step, without the per-iteration residual traces.
+// inspection is what `gpnb inspect --json` prints: where the run stands,
+// its totals, and its history without the per-iteration residual traces.
 type inspection struct {
 	Path string `json:"path"`
 	// Kind is "checkpoint" or "result".
@@ -45,69 +48,43 @@ type inspection struct {
 	// Theta is the current (ℓ_1..ℓ_d, s, σ), on the z-scored scale the run
 	// trains on; ThetaData is the same in the data's units (checkpoints of
 	// normalised data only).
-	Theta            []float64 `json:"theta,omitempty"`
-	ThetaData        []float64 `json:"theta_data_units,omitempty"`
-	SolverIterations int       `json:"solver_iterations"`
-	UnconvergedSteps int       `json:"unconverged_steps"`
-	// StalledSteps counts the unconverged steps whose solve stalled above
-	// its tolerance (the products' rounding is the floor) rather than hit
-	// the iteration cap.
-	StalledSteps int `json:"stalled_steps,omitempty"`
+	Theta     []float64 `json:"theta,omitempty"`
+	ThetaData []float64 `json:"theta_data_units,omitempty"`
+	// The history's totals (gpnb.History's methods of the same names).
+	SolverIterations int     `json:"solver_iterations"`
+	UnconvergedSteps int     `json:"unconverged_steps"`
+	StalledSteps     int     `json:"stalled_steps,omitempty"`
+	BackoffSteps     int     `json:"backoff_steps,omitempty"`
+	RateBackoffs     int     `json:"rate_backoffs,omitempty"`
+	BudgetSteps      int     `json:"budget_steps"`
+	SolverEpochs     float64 `json:"solver_epochs"`
+	TotalSeconds     float64 `json:"total_seconds"`
+	SolverSeconds    float64 `json:"solver_seconds"`
 	// Budget is the solver budget per step in epochs (0: none, or not
-	// recorded); BudgetSteps counts the steps stopped by it, SolverEpochs
-	// sums what the solves cost in epochs.
-	Budget        float64 `json:"budget,omitempty"`
-	BudgetSteps   int     `json:"budget_steps"`
-	SolverEpochs  float64 `json:"solver_epochs"`
-	TotalSeconds  float64 `json:"total_seconds"`
-	SolverSeconds float64 `json:"solver_seconds"`
-	// Pending describes a solve interrupted mid-step (checkpoints only).
+	// recorded).
+	Budget float64 `json:"budget,omitempty"`
+	// Pending is the solve a checkpoint taken mid-step will continue.
 	Pending *pendingSolve `json:"pending,omitempty"`
-	// TestRMSE and TestLLH come from a result's evaluation.
-	TestRMSE   *float64 `json:"test_rmse,omitempty"`
-	TestLLH    *float64 `json:"test_llh,omitempty"`
-	EvalMethod string   `json:"eval_method,omitempty"`
-	// Samples holds the test metrics from the pathwise estimator's
-	// posterior samples, when the result has them.
-	Samples *gpnb.SampleEval `json:"samples,omitempty"`
-	History []stepBrief      `json:"history"`
+	// Test is a result's evaluation (nil: none).
+	Test *gpnb.Eval `json:"test,omitempty"`
+	// History holds every step's record without its residual trace.
+	History gpnb.History `json:"history"`
+	// solverName is the solver of a result without a configuration.
+	solverName string
 }
 
 // pendingSolve is the solve a checkpoint taken mid-step will continue.
 type pendingSolve struct {
-	Step          int       `json:"step"` // the 1-based step it belongs to
-	Iteration     int       `json:"iteration"`
-	SolverSeconds float64   `json:"solver_seconds"`
-	StepSeconds   float64   `json:"step_seconds"`
-	RelResiduals  []float64 `json:"rel_residuals"`
-}
-
-// stepBrief is one step of a history without its residual trace.
-type stepBrief struct {
-	Step             int     `json:"step"`
-	SolverIterations int     `json:"solver_iterations"`
-	SolverConverged  bool    `json:"solver_converged"`
-	BudgetStop       bool    `json:"budget_stop,omitempty"`
-	SolverStalled    bool    `json:"solver_stalled,omitempty"`
-	SolverEpochs     float64 `json:"solver_epochs,omitempty"`
-	PrecondRank      int     `json:"precond_rank,omitempty"`
-	StepSeconds      float64 `json:"step_seconds"`
-	SolverSeconds    float64 `json:"solver_seconds"`
-	Noise            float64 `json:"noise"`
-	Signal           float64 `json:"signal"`
-	// MeanLengthscale is the arithmetic mean of the d length scales.
-	MeanLengthscale  float64 `json:"mean_lengthscale"`
-	InitDistance     float64 `json:"init_distance"`
-	ZeroInitDistance float64 `json:"zero_init_distance"`
-	// FinalResiduals are the relative residuals the step's solve ended with
-	// (column 0 the mean system), when recorded.
-	FinalResiduals []float64 `json:"final_residuals,omitempty"`
+	Step          int     `json:"step"` // the 1-based step it belongs to
+	SolverSeconds float64 `json:"solver_seconds"`
+	StepSeconds   float64 `json:"step_seconds"`
+	solvers.Progress
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("inspect", "CHECKPOINT|RESULT.json|JOB_DIR [--last N] [--json FILE|-]", stderr)
-	last := flags.Int("last", 0, "list only the last N steps (0 = every step); the JSON always holds every step")
-	jsonOut := flags.String("json", "", "write the summary as JSON to this file (- for stdout) instead of the text")
+	last := flags.Int("last", 0, "list the last N steps only (0: all; the JSON holds all)")
+	jsonOut := flags.String("json", "", "write the summary as JSON to `FILE` (-: stdout)")
 	// The path comes first or last; flags may stand on either side of it.
 	var path string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -158,14 +135,14 @@ func inspectPath(path string) (*inspection, error) {
 	}
 	if info.IsDir() {
 		ck := filepath.Join(path, repro.CheckpointFile)
-		res := filepath.Join(path, repro.ResultFile)
+		res := filepath.Join(path, results.ResultFile)
 		switch {
 		case fileExists(ck):
 			path = ck
 		case fileExists(res):
 			path = res
 		default:
-			return nil, fmt.Errorf("gpnb inspect: %s holds neither %s nor %s: point it at a job directory of `gpnb reproduce` (DIR/jobs/ID), a checkpoint or a result JSON; for a whole results directory, gpnb reproduce --dry-run --out DIR lists its jobs", path, repro.CheckpointFile, repro.ResultFile)
+			return nil, fmt.Errorf("gpnb inspect: %s holds neither %s nor %s: point it at a job directory of `gpnb reproduce` (DIR/jobs/ID), a checkpoint or a result JSON; for a whole results directory, gpnb reproduce --dry-run --out DIR lists its jobs", path, repro.CheckpointFile, results.ResultFile)
 		}
 	}
 	b, err := os.ReadFile(path)
@@ -194,7 +171,7 @@ func fileExists(path string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-func inspectState(path string, st *gpnb.State, tag string) *inspection {
+func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection {
 	cfg := st.Config
 	probes := "resampled"
 	if cfg.FixedProbes == gpnb.ProbesFixed {
@@ -216,11 +193,7 @@ func inspectState(path string, st *gpnb.State, tag string) *inspection {
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
 	if p := st.Pending; p != nil {
-		in.Pending = &pendingSolve{
-			Step: st.Step + 1, Iteration: p.Iteration,
-			SolverSeconds: st.PendingSolverSeconds, StepSeconds: st.PendingStepSeconds,
-			RelResiduals: append([]float64(nil), p.RelResiduals...),
-		}
+		in.Pending = &pendingSolve{Step: st.Step + 1, SolverSeconds: st.PendingSolverSeconds, StepSeconds: st.PendingStepSeconds, Progress: p.Progress()}
 		if p.Settings.MaxIterations > 0 {
 			in.MaxIterations = p.Settings.MaxIterations
 		}
@@ -241,8 +214,8 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 	in := &inspection{
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
 		// A result does not record whether its probes were fixed.
-		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, probeText),
-		Steps: r.StepsDone, Budget: budget, Samples: r.Samples,
+		Run:   describeRun(r.Kernel, r.Solver, r.Config != nil && r.Config.Estimator == gpnb.ExactGradient, r.WarmStart, probeText),
+		Steps: r.StepsDone, Budget: budget, solverName: strings.ToLower(r.Solver),
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.
@@ -251,9 +224,8 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 	if len(r.Final.Lengthscales) > 0 {
 		in.Theta = append(append([]float64(nil), r.Final.Lengthscales...), r.Final.Signal, r.Final.Noise)
 	}
-	if r.EvalMethod != "" && r.EvalMethod != gpnb.NotEvaluated {
-		rmse, llh := r.TestRMSE, r.TestLLH
-		in.TestRMSE, in.TestLLH, in.EvalMethod = &rmse, &llh, r.EvalMethod
+	if r.Test != nil {
+		in.Test = r.Test
 	}
 	in.fill(r.History)
 	return in
@@ -265,25 +237,14 @@ func (in *inspection) fill(h gpnb.History) {
 	in.UnconvergedSteps = h.UnconvergedSteps()
 	in.BudgetSteps = h.BudgetSteps()
 	in.StalledSteps = h.StalledSteps()
+	in.BackoffSteps, in.RateBackoffs = h.BackoffSteps()
 	in.SolverEpochs = h.TotalSolverEpochs()
 	in.TotalSeconds = h.TotalSeconds()
 	in.SolverSeconds = h.TotalSolverSeconds()
-	in.History = make([]stepBrief, len(h))
+	in.History = make(gpnb.History, len(h))
 	for i, r := range h {
-		mean := 0.0
-		for _, l := range r.Lengthscales {
-			mean += l
-		}
-		if len(r.Lengthscales) > 0 {
-			mean /= float64(len(r.Lengthscales))
-		}
-		in.History[i] = stepBrief{
-			Step: r.Step, SolverIterations: r.SolverIterations, SolverConverged: r.SolverConverged,
-			BudgetStop: r.BudgetStop, SolverStalled: r.SolverStalled, SolverEpochs: r.SolverEpochs, PrecondRank: r.PrecondRank, FinalResiduals: append([]float64(nil), r.FinalResiduals...),
-			StepSeconds: r.StepSeconds, SolverSeconds: r.SolverSeconds,
-			Noise: r.Noise, Signal: r.Signal, MeanLengthscale: mean,
-			InitDistance: r.InitDistance, ZeroInitDistance: r.ZeroInitDistance,
-		}
+		r.Residuals = nil
+		in.History[i] = r
 	}
 }
 
@@ -310,6 +271,9 @@ func describeMethod(c gpnb.Config, n int) string {
 	var parts []string
 	var err error
 	method := c.Solver
+	// The authors' rules are named as a set; other rules (the paper's
+	// text, some of them changed) are listed where they differ from it.
+	authors := solvers.RulesOf(c.Settings, method) == solvers.RulesAuthors
 	switch m := method.(type) {
 	case solvers.CG:
 		switch {
@@ -321,7 +285,7 @@ func describeMethod(c gpnb.Config, n int) string {
 	case solvers.AP:
 		if m, err = m.Resolve(n); err == nil {
 			parts = append(parts, fmt.Sprintf("block %d", m.BlockSize))
-			if m.Pick == solvers.PickAll {
+			if m.Pick == solvers.PickAll && !authors {
 				parts = append(parts, "blocks picked over all systems")
 			}
 		}
@@ -338,10 +302,10 @@ func describeMethod(c gpnb.Config, n int) string {
 			} else {
 				parts = append(parts, fmt.Sprintf("learning rate %g (normalised)", m.LearningRate))
 			}
-			if m.ResidualStart == solvers.ResidualB {
+			if m.ResidualStart == solvers.ResidualB && !authors {
 				parts = append(parts, "residual estimate started at b")
 			}
-			if m.NoVerify {
+			if m.NoVerify && !authors {
 				parts = append(parts, "stop on the estimate")
 			}
 		}
@@ -353,11 +317,14 @@ func describeMethod(c gpnb.Config, n int) string {
 			parts = append(parts, "invalid stopping rules: "+err.Error())
 		} else {
 			probes := "probes"
-			if s.ProbeRule == solvers.ProbeMean {
+			if s.ProbeRule == solvers.ProbeMean && !authors {
 				probes = "mean over probes"
 			}
 			parts = append(parts, fmt.Sprintf("tolerances %g (mean) / %g (%s)", s.RelTolMean, s.RelTolProbes, probes))
-			if s.Freeze == solvers.FreezeJoint {
+			switch {
+			case authors:
+				parts = append(parts, "the authors' stopping rules")
+			case s.Freeze == solvers.FreezeJoint:
 				parts = append(parts, "every system iterated to the joint stop")
 			}
 			if s.MaxEpochs > 0 {
@@ -382,53 +349,7 @@ func describeMethod(c gpnb.Config, n int) string {
 // writeText prints the summary and the last `last` steps (0 = all).
 func (in *inspection) writeText(w io.Writer, last int) error {
 	var b bytes.Buffer
-	data := in.DataTag
-	if data == "" {
-		data = fmt.Sprintf("%d training points, d=%d", in.N, in.D)
-	}
-	fmt.Fprintf(&b, "%s: %s of %s\n", in.Path, in.Kind, data)
-	fmt.Fprintf(&b, "run:       %s\n", in.Run)
-	if in.Fingerprint != "" {
-		fmt.Fprintf(&b, "data:      fingerprint %s\n", in.Fingerprint)
-	}
-	if len(in.Theta) >= 2 {
-		d := len(in.Theta) - 2
-		fmt.Fprintf(&b, "θ now:     noise %.4g, signal %.4g, length scales %s\n", in.Theta[d+1], in.Theta[d], formatFloats(in.Theta[:d]))
-		if t := in.ThetaData; len(t) == len(in.Theta) {
-			fmt.Fprintf(&b, "           (z-scored; in the data's units: noise %.4g, signal %.4g, length scales %s)\n", t[d+1], t[d], formatFloats(t[:d]))
-		}
-	}
-	fmt.Fprintf(&b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
-		in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))
-	if in.Kind == "checkpoint" || in.UnconvergedSteps > 0 {
-		cap := ""
-		if in.MaxIterations > 0 {
-			cap = fmt.Sprintf(" (%d iterations a step)", in.MaxIterations)
-		}
-		fmt.Fprintf(&b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps-in.StalledSteps, len(in.History), cap)
-	}
-	if in.StalledSteps > 0 {
-		fmt.Fprintf(&b, "stalled:   %d of %d steps stopped above their tolerances because the true residual stopped falling (the products' rounding is the floor: float64 products or looser tolerances reach them)\n", in.StalledSteps, len(in.History))
-	}
-	if in.Budget > 0 || in.BudgetSteps > 0 {
-		budget := ""
-		if in.Budget > 0 {
-			budget = fmt.Sprintf(" of %g epochs", in.Budget)
-		}
-		fmt.Fprintf(&b, "budget:    %d of %d steps stopped at the solver budget%s (by design, not a failure), %.4g epochs in all\n", in.BudgetSteps, len(in.History), budget, in.SolverEpochs)
-	}
-	if p := in.Pending; p != nil {
-		fmt.Fprintf(&b, "pending:   step %d interrupted after %d solver iterations (%.1f s of solver, %.1f s of step); relative residuals %s; resuming continues this solve\n",
-			p.Step, p.Iteration, p.SolverSeconds, p.StepSeconds, formatResiduals(p.RelResiduals))
-	} else if in.Kind == "checkpoint" {
-		fmt.Fprintf(&b, "pending:   none (taken between steps; resuming starts step %d)\n", in.Steps+1)
-	}
-	if in.TestLLH != nil {
-		fmt.Fprintf(&b, "test:      RMSE %.4f, log-likelihood %.4f (%s)\n", *in.TestRMSE, *in.TestLLH, in.EvalMethod)
-	}
-	if s := in.Samples; s != nil {
-		fmt.Fprintf(&b, "samples:   RMSE %.4f, log-likelihood %.4f from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
-	}
+	in.writeSummary(&b)
 	rows := in.History
 	if last > 0 && last < len(rows) {
 		rows = rows[len(rows)-last:]
@@ -437,46 +358,137 @@ func (in *inspection) writeText(w io.Writer, last int) error {
 		b.WriteString("\n")
 	}
 	if len(rows) > 0 {
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		// Under a budget, the residuals each solve stopped at show whether
-		// progress accumulates; without one they are the tolerances'.
-		budget := in.Budget > 0 || in.BudgetSteps > 0
-		head := "step\titerations\tconverged\tstep s\tsolver s\tnoise\tsignal\tmean ℓ\tinit dist\tzero dist\t"
-		if budget {
-			head += "res. at stop\t"
-		}
-		// The preconditioner's rank, where a step had one (--precond-rank).
-		rank := slices.ContainsFunc(rows, func(r stepBrief) bool { return r.PrecondRank > 0 })
-		if rank {
-			head += "precond rank\t"
-		}
-		fmt.Fprintln(tw, head)
-		for _, r := range rows {
-			conv := "yes"
-			switch {
-			case r.BudgetStop:
-				conv = "budget"
-			case r.SolverStalled:
-				conv = "stalled"
-			case !r.SolverConverged:
-				conv = "cap"
-			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, conv,
-				r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, r.MeanLengthscale, formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
-			if budget {
-				fmt.Fprintf(tw, "%s\t", formatStop(r.FinalResiduals))
-			}
-			if rank {
-				fmt.Fprintf(tw, "%d\t", r.PrecondRank)
-			}
-			fmt.Fprintln(tw)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := in.writeSteps(&b, rows); err != nil {
 			return err
 		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeSummary prints the run, θ and the totals, one labelled line each.
+func (in *inspection) writeSummary(b io.Writer) {
+	data := in.DataTag
+	if data == "" {
+		data = fmt.Sprintf("%d training points, d=%d", in.N, in.D)
+	}
+	fmt.Fprintf(b, "%s: %s of %s\n", in.Path, in.Kind, data)
+	fmt.Fprintf(b, "run:       %s\n", in.Run)
+	if in.Fingerprint != "" {
+		fmt.Fprintf(b, "data:      fingerprint %s\n", in.Fingerprint)
+	}
+	if len(in.Theta) >= 2 {
+		d := len(in.Theta) - 2
+		fmt.Fprintf(b, "θ now:     noise %.4g, signal %.4g, length scales %s\n", in.Theta[d+1], in.Theta[d], formatFloats(in.Theta[:d]))
+		if t := in.ThetaData; len(t) == len(in.Theta) {
+			fmt.Fprintf(b, "           (z-scored; in the data's units: noise %.4g, signal %.4g, length scales %s)\n", t[d+1], t[d], formatFloats(t[:d]))
+		}
+	}
+	fmt.Fprintf(b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
+		in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))
+	steps := len(in.History)
+	if in.Kind == "checkpoint" || in.UnconvergedSteps > 0 {
+		cap := ""
+		if in.MaxIterations > 0 {
+			cap = fmt.Sprintf(" (%d iterations a step)", in.MaxIterations)
+		}
+		fmt.Fprintf(b, "cap:       %d of %d steps stopped at the iteration cap%s before their tolerances\n", in.UnconvergedSteps-in.StalledSteps, steps, cap)
+	}
+	if in.StalledSteps > 0 {
+		fmt.Fprintf(b, "stalled:   %d of %d steps stopped above their tolerances because the true residual stopped falling (%s)\n", in.StalledSteps, steps, stallCause(in.solver()))
+	}
+	if in.BackoffSteps > 0 {
+		fmt.Fprintf(b, "backoffs:  %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all)\n", in.BackoffSteps, steps, in.RateBackoffs)
+	}
+	if in.Budget > 0 || in.BudgetSteps > 0 {
+		budget := ""
+		if in.Budget > 0 {
+			budget = fmt.Sprintf(" of %g epochs", in.Budget)
+		}
+		fmt.Fprintf(b, "budget:    %d of %d steps stopped at the solver budget%s (by design, not a failure), %.4g epochs in all\n", in.BudgetSteps, steps, budget, in.SolverEpochs)
+	}
+	if p := in.Pending; p != nil {
+		fmt.Fprintf(b, "pending:   step %d interrupted after %d solver iterations (%.1f s of solver, %.1f s of step); relative residuals %s; resuming continues this solve\n",
+			p.Step, p.Iteration, p.SolverSeconds, p.StepSeconds, formatResiduals(p.RelResiduals))
+	} else if in.Kind == "checkpoint" {
+		fmt.Fprintf(b, "pending:   none (taken between steps; resuming starts step %d)\n", in.Steps+1)
+	}
+	if t := in.Test; t != nil {
+		fmt.Fprintf(b, "test:      RMSE %.4f, log-likelihood %.4f (%s)\n", t.TestRMSE, t.TestLLH, t.Method)
+		if s := t.Samples; s != nil {
+			fmt.Fprintf(b, "samples:   RMSE %.4f, log-likelihood %.4f from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
+		}
+	}
+}
+
+// writeSteps prints one row a step of rows.
+func (in *inspection) writeSteps(b io.Writer, rows gpnb.History) error {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Under a budget, the residuals each solve stopped at show whether
+	// progress accumulates; without one they are the tolerances'.
+	budget := in.Budget > 0 || in.BudgetSteps > 0
+	head := "step\titerations\tconverged\tstep s\tsolver s\tnoise\tsignal\tmean ℓ\tinit dist\tzero dist\t"
+	if budget {
+		head += "res. at stop\t"
+	}
+	// The preconditioner's rank, where a step had one (--precond-rank).
+	rank := slices.ContainsFunc(rows, func(r gpnb.StepRecord) bool { return r.PrecondRank > 0 })
+	if rank {
+		head += "precond rank\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, stepEnd(r),
+			r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, stat.Mean(r.Lengthscales, nil), formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
+		if budget {
+			fmt.Fprintf(tw, "%s\t", formatStop(r))
+		}
+		if rank {
+			fmt.Fprintf(tw, "%d\t", r.PrecondRank)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// stepEnd says in a word how a step's solve ended: yes (converged),
+// budget, stalled or cap, and its SGD rate's backoffs.
+func stepEnd(r gpnb.StepRecord) string {
+	conv := "yes"
+	switch {
+	case r.BudgetStop:
+		conv = "budget"
+	case r.SolverStalled:
+		conv = "stalled"
+	case !r.SolverConverged:
+		conv = "cap"
+	}
+	if r.RateBackoffs > 0 {
+		conv += fmt.Sprintf(", rate/%d", 1<<r.RateBackoffs)
+	}
+	return conv
+}
+
+// solver returns the run's solver name (cg, ap, sgd, cholesky), or "".
+func (in *inspection) solver() string {
+	if in.Config != nil && in.Config.Solver != nil {
+		return in.Config.Solver.Name()
+	}
+	return in.solverName
+}
+
+// stallCause says why solves of a solver (cg, ap, sgd; "" unknown) stall
+// and what helps (solvers.State.Stalled): the words of gpnb train's warning
+// and gpnb inspect's note.
+func stallCause(solver string) string {
+	const floor = "the products' rounding is the floor: --precision float64 or mixed, or looser --tol-mean/--tol-probes, reach them"
+	switch solver {
+	case "sgd":
+		return "a learning rate near divergence, or the paper's-text column freeze (DESIGN.md): a lower --sgd-lr, or --rules authors"
+	case "cg", "ap":
+		return floor
+	}
+	return "CG and AP: " + floor + "; SGD: a lower --sgd-lr, or --rules authors"
 }
 
 func minutes(s float64) string { return fmt.Sprintf("%.1f min", s/60) }
@@ -506,17 +518,13 @@ func formatResiduals(r []float64) string {
 	return s
 }
 
-// formatStop gives the residuals a solve stopped at, compactly: the mean
-// system's and the mean of the probes' ("0.0091/0.087"), or "—".
-func formatStop(r []float64) string {
-	if len(r) < 2 {
+// formatStop gives the residuals a step's solve stopped at, compactly: the
+// mean system's and the mean of the probes' ("0.0091/0.087"), or "—".
+func formatStop(r gpnb.StepRecord) string {
+	if len(r.FinalResiduals) < 2 {
 		return "—"
 	}
-	p := 0.0
-	for _, x := range r[1:] {
-		p += x
-	}
-	return fmt.Sprintf("%.2g/%.2g", r[0], p/float64(len(r)-1))
+	return fmt.Sprintf("%.2g/%.2g", r.FinalResiduals[0], r.ProbeResidual())
 }
 
 func formatDist(d float64) string {

@@ -38,19 +38,19 @@ type mllResult struct {
 // flags give for it and its initial kernel: what mll and solve work on.
 func loadRun(df *dataFlags, rf *runFlags) (ds *data.Dataset, cfg gpnb.Config, k kernel.Kernel, err error) {
 	if ds, err = df.load(); err == nil {
-		cfg, err = rf.config(ds.Name, ds.D())
+		cfg, err = rf.config(ds.Name, ds.NTrain(), ds.D())
 		k = kernel.Kernel{Family: cfg.Kernel, Hyper: cfg.Init}
 	}
 	return ds, cfg, k, err
 }
 
 func runMLL(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mll", "--data D [--split K] [--subset N] [--kernel matern32] [--noise S] [--signal S] [--lengthscales l1,l2,...] [--json -|FILE]", stderr)
+	fs := newFlagSet("mll", "--data D [flags]\n\nThe exact (Cholesky) log marginal likelihood and its gradient at θ.", stderr)
 	var df dataFlags
 	var rf runFlags
 	df.register(fs, stderr)
 	rf.register(fs, stderr, targetOf(gpnb.Config{}), only("kernel", "noise", "signal", "lengthscales"))
-	jsonPath := fs.String("json", "", "write {\"mll\", \"grad\"} as JSON to this file (- for stdout)")
+	jsonPath := fs.String("json", "", "write the result to `FILE` (-: stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

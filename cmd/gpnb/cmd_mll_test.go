@@ -16,7 +16,7 @@ import (
 // direct solve, and the gradient's signs and shape against finite
 // differences of that independent MLL.
 func TestMLLCommand(t *testing.T) {
-	got, _ := runJSON[mllResult](t, "mll", "--data", "synthetic", "--synthetic-n", "40", "--synthetic-d", "2", "--kernel", "matern52", "--noise", "0.3", "--signal", "1.1", "--lengthscales", "0.8,1.3", "--json", "-")
+	got, _ := runJSON[mllResult](t, "mll", "--data", "synthetic-40-2-0", "--kernel", "matern52", "--noise", "0.3", "--signal", "1.1", "--lengthscales", "0.8,1.3", "--json", "-")
 	ds, err := data.Synthetic(40, 2, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -57,10 +57,10 @@ func TestMLLCommandBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "30", "--synthetic-d", "3", "--lengthscales", "1,2"}, "length scales"},
-		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "30", "--noise", "0"}, "noise"},
-		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "30", "--kernel", "cubic"}, "unknown kernel"},
-		{[]string{"mll", "--data", "synthetic", "--synthetic-n", "200", "--synthetic-d", "1", "--kernel", "rbf", "--lengthscales", "1000", "--noise", "1e-9"}, "increase the noise or add jitter"},
+		{[]string{"mll", "--data", "synthetic-30-3-0", "--lengthscales", "1,2"}, "length scales"},
+		{[]string{"mll", "--data", "synthetic-30-4-0", "--noise", "0"}, "noise"},
+		{[]string{"mll", "--data", "synthetic-30-4-0", "--kernel", "cubic"}, "unknown kernel"},
+		{[]string{"mll", "--data", "synthetic-200-1-0", "--kernel", "rbf", "--lengthscales", "1000", "--noise", "1e-9"}, "increase the noise or add jitter"},
 		{[]string{"mll"}, "--data is required"},
 	} {
 		code, _, errs := runCmd(t, c.args...)

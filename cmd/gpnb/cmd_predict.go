@@ -32,21 +32,20 @@ type predictJSON struct {
 	Pred   gpnb.Prediction `json:"prediction"`
 }
 
-const predictSynopsis = `--resume RUN.ckpt --points FILE.csv [--data D ...] [--out FILE.csv|FILE.json|-] [--json FILE|-]
+const predictSynopsis = `--resume RUN.ckpt --points FILE.csv [flags]
 
-The points are read with the training data's column rules: by name when both files have a
-header line, else the input columns (or all the training file's) in order, in the data's units.
-Without --data the data and CSV columns the run recorded are loaded. CSV output columns: the
-inputs, mean, var (latent), var_noisy (a new observation), lower_95, upper_95 (its 95% band).`
+Predicts at the points (in the data's units; columns matched by name when both files have a
+header). Without --data, the data and columns the run recorded. The CSV holds the inputs, mean,
+var (latent), var_noisy (a new observation), lower_95 and upper_95 (its 95% band).`
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("predict", predictSynopsis, stderr)
 	var df dataFlags
 	df.register(fs, stderr)
-	resume := fs.String("resume", "", "the trained run: a checkpoint of gpnb train --checkpoint or gpnb reproduce")
-	points := fs.String("points", "", "CSV file of the points to predict at (see above)")
-	out := fs.String("out", "", "write the predictions to this file (- for stdout): JSON if it ends in .json, else CSV")
-	jsonPath := fs.String("json", "", "write the points and the prediction as JSON to this file (- for stdout)")
+	resume := fs.String("resume", "", "the trained run's checkpoint `FILE`")
+	points := fs.String("points", "", "CSV `FILE` of the points")
+	out := fs.String("out", "", "write the predictions to `FILE`: .json, else CSV (-: stdout)")
+	jsonPath := fs.String("json", "", "write points and prediction as JSON to `FILE` (-: stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

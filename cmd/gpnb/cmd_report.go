@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
-	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/viz"
 )
 
@@ -25,61 +25,73 @@ func init() {
 	})
 }
 
+// reportFlags are gpnb report's flags.
+type reportFlags struct {
+	in, out, static, title string
+	last                   int
+}
+
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", "--in RESULTS_DIR|RESULT.json|RUN.ckpt [--out report.html] [--static DIR]", stderr)
-	in := fs.String("in", "", "a results directory (every *.json holding a result or a list of results, recursively), one result JSON (`gpnb train --json`), or a checkpoint")
-	out := fs.String("out", "report.html", "the HTML file to write (self-contained: echarts is inlined)")
-	static := fs.String("static", "", "if set, also write every figure as PNG and SVG into this directory")
-	title := fs.String("title", "", "page title (default: derived from --in)")
-	last := fs.Int("last", 3, "for a single run: how many of the last steps' residual trajectories to chart")
+	var f reportFlags
+	fs.StringVar(&f.in, "in", "", "a folder of result JSON files, one result JSON, or a checkpoint (`PATH`)")
+	fs.StringVar(&f.out, "out", "report.html", "the HTML file (echarts inlined)")
+	fs.StringVar(&f.static, "static", "", "also write every figure as PNG and SVG into `DIR`")
+	fs.StringVar(&f.title, "title", "", "page `TITLE` (default: from --in)")
+	fs.IntVar(&f.last, "last", 3, "one run: chart the residuals of the last N steps")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := required(fs, "in", *in); err != nil {
+	if err := required(fs, "in", f.in); err != nil {
 		return err
 	}
-	if *last < 1 {
-		return fmt.Errorf("gpnb report: --last is %d: use 1 or more", *last)
+	if f.last < 1 {
+		return fmt.Errorf("gpnb report: --last is %d: use 1 or more", f.last)
 	}
-	results, kind, err := loadReportInput(*in, stderr)
+	results, kind, err := loadReportInput(f.in, stderr)
 	if err != nil {
 		return err
 	}
-	if *title == "" {
-		*title = reportTitle(*in, results, kind)
+	if f.title == "" {
+		f.title = reportTitle(f.in, results, kind)
 	}
-	rep := viz.NewReport(*title)
+	rep := viz.NewReport(f.title)
 	var figs []namedChart
 	if kind == "results" && len(results) > 1 {
 		figs = resultsReport(rep, results)
 	} else {
-		figs = runReportSingle(rep, results[0], kind, *last)
+		figs = runReportSingle(rep, results[0], kind, f.last)
 	}
 	if len(figs) == 0 {
-		return fmt.Errorf("gpnb report: nothing in %s could be charted (see the notes above)", *in)
+		return fmt.Errorf("gpnb report: nothing in %s could be charted (see the notes above)", f.in)
 	}
-	if err := rep.Save(*out); err != nil {
-		return fmt.Errorf("gpnb report: writing %s: %w", *out, err)
+	if err := rep.Save(f.out); err != nil {
+		return fmt.Errorf("gpnb report: writing %s: %w", f.out, err)
 	}
-	src := viz.Echarts()
-	if !src.Local() {
-		fmt.Fprintf(stderr, "gpnb report: warning: no local echarts copy, so %s loads it from the CDN and needs network access (run `%s` or set %s)\n", *out, viz.MakeTarget, viz.EnvEchartsJS)
+	if !viz.Echarts().Local() {
+		fmt.Fprintf(stderr, "gpnb report: warning: no local echarts copy, so %s loads it from the CDN and needs network access (run `%s` or set %s)\n", f.out, viz.MakeTarget, viz.EnvEchartsJS)
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d figures from %d run(s)\n", *out, len(figs), len(results))
-	if *static != "" {
-		if err := os.MkdirAll(*static, 0o755); err != nil {
-			return fmt.Errorf("gpnb report: --static: %w", err)
-		}
-		for _, f := range figs {
-			for _, ext := range []string{".png", ".svg"} {
-				p := filepath.Join(*static, f.name+ext)
-				if err := f.chart.Save(p); err != nil {
-					return fmt.Errorf("gpnb report: writing %s: %w", p, err)
-				}
+	fmt.Fprintf(stdout, "wrote %s: %d figures from %d run(s)\n", f.out, len(figs), len(results))
+	if f.static == "" {
+		return nil
+	}
+	return writeFigures(f.static, figs, stdout)
+}
+
+// writeFigures writes every figure as PNG and SVG into dir.
+func writeFigures(dir string, figs []namedChart, stdout io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("gpnb report: --static: %w", err)
+	}
+	for _, f := range figs {
+		for _, ext := range []string{".png", ".svg"} {
+			p := filepath.Join(dir, f.name+ext)
+			if err := f.chart.Save(p); err != nil {
+				return fmt.Errorf("gpnb report: writing %s: %w", p, err)
 			}
 		}
-		fmt.Fprintf(stdout, "wrote %d PNG and %d SVG figures to %s\n", len(figs), len(figs), *static)
 	}
+	fmt.Fprintf(stdout, "wrote %d PNG and %d SVG figures to %s\n", len(figs), len(figs), dir)
 	return nil
 }
 
@@ -102,20 +114,10 @@ func addFigure(rep *viz.Report, figs *[]namedChart, name, heading string, c *viz
 func resultsReport(rep *viz.Report, results []gpnb.Result) []namedChart {
 	var figs []namedChart
 	rep.AddText(fmt.Sprintf("%d runs: %s.", len(results), describeRuns(results)))
-	// The tables' statistics are package repro's (as in `gpnb table`); a
-	// table that cannot be computed (say, the same run twice) says why.
-	addTable := func(heading string, t *viz.Table, err error) {
-		rep.AddHeading(heading)
-		if err != nil {
-			rep.AddText("Not drawn: " + err.Error())
-			return
-		}
-		rep.AddTable(t)
-	}
 	t1, err := viz.SpeedupTable(results)
-	addTable("Table 1: test log-likelihood, runtime and average speed-up", t1, err)
+	addTable(rep, "Table 1: test log-likelihood, runtime and average speed-up", t1, err)
 	t2, err := viz.ResultsTable(results)
-	addTable("Table 2: results per dataset", t2, err)
+	addTable(rep, "Table 2: results per dataset", t2, err)
 	c, err := viz.Runtimes(results)
 	addFigure(rep, &figs, "fig2-runtimes", "Figure 2: runtime, solver time inside total time", c, err)
 	c, err = viz.Iterations(results)
@@ -127,6 +129,18 @@ func resultsReport(rep *viz.Report, results []gpnb.Result) []namedChart {
 		addFigure(rep, &figs, "residual-at-stop", "Residual at the stop of each step's solve (solver budgets)", c, err)
 	}
 	return figs
+}
+
+// addTable adds a table under a heading; one that cannot be computed (say,
+// the same run twice) says why. The tables' statistics are package
+// results' (as in `gpnb table`).
+func addTable(rep *viz.Report, heading string, t *results.Table, err error) {
+	rep.AddHeading(heading)
+	if err != nil {
+		rep.AddText("Not drawn: " + err.Error())
+		return
+	}
+	rep.AddTable(t)
 }
 
 // anyBudget reports whether some result's solves stopped at a budget.
@@ -141,11 +155,11 @@ func anyBudget(results []gpnb.Result) bool {
 
 func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []namedChart {
 	var figs []namedChart
-	t := &viz.Table{Caption: "Run", Header: []string{"Field", "Value"}}
-	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	t := &results.Table{Title: "Run", Columns: []results.Column{{Name: "Field"}, {Name: "Value"}}}
+	add := func(k, v string) { t.Rows = append(t.Rows, results.Row{results.Text(k), results.Text(v)}) }
 	add("source", kind)
 	add("dataset", r.Dataset)
-	add("method", viz.MethodLabel(repro.ResultSolverKey(r), r.WarmStart))
+	add("method", methodLabel(r))
 	add("steps", fmt.Sprint(len(r.History)))
 	add("solver iterations (total)", fmt.Sprint(r.History.TotalSolverIterations()))
 	add("time (total / solver)", fmt.Sprintf("%.3g s / %.3g s", r.History.TotalSeconds(), r.History.TotalSolverSeconds()))
@@ -155,9 +169,9 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 		add("final signal s", fmt.Sprintf("%.4g", f.Signal))
 		add("final length scales ℓ", fmt.Sprintf("%.4g", f.Lengthscales))
 	}
-	if kind != "checkpoint" {
-		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", r.TestRMSE, r.TestLLH, r.EvalMethod))
-		if s := r.Samples; s != nil {
+	if ev := r.Test; ev != nil {
+		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", ev.TestRMSE, ev.TestLLH, ev.Method))
+		if s := ev.Samples; s != nil {
 			add("test RMSE / LLH from posterior samples", fmt.Sprintf("%.4g / %.4g (%d samples, no further solve)", s.TestRMSE, s.TestLLH, s.Samples))
 		}
 	}
@@ -184,7 +198,7 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 func describeRuns(results []gpnb.Result) string {
 	count := map[string]int{}
 	for _, r := range results {
-		count[r.Dataset+" "+viz.MethodLabel(repro.ResultSolverKey(r), r.WarmStart)]++
+		count[r.Dataset+" "+methodLabel(r)]++
 	}
 	keys := make([]string, 0, len(count))
 	for k := range count {
@@ -250,11 +264,7 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 		if err != nil {
 			return nil, "", fmt.Errorf("gpnb report: %s: %w", in, err)
 		}
-		r := st.Result()
-		if r.Dataset == "" { // a format-1 checkpoint that named no dataset
-			r.Dataset = filepath.Base(in)
-		}
-		return []gpnb.Result{r}, "checkpoint", nil
+		return []gpnb.Result{st.Result()}, "checkpoint", nil
 	}
 	rs, err := parseResults(b)
 	if err != nil {
@@ -311,9 +321,19 @@ func reportTitle(in string, results []gpnb.Result, kind string) string {
 		return "gpnb report: " + base
 	}
 	r := results[0]
-	what := fmt.Sprintf("%s split %d, %s", r.Dataset, r.Split, viz.MethodLabel(r.Solver, r.WarmStart))
+	what := fmt.Sprintf("%s split %d, %s", r.Dataset, r.Split, methodLabel(r))
 	if kind == "checkpoint" {
 		what += fmt.Sprintf(", step %d", r.StepsDone)
 	}
 	return fmt.Sprintf("gpnb report: %s (%s)", what, base)
+}
+
+// methodLabel names a run's method as the tables do ("CG + ws"; "exact"
+// for the exact gradient), or by its solver for a result that recorded no
+// configuration.
+func methodLabel(r gpnb.Result) string {
+	if r.Config == nil {
+		return r.Solver
+	}
+	return results.MethodOf(*r.Config).Label()
 }

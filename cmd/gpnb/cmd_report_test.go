@@ -11,12 +11,15 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // reportResult is a small synthetic run with a closed-form history.
 func reportResult(ds, solver string, warm bool, split int) gpnb.Result {
-	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: 2,
-		TotalSeconds: 10 + float64(split), SolverSeconds: 9, TestRMSE: 0.2, TestLLH: 0.5}
+	c := gpnb.Config{WarmStart: warm}
+	c.Solver, _ = solvers.ParseMethod(solver)
+	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: 2, Config: &c,
+		TotalSeconds: 10 + float64(split), SolverSeconds: 9, Test: &gpnb.Eval{TestRMSE: 0.2, TestLLH: 0.5}}
 	for s := 1; s <= 4; s++ {
 		it := 50 + s
 		if warm {
@@ -101,7 +104,7 @@ func TestReportResultsDir(t *testing.T) {
 	if strings.Join(titles, "|") != strings.Join(want, "|") {
 		t.Errorf("panels\n%q\nwant\n%q", titles, want)
 	}
-	for _, s := range []string{"Table 1", "Table 2", "<table class=\"gpnb-table\">", "<td>CG + ws</td>", "<!DOCTYPE html>"} {
+	for _, s := range []string{"Table 1", "Table 2", "<table class=\"gpnb-table\">", "<td>+ ws</td>", "<!DOCTYPE html>"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("report lacks %q", s)
 		}
@@ -133,7 +136,7 @@ func TestReportSingleResultAndCheckpoint(t *testing.T) {
 
 	// A real checkpoint from `gpnb train`.
 	ckpt := filepath.Join(dir, "run.ckpt")
-	code, _, stderr = runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "2", "--steps", "3", "--warm-start", "--checkpoint", ckpt)
+	code, _, stderr = runCmd(t, "train", "--data", "synthetic-120-2-0", "--steps", "3", "--warm-start", "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)
 	}
@@ -219,7 +222,7 @@ func TestReportCheckpointTitledByDataset(t *testing.T) {
 	t.Setenv("GPNB_ECHARTS_NO_INSTALL", "1")
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "c.ckpt")
-	code, _, stderr := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "100", "--synthetic-d", "2", "--steps", "2", "--warm-start", "--checkpoint", ckpt)
+	code, _, stderr := runCmd(t, "train", "--data", "synthetic-100-2-0", "--steps", "2", "--warm-start", "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("train: exit %d: %s", code, stderr)
 	}

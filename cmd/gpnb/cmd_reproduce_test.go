@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -36,10 +37,14 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce"}, "--out DIR is required"},
 		{[]string{"reproduce", "--out", dir, "--memory-budget", "lots"}, "--memory-budget"},
 		{[]string{"reproduce", "--out", dir, "--operator", "sparse"}, "use one of auto, dense, matrixfree"},
-		{[]string{"reproduce", "--out", dir, "--sgd-lr", "fast"}, `--sgd-lr "fast": use paper`},
+		{[]string{"reproduce", "--out", dir, "--sgd-lr", "fast"}, `--sgd-lr "fast": use auto, paper`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "-1"}, `--sgd-lr "-1"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:0"}, `--sgd-lr "raw:0"`},
 		{[]string{"reproduce", "--out", dir, "--sgd-lr", "raw:NaN"}, `--sgd-lr "raw:NaN"`},
+		{[]string{"reproduce", "--out", dir, "--seeds", "4-2"}, `seed range "4-2" is empty`},
+		{[]string{"reproduce", "--out", dir, "--seeds", "0-4", "--seed", "3"}, "leave out --seed and --sgd-seed"},
+		{[]string{"reproduce", "--out", dir, "--rules", "paper"}, `unknown rule set "paper": use one of authors, paper-text`},
+		{[]string{"reproduce", "--out", dir, "--authors-rules"}, "flag provided but not defined: -authors-rules"},
 		{[]string{"reproduce", "--out", dir, "--backend", "tpu"}, `--backend "tpu": use cpu or cuda`},
 		{[]string{"reproduce", "--out", dir, "--backend", "cuda"}, "--backend cuda: "},
 		{[]string{"table", "--in", dir}, "no jobs/ directory"},
@@ -251,6 +256,25 @@ func TestTableFormats(t *testing.T) {
 	if code != 0 || strings.Contains(out, "Table 2") || !strings.Contains(out, "Table 1") {
 		t.Errorf("--table 1: %q", out)
 	}
+	// The tables of runs, of one set against another, and of status.json.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--table", "runs", "--columns", "name,steps,iterations,speedup@cold:1"}, "| synthetic-40-2-1-s1-cg-warm | 2 of 2 |"},
+		{[]string{"--table", "runs", "--in", "a=" + dir + ",b=" + dir, "--columns", "name,total_s@b", "--jobs", "*-s0-*"}, "| synthetic-40-2-1-s0-cg-cold |"},
+		{[]string{"--table", "traces", "--steps", "1,2"}, "### synthetic-40-2-1 CG warm: σ and solver iterations by step"},
+		{[]string{"--table", "status"}, "| state | finished |"},
+		{[]string{"--table", "headline"}, "Table 1 beside the paper's"},
+	} {
+		args := append([]string{"table", "--in", dir}, tc.args...)
+		if code, out, stderr := runCmd(t, args...); code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("gpnb %v: exit %d, %s\n%s\nwant %q", args, code, stderr, out, tc.want)
+		}
+	}
+	if code, _, stderr := runCmd(t, "table", "--in", dir, "--table", "runs", "--columns", "nope"); code == 0 || !strings.Contains(stderr, `unknown column "nope"`) {
+		t.Errorf("--columns nope: exit %d, %s", code, stderr)
+	}
 	// Rerunning the same grid runs nothing; a different --steps is refused.
 	if code, out, _ := runCmd(t, args...); code != 0 || !strings.Contains(out, "0 run now, 6 already done") {
 		t.Errorf("rerun: %d %q", code, out)
@@ -271,8 +295,7 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		{nil, "dense float64"},
 		{[]string{"--operator", "matrixfree"}, "matrix-free"},
 		{[]string{"--memory-budget", "1KiB"}, "matrix-free"}, // 60² float64 values need 28.8 kB
-		{[]string{"--memory-budget", "1KiB", "--float32"}, "matrix-free float32"},
-		{[]string{"--memory-budget", "16KiB", "--float32"}, "dense float32"},
+		{[]string{"--memory-budget", "1KiB", "--precision", "float32"}, "matrix-free float32"},
 		{[]string{"--memory-budget", "16KiB", "--precision", "float32"}, "dense float32"},
 		{[]string{"--memory-budget", "16KiB", "--precision", "mixed"}, "dense mixed"},
 		{[]string{"--memory-budget", "1KiB", "--precision", "mixed"}, "matrix-free"}, // no cache: computes as float64
@@ -283,7 +306,7 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		if code, _, stderr := runCmd(t, args...); code != 0 {
 			t.Fatalf("gpnb %v: %s", args, stderr)
 		}
-		rs, err := repro.LoadResults(dir)
+		rs, err := results.Load(dir)
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("%v: %d results, %v", tc.flags, len(rs), err)
 		}
@@ -350,24 +373,29 @@ func TestSetMemoryLimit(t *testing.T) {
 	}
 }
 
-// --sgd-lr: paper (the default) gives the paper's datasets their raw rates
-// (and others the normalised default), a number is the normalised rate for
-// all, raw:N the raw rate N for all.
+// --sgd-lr: auto (the default) gives the paper's datasets their raw rates
+// where the run is the paper's (all of the training split) and the
+// normalised default elsewhere; paper gives them their raw rates on subsets
+// too; a number is the normalised rate for all, raw:N the raw rate N for
+// all.
 func TestSGDRateFlag(t *testing.T) {
+	const polN = 13499 // all of pol's split 0 but one point: still the paper's run
 	for _, tc := range []struct {
-		in        string
-		paper     bool
-		norm, raw float64
+		in              string
+		rates           repro.SGDRates
+		norm, raw       float64
+		polAll, polPart float64 // pol's raw rate on all of it, on 1500 points
 	}{
-		{"paper", true, 0, 0},
-		{" Paper ", true, 0, 0},
-		{"0", false, 0, 0},
-		{"2.5", false, 2.5, 0},
-		{"raw:45", false, 0, 45},
+		{"auto", repro.SGDRatesAuto, 0, 0, 90, 0},
+		{" Auto ", repro.SGDRatesAuto, 0, 0, 90, 0},
+		{"paper", repro.SGDRatesPaper, 0, 0, 90, 90},
+		{"0", repro.SGDRatesGiven, 0, 0, 0, 0},
+		{"2.5", repro.SGDRatesGiven, 2.5, 0, 0, 0},
+		{"raw:45", repro.SGDRatesGiven, 0, 45, 45, 45},
 	} {
 		var rf runFlags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		rf.register(fs, io.Discard, paperTarget(), nil)
+		rf.register(fs, io.Discard, defaultTarget(), nil)
 		if err := fs.Parse([]string{"--solver", "sgd", "--sgd-lr", tc.in}); err != nil {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
@@ -377,16 +405,45 @@ func TestSGDRateFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := g.Methods["sgd"].(solvers.SGD)
-		if g.PaperSGDRates != tc.paper || m.LearningRate != tc.norm || m.RawLearningRate != tc.raw {
-			t.Errorf("%q: paper rates %v, normalised %v, raw %v; want paper %v, %v, %v", tc.in,
-				g.PaperSGDRates, m.LearningRate, m.RawLearningRate, tc.paper, tc.norm, tc.raw)
+		if g.SGDRates != tc.rates || m.LearningRate != tc.norm || m.RawLearningRate != tc.raw {
+			t.Errorf("%q: rates %v, normalised %v, raw %v; want %v, %v, %v", tc.in,
+				g.SGDRates, m.LearningRate, m.RawLearningRate, tc.rates, tc.norm, tc.raw)
 		}
-		cfg, err := rf.config("pol", 3)
-		if err != nil {
-			t.Fatal(err)
+		for n, want := range map[int]float64{polN: tc.polAll, 1500: tc.polPart} {
+			cfg, err := rf.config("pol", n, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Solver.(solvers.SGD).RawLearningRate; got != want {
+				t.Errorf("%q: pol's raw rate at n = %d: %v, want %v", tc.in, n, got, want)
+			}
 		}
-		if want := map[bool]float64{true: 90, false: tc.raw}[tc.paper]; cfg.Solver.(solvers.SGD).RawLearningRate != want {
-			t.Errorf("%q: pol's raw rate %v, want %v", tc.in, cfg.Solver.(solvers.SGD).RawLearningRate, want)
+	}
+}
+
+// TestReproduceSeeds: --seeds makes every seed a job, named ...-seedK but
+// for seed 0, with that seed for its probes and SGD's batches.
+func TestReproduceSeeds(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCmd(t, "reproduce", "--out", dir, "--datasets", "synthetic-60-2-1", "--splits", "0", "--seeds", "0,2",
+		"--solvers", "sgd", "--modes", "cold", "--exact", "never", "--steps", "2", "--batch-size", "20", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, id := range []string{"synthetic-60-2-1-s0-sgd-cold ", "synthetic-60-2-1-s0-sgd-cold-seed2 "} {
+		if !strings.Contains(out, id) {
+			t.Errorf("no job %q in\n%s", id, out)
 		}
+	}
+	if code, _, stderr := runCmd(t, "reproduce", "--out", dir, "--datasets", "synthetic-60-2-1", "--splits", "0", "--seeds", "2",
+		"--solvers", "sgd", "--modes", "cold", "--exact", "never", "--steps", "2", "--batch-size", "20"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	recs, err := results.Load(dir)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d results, %v", len(recs), err)
+	}
+	if c := *recs[0].Result.Config; c.Seed != 2 || c.Solver.(solvers.SGD).Seed != 2 || c.Rules != solvers.RulesAuthors {
+		t.Errorf("job %s: seed %d, SGD seed %d, rules %v", recs[0].ID(), c.Seed, c.Solver.(solvers.SGD).Seed, c.Rules)
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -31,17 +30,16 @@ const solveCholeskyLimit = 6000
 // solveProbeStream is the second PCG seed word of the probe generator.
 const solveProbeStream = 0x5eed_9a0b
 
-// solveResult is the JSON that "gpnb solve" prints.
+// solveResult is the JSON that "gpnb solve" prints: the problem, where the
+// solve ended (solvers.Progress) and its error against Cholesky.
 type solveResult struct {
-	Dataset      string    `json:"dataset"`
-	Solver       string    `json:"solver"`
-	N            int       `json:"n"`
-	D            int       `json:"d"`
-	Kernel       string    `json:"kernel"`
-	Probes       int       `json:"probes"`
-	Iterations   int       `json:"iterations"`
-	Converged    bool      `json:"converged"`
-	RelResiduals []float64 `json:"rel_residuals"`
+	Dataset string `json:"dataset"`
+	Solver  string `json:"solver"`
+	N       int    `json:"n"`
+	D       int    `json:"d"`
+	Kernel  string `json:"kernel"`
+	Probes  int    `json:"probes"`
+	solvers.Progress
 	// RelErrorVsCholesky is max_j ‖v_j − v*_j‖/‖v*_j‖ against the exact
 	// solution, null when n > 6000.
 	RelErrorVsCholesky *float64 `json:"rel_error_vs_cholesky"`
@@ -51,31 +49,21 @@ type solveResult struct {
 	StartSeconds float64 `json:"start_seconds"`
 	// PrecondRank is the rank of CG's preconditioner (the one
 	// --precond-rank auto chose), 0 without one.
-	PrecondRank int       `json:"precond_rank,omitempty"`
-	Operator    string    `json:"operator"`
-	Work        solveWork `json:"work"`
-}
-
-// solveWork is solvers.Work with the CLI's snake_case names.
-type solveWork struct {
-	OperatorProducts    int `json:"operator_products"`
-	RowEvaluations      int `json:"row_evaluations"`
-	BlockEntries        int `json:"block_entries"`
-	BlockFactorisations int `json:"block_factorisations"`
+	PrecondRank int    `json:"precond_rank,omitempty"`
+	Operator    string `json:"operator"`
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("solve", "--data D [--split K] [--subset N] --solver cg|ap|sgd|cholesky [--probes 16] [--seed S] [--noise --signal --lengthscales --kernel] [--block-size --batch-size --sgd-lr --momentum --precond-rank --precond-diagonal --max-iterations --tol-mean --tol-probes] [--precision --operator --memory-budget --workers] [--json -|FILE]", stderr)
+	fs := newFlagSet("solve", "--data D [--solver cg|ap|sgd|cholesky] [flags]\n\nSolves H[v_y, v_1..v_s] = [y, z_1..z_s] once at the initial θ; compares with Cholesky up to n = 6000.", stderr)
 	var df dataFlags
 	var rf runFlags
 	df.register(fs, stderr)
-	rf.register(fs, stderr, targetOf(gpnb.Config{}), func(name string) bool {
+	rf.register(fs, stderr, defaultTarget(), func(name string) bool {
 		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations", "operator", "memory-budget", "precision", "workers")(name) ||
 			slices.ContainsFunc([][]string{methodFlags["cg"], methodFlags["ap"], methodFlags["sgd"]}, func(fl []string) bool { return slices.Contains(fl, name) })
 	})
-	fs.Var(deprecatedValue{fs: fs, old: "lr", name: "sgd-lr", w: stderr}, "lr", "deprecated: use --sgd-lr (--lr is Adam's learning rate in train)")
-	nprobes := fs.Int("probes", 16, "number of Gaussian probe vectors z_j (columns 1..s; 0: y alone)")
-	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
+	nprobes := fs.Int("probes", 16, "Gaussian probe vectors z_j (0: y alone)")
+	jsonPath := fs.String("json", "", "write the result to `FILE` (-: stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -108,8 +96,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	st := sv.State()
 	res := solveResult{
 		Dataset: ds.Name, Solver: method.Name(), N: n, D: ds.D(), Kernel: k.Family.String(), Probes: probes,
-		Iterations: st.Iteration, Converged: st.Converged, RelResiduals: st.RelResiduals,
-		Seconds: secs, StartSeconds: startSecs, Operator: op.Storage(), Work: solveWork(st.Work),
+		Progress: st.Progress(), Seconds: secs, StartSeconds: startSecs, Operator: op.Storage(),
 	}
 	if st.CG != nil {
 		res.PrecondRank = st.CG.PrecondRank
@@ -123,7 +110,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if *jsonPath == "" {
 		fmt.Fprintf(stdout, "%s: %s, n = %d, %d right-hand sides\n", ds, method.Name(), n, 1+probes)
-		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s (%.3f s to start)\n", res.Iterations, res.Converged, res.Seconds, res.StartSeconds)
+		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s (%.3f s to start)\n", res.Iteration, res.Converged, res.Seconds, res.StartSeconds)
 		if res.PrecondRank > 0 {
 			fmt.Fprintf(stdout, "preconditioner rank %d\n", res.PrecondRank)
 		}

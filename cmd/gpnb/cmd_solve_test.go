@@ -27,8 +27,7 @@ func solveCmd(t *testing.T, args ...string) (int, solveResult, string) {
 	return code, res, errb.String() + out.String()
 }
 
-// solveTestH builds H = K + σ²I for --data synthetic --synthetic-n 120
-// --synthetic-d 2 at the default hyperparameters (all 1.0), entry by entry.
+// solveTestH builds H = K + σ²I for --data synthetic-120-2-0 at the default hyperparameters (all 1.0), entry by entry.
 func solveTestH(t *testing.T) (*mat.SymDense, []float64) {
 	t.Helper()
 	ds, err := data.Synthetic(120, 2, 0)
@@ -45,14 +44,14 @@ func TestSolveCommandSolvers(t *testing.T) {
 	eig.Factorize(h, false)
 	vals := eig.Values(nil)
 	kappa := vals[len(vals)-1] / vals[0]
-	base := []string{"--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "2", "--probes", "3", "--json", "-"}
+	base := []string{"--data", "synthetic-120-2-0", "--probes", "3", "--json", "-"}
 	for _, c := range []struct {
 		solver string
 		extra  []string
 	}{
 		{"cg", nil},
 		{"cg", []string{"--precond-rank", "10"}},
-		{"cg", []string{"--precond-rank", "10", "--precond-diag"}},
+		{"cg", []string{"--precond-rank", "10", "--precond-diagonal"}},
 		{"ap", []string{"--block-size", "30"}},
 		{"sgd", []string{"--batch-size", "30", "--seed", "4"}},
 		{"cholesky", nil},
@@ -62,7 +61,7 @@ func TestSolveCommandSolvers(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, msg)
 			}
-			if res.Solver != c.solver || res.N != 120 || len(res.RelResiduals) != 4 || !res.Converged || res.Iterations < 1 {
+			if res.Solver != c.solver || res.N != 120 || len(res.RelResiduals) != 4 || !res.Converged || res.Iteration < 1 {
 				t.Fatalf("result %+v", res)
 			}
 			if res.RelResiduals[0] >= 0.01 {
@@ -96,11 +95,11 @@ func TestSolveCommandOneCGStep(t *testing.T) {
 	r.AddScaledVec(yv, -alpha, &hy)
 	want := mat.Norm(&r, 2) / mat.Norm(yv, 2)
 
-	code, res, msg := solveCmd(t, "--data", "synthetic", "--synthetic-n", "120", "--synthetic-d", "2", "--probes", "0", "--solver", "cg", "--max-iters", "1", "--json", "-")
+	code, res, msg := solveCmd(t, "--data", "synthetic-120-2-0", "--probes", "0", "--solver", "cg", "--max-iterations", "1", "--json", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	if res.Iterations != 1 || res.Converged || len(res.RelResiduals) != 1 {
+	if res.Iteration != 1 || res.Converged || len(res.RelResiduals) != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	if math.Abs(res.RelResiduals[0]-want) > 1e-10 {
@@ -116,16 +115,16 @@ func TestSolveCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--data", "synthetic", "--solver", "gmres"}, "cg, ap, sgd, cholesky"},
-		{[]string{"--data", "synthetic", "--probes", "-1"}, "--probes"},
-		{[]string{"--data", "synthetic", "--tol-mean", "0"}, "--tol-mean"},
-		{[]string{"--data", "synthetic", "--lr", "-1", "--solver", "sgd"}, "--lr"},
-		{[]string{"--data", "synthetic", "--momentum", "1.5", "--solver", "sgd"}, "--momentum"},
-		{[]string{"--data", "synthetic", "--block-size", "-3", "--solver", "ap"}, "--block-size"},
-		{[]string{"--data", "synthetic", "--lengthscales", "1,2,3"}, "--noise/--signal/--lengthscales"},
-		{[]string{"--data", "synthetic", "--noise", "-1"}, "noise"},
+		{[]string{"--data", "synthetic-500-4-0", "--solver", "gmres"}, "cg, ap, sgd, cholesky"},
+		{[]string{"--data", "synthetic-500-4-0", "--probes", "-1"}, "--probes"},
+		{[]string{"--data", "synthetic-500-4-0", "--tol-mean", "0"}, "--tol-mean"},
+		{[]string{"--data", "synthetic-500-4-0", "--sgd-lr", "-1", "--solver", "sgd"}, "--sgd-lr"},
+		{[]string{"--data", "synthetic-500-4-0", "--momentum", "1.5", "--solver", "sgd"}, "--momentum"},
+		{[]string{"--data", "synthetic-500-4-0", "--block-size", "-3", "--solver", "ap"}, "--block-size"},
+		{[]string{"--data", "synthetic-500-4-0", "--lengthscales", "1,2,3"}, "--noise/--signal/--lengthscales"},
+		{[]string{"--data", "synthetic-500-4-0", "--noise", "-1"}, "noise"},
 		{[]string{"--solver", "cg"}, "--data is required"},
-		{[]string{"--data", "synthetic", "--max-iters", "-1"}, "--max-iters"},
+		{[]string{"--data", "synthetic-500-4-0", "--max-iterations", "-1"}, "--max-iterations"},
 	} {
 		code, _, msg := solveCmd(t, c.args...)
 		if code == 0 || !strings.Contains(msg, c.want) {
@@ -133,14 +132,14 @@ func TestSolveCommandErrors(t *testing.T) {
 		}
 	}
 	// Max iterations reached is reported, not an error.
-	code, res, msg := solveCmd(t, "--data", "synthetic", "--synthetic-n", "60", "--solver", "ap", "--block-size", "10", "--max-iters", "2", "--json", "-")
-	if code != 0 || res.Converged || res.Iterations != 2 {
-		t.Fatalf("max iters: exit %d converged %v iterations %d: %s", code, res.Converged, res.Iterations, msg)
+	code, res, msg := solveCmd(t, "--data", "synthetic-60-4-0", "--solver", "ap", "--block-size", "10", "--max-iterations", "2", "--json", "-")
+	if code != 0 || res.Converged || res.Iteration != 2 {
+		t.Fatalf("max iters: exit %d converged %v iterations %d: %s", code, res.Converged, res.Iteration, msg)
 	}
 }
 
 func TestSolveCommandText(t *testing.T) {
-	code, _, msg := solveCmd(t, "--data", "synthetic", "--synthetic-n", "50", "--solver", "cg")
+	code, _, msg := solveCmd(t, "--data", "synthetic-50-4-0", "--solver", "cg")
 	if code != 0 || !strings.Contains(msg, "converged true") || !strings.Contains(msg, "relative error vs Cholesky") {
 		t.Fatalf("exit %d: %s", code, msg)
 	}

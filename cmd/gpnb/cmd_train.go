@@ -32,8 +32,8 @@ type backendFlags struct {
 }
 
 func (b *backendFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.name, "backend", "cpu", "kernel operator backend: cpu, or cuda (a binary built with -tags cuda and an NVIDIA GPU)")
-	fs.IntVar(&b.device, "device", 0, "CUDA device ordinal (with --backend cuda)")
+	fs.StringVar(&b.name, "backend", "cpu", "or cuda (a build with -tags cuda)")
+	fs.IntVar(&b.device, "device", 0, "CUDA device")
 }
 
 // backend turns the --backend and --device flags (of train and
@@ -53,6 +53,16 @@ func (b *backendFlags) backend(mode kernel.Mode, prec kernel.Precision) (gpnb.Ba
 		return cuda.Backend(cuda.Options{Device: device, Mode: mode, Precision: prec}), nil
 	}
 	return nil, fmt.Errorf("--backend %q: use cpu or cuda", name)
+}
+
+// describe names the GPU of --device for the log: cuda.DeviceInfo's
+// summary (name, memory, driver, ...).
+func (b *backendFlags) describe() string {
+	ds, err := cuda.Devices()
+	if err != nil || b.device < 0 || b.device >= len(ds) {
+		return fmt.Sprintf("GPU %d", b.device)
+	}
+	return ds[b.device].String()
 }
 
 // ttyWriter reports whether w is a character device (a terminal).
@@ -85,7 +95,7 @@ func newProgress(w io.Writer, o *gpnb.Optimiser, total int) *progress {
 }
 
 // RecordIteration redraws at most five times a second.
-func (p *progress) RecordIteration(pr gpnb.Progress) {
+func (p *progress) RecordIteration(pr gpnb.IterationRecord) {
 	p.iters = pr.Iteration
 	if time.Since(p.last) > 200*time.Millisecond {
 		p.draw(pr.Step - 1)
@@ -128,170 +138,216 @@ func hyperLine(h kernel.Hyper, ds *data.Dataset) string {
 	return s
 }
 
+// trainRun is one gpnb train: its flags and what they give.
+type trainRun struct {
+	df             dataFlags
+	rf             runFlags
+	bf             backendFlags
+	steps          int
+	preset         string
+	resume, json   string
+	eval           bool
+	quiet, verbose bool
+	ds             *data.Dataset
+	cfg            gpnb.Config
+}
+
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("train", "--data D [--split K] [--subset N] [--kernel matern32] --solver cg|ap|sgd|cholesky [--estimator hutchinson|pathwise|exact] [--features 2000] [--warm-start] [--budget N] [--probes 16] [--steps 100] [--lr 0.1] [--seed S] [--checkpoint FILE] [--resume FILE] [--json FILE|-]\n\n--noise, --signal and --lengthscales give the initial hyperparameters (the paper: all 1.0).", stderr)
-	var df dataFlags
-	var rf runFlags
-	var bf backendFlags
-	df.register(fs, stderr)
-	rf.register(fs, stderr, paperTarget(), nil)
-	bf.register(fs)
-	steps := fs.Int("steps", 100, fmt.Sprintf("Adam steps (with --resume: the total to reach); with --until converged the most steps (default %d)", gpnb.ConvergedMaxSteps))
-	preset := fs.String("preset", "", presetUsage())
-	resume := fs.String("resume", "", "continue the run saved in this checkpoint (same data flags) up to --steps in total")
-	jsonPath := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
-	eval := fs.Bool("eval", true, "compute test RMSE and log-likelihood at the end")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	verbose := fs.Bool("verbose", false, "print one line per step to stderr (hyperparameters, solver iterations, seconds)")
-	authors := fs.Bool("authors-rules", false, authorsRulesUsage())
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *steps < 0 {
-		return fmt.Errorf("--steps %d: must be ≥ 0", *steps)
-	}
-	if *preset != "" && *resume != "" {
-		return errors.New("--preset applies to a new run: a resumed run keeps the configuration it started with")
-	}
-	if *authors && *resume != "" {
-		return errors.New("--authors-rules applies to a new run: a resumed run keeps the rules it started with (the tolerance rules may be changed one by one)")
-	}
-	ds, err := df.load()
+	tr, err := parseTrain(args, stderr)
 	if err != nil {
 		return err
 	}
-	if err := rf.applyNamed(*preset, *authors, ds.Name); err != nil {
+	if tr.ds, err = tr.df.load(); err != nil {
 		return err
 	}
-	var cfg gpnb.Config
-	if *resume != "" {
-		st, err := gpnb.ReadCheckpoint(*resume)
-		if err != nil {
-			return fmt.Errorf("--resume %s: %w", *resume, err)
-		}
-		cfg, err = rf.onto(st.Config, ds.Name, ds.D())
-		if err != nil {
-			return err
-		}
-	} else if cfg, err = rf.config(ds.Name, ds.D()); err != nil {
+	if err := tr.config(); err != nil {
 		return err
 	}
-	if *resume != "" && !rf.given("checkpoint") {
-		cfg.CheckpointPath = *resume // go on saving where the run was read from
-	}
-	if cfg.Until == gpnb.UntilConverged && !rf.given("steps") {
-		*steps = gpnb.ConvergedMaxSteps
-	}
-	backend, err := bf.backend(cfg.Operator.Mode, cfg.Operator.Precision)
+	opt, err := tr.optimiser(stderr)
 	if err != nil {
-		return err
-	}
-	opts := []gpnb.Option{gpnb.WithBackend(backend)}
-	if *verbose {
-		opts = append(opts, gpnb.WithRecorder(gpnb.Hooks{Step: func(r gpnb.StepRecord) {
-			conv := fmt.Sprintf("converged %v", r.SolverConverged)
-			switch {
-			case r.BudgetStop:
-				conv = fmt.Sprintf("stopped at the budget, residuals %s", formatResiduals(r.FinalResiduals))
-			case r.SolverStalled:
-				conv = fmt.Sprintf("stalled, residuals %s", formatResiduals(r.FinalResiduals))
-			}
-			fmt.Fprintf(stderr, "\r\033[Kstep %d: %d solver iterations (%s) %.3fs solver %.3fs step; %s\n",
-				r.Step, r.SolverIterations, conv, r.SolverSeconds, r.StepSeconds, hyperLine(r.Hyper(), ds))
-		}}))
-	}
-	var opt *gpnb.Optimiser
-	if *resume != "" {
-		opt, err = gpnb.Resume(*resume, ds, append(opts, gpnb.WithConfig(cfg))...)
-		if err != nil {
-			return fmt.Errorf("--resume %s: %w", *resume, err)
-		}
-		fmt.Fprintf(stderr, "gpnb train: resumed %s at step %d of %d\n", *resume, opt.Steps(), *steps)
-	} else if opt, err = gpnb.NewOptimiser(ds, cfg, opts...); err != nil {
 		return err
 	}
 	defer opt.Close()
 	var bar *progress
-	if !*quiet && ttyWriter(stderr) {
-		bar = newProgress(stderr, opt, *steps)
+	if !tr.quiet && ttyWriter(stderr) {
+		bar = newProgress(stderr, opt, tr.steps)
 		opt.AddRecorder(bar)
 	}
-	err = opt.RunTo(context.Background(), *steps)
+	err = opt.RunTo(context.Background(), tr.steps)
 	if bar != nil {
 		bar.finish()
 	}
 	if errors.Is(err, context.Canceled) {
-		st := opt.State()
-		where := fmt.Sprintf("after %d of %d steps", st.Step, *steps)
-		if st.Pending != nil {
-			where += fmt.Sprintf(" (%d solver iterations into step %d)", st.Pending.Iteration, st.Step+1)
-		}
-		path := cfg.CheckpointPath
-		if path == "" {
-			return fmt.Errorf("gpnb train: interrupted %s; nothing was saved (give --checkpoint FILE to be able to resume)", where)
-		}
-		return fmt.Errorf("gpnb train: interrupted %s; checkpoint saved to %s; resume with: gpnb train --resume %s --steps %d (and the same --data flags)", where, path, path, *steps)
+		return tr.interrupted(opt.State())
 	}
 	if err != nil {
 		return err
 	}
 	var ev *gpnb.Eval
-	if *eval && ds.NTest() > 0 {
+	if tr.eval && tr.ds.NTest() > 0 {
 		e, err := opt.Evaluate()
 		if err != nil {
 			return err
 		}
 		ev = &e
 	}
-	res := opt.Result(ev)
-	if *jsonPath != "-" {
-		method := res.Solver
-		if cfg.Estimator == gpnb.Pathwise {
-			method += " (pathwise estimator)"
-		}
-		fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
-			ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
-			res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
-		if cfg.Until == gpnb.UntilConverged {
-			if res.Converged {
-				fmt.Fprintf(stdout, "converged after %d steps\n", res.StepsDone)
-			} else {
-				fmt.Fprintf(stderr, "gpnb train: warning: stopped at --steps %d before converging: give more steps (--resume continues the run), or a larger --converged-tol\n", *steps)
-			}
-		}
-		if b := res.History.BudgetSteps(); b > 0 {
-			fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
-		}
-		if k := res.History.StalledSteps(); k > 0 {
-			fix := "looser --tol-mean/--tol-probes"
-			if cfg.Operator.Precision == kernel.Float32 {
-				fix = "--precision mixed or float64, or " + fix
-			}
-			fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling: the %s products' rounding is the floor); their gradients are inexact: use %s\n", k, res.StepsDone, cfg.Operator.Precision, fix)
-		}
-		fmt.Fprintf(stdout, "%s\n", hyperLine(opt.Hyper(), ds))
-		if ev != nil {
-			fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  (%s; on the z-scored scale)\n", res.TestRMSE, res.TestLLH, res.EvalMethod)
-			if s := ev.Samples; s != nil {
-				fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
-			}
-		}
+	res := opt.Result()
+	res.Test = ev
+	if tr.json != "-" {
+		tr.report(stdout, stderr, res, ev, opt.Hyper())
 	}
-	return writeJSON(*jsonPath, jsonSafe(res), stdout)
+	return writeJSON(tr.json, res, stdout)
 }
 
-// trainJSON is gpnb.Result with the test metrics written as null when they
-// were not computed (--eval=false or no test part).
-type trainJSON struct {
-	gpnb.Result
-	TestRMSE *float64 `json:"test_rmse"`
-	TestLLH  *float64 `json:"test_llh"`
+// parseTrain reads gpnb train's flags.
+func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
+	fs := newFlagSet("train", "--data D [flags]\n\nAdam on the marginal likelihood, from the paper's settings (gpnb.Paper).", stderr)
+	tr := &trainRun{}
+	tr.df.register(fs, stderr)
+	tr.rf.register(fs, stderr, defaultTarget(), nil)
+	tr.bf.register(fs)
+	fs.IntVar(&tr.steps, "steps", 100, fmt.Sprintf("Adam steps (with --resume: in all; --until converged: at most, default %d)", gpnb.ConvergedMaxSteps))
+	fs.StringVar(&tr.preset, "preset", "", presetUsage())
+	fs.StringVar(&tr.resume, "resume", "", "continue checkpoint `FILE`'s run")
+	fs.StringVar(&tr.json, "json", "", "write the result to `FILE` (-: stdout)")
+	fs.BoolVar(&tr.eval, "eval", true, "test RMSE and log-likelihood at the end")
+	fs.BoolVar(&tr.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&tr.verbose, "verbose", false, "a line per step on stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if tr.steps < 0 {
+		return nil, fmt.Errorf("--steps %d: must be ≥ 0", tr.steps)
+	}
+	if tr.preset != "" && tr.resume != "" {
+		return nil, errors.New("--preset applies to a new run: a resumed run keeps the configuration it started with")
+	}
+	return tr, nil
 }
 
-func jsonSafe(r gpnb.Result) trainJSON {
-	out := trainJSON{Result: r}
-	if r.EvalMethod != gpnb.NotEvaluated {
-		out.TestRMSE, out.TestLLH = &r.TestRMSE, &r.TestLLH
+// config sets the run's configuration: the flags' over the --preset's, or
+// with --resume the checkpoint's with the flags given applied (refused
+// where they would change the run), saved where it was read from unless
+// --checkpoint. A run until converged without --steps gets
+// gpnb.ConvergedMaxSteps steps at most.
+func (tr *trainRun) config() error {
+	err := tr.configure()
+	if err == nil && tr.cfg.Until == gpnb.UntilConverged && !tr.rf.given("steps") {
+		tr.steps = gpnb.ConvergedMaxSteps
 	}
-	return out
+	return err
+}
+
+func (tr *trainRun) configure() error {
+	ds := tr.ds
+	if tr.resume == "" {
+		if err := tr.rf.applyPreset(tr.preset, ds.Name); err != nil {
+			return err
+		}
+		c, err := tr.rf.config(ds.Name, ds.NTrain(), ds.D())
+		tr.cfg = c
+		return err
+	}
+	st, err := gpnb.ReadCheckpoint(tr.resume)
+	if err != nil {
+		return fmt.Errorf("--resume %s: %w", tr.resume, err)
+	}
+	if tr.cfg, err = tr.rf.onto(st.Config, ds.Name, ds.NTrain(), ds.D()); err != nil {
+		return err
+	}
+	if !tr.rf.given("checkpoint") {
+		tr.cfg.CheckpointPath = tr.resume // go on saving where the run was read from
+	}
+	return nil
+}
+
+// optimiser returns the new or resumed optimiser of the run, on the
+// backend of --backend, with the --verbose step lines.
+func (tr *trainRun) optimiser(stderr io.Writer) (*gpnb.Optimiser, error) {
+	backend, err := tr.bf.backend(tr.cfg.Operator.Mode, tr.cfg.Operator.Precision)
+	if err != nil {
+		return nil, err
+	}
+	if backend != nil {
+		fmt.Fprintf(stderr, "gpnb train: --backend cuda on %s\n", tr.bf.describe())
+	}
+	var opt *gpnb.Optimiser
+	if tr.resume != "" {
+		if opt, err = gpnb.Resume(tr.resume, tr.ds, gpnb.WithBackend(backend), gpnb.WithConfig(tr.cfg)); err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", tr.resume, err)
+		}
+		fmt.Fprintf(stderr, "gpnb train: resumed %s at step %d of %d\n", tr.resume, opt.Steps(), tr.steps)
+	} else if opt, err = gpnb.NewOptimiser(tr.ds, tr.cfg, gpnb.WithBackend(backend)); err != nil {
+		return nil, err
+	}
+	if tr.verbose {
+		opt.AddRecorder(gpnb.Hooks{Step: func(r gpnb.StepRecord) { fmt.Fprintf(stderr, "\r\033[K%s\n", stepLine(r, tr.ds)) }})
+	}
+	return opt, nil
+}
+
+// stepLine is --verbose's line for a step.
+func stepLine(r gpnb.StepRecord, ds *data.Dataset) string {
+	conv := fmt.Sprintf("converged %v", r.SolverConverged)
+	switch {
+	case r.BudgetStop:
+		conv = fmt.Sprintf("stopped at the budget, residuals %s", formatResiduals(r.FinalResiduals))
+	case r.SolverStalled:
+		conv = fmt.Sprintf("stalled, residuals %s", formatResiduals(r.FinalResiduals))
+	}
+	if r.RateBackoffs > 0 {
+		conv += fmt.Sprintf("; diverged, restarted %d× at half the learning rate, finished at 1/%d of it", r.RateBackoffs, 1<<r.RateBackoffs)
+	}
+	return fmt.Sprintf("step %d: %d solver iterations (%s) %.3fs solver %.3fs step; %s",
+		r.Step, r.SolverIterations, conv, r.SolverSeconds, r.StepSeconds, hyperLine(r.Hyper(), ds))
+}
+
+// interrupted is the error of a run stopped by a signal: where it stood
+// and how to resume it.
+func (tr *trainRun) interrupted(st gpnb.OptimiserState) error {
+	where := fmt.Sprintf("after %d of %d steps", st.Step, tr.steps)
+	if st.Pending != nil {
+		where += fmt.Sprintf(" (%d solver iterations into step %d)", st.Pending.Iteration, st.Step+1)
+	}
+	path := tr.cfg.CheckpointPath
+	if path == "" {
+		return fmt.Errorf("gpnb train: interrupted %s; nothing was saved (give --checkpoint FILE to be able to resume)", where)
+	}
+	return fmt.Errorf("gpnb train: interrupted %s; checkpoint saved to %s; resume with: gpnb train --resume %s --steps %d (and the same --data flags)", where, path, path, tr.steps)
+}
+
+// report prints the run's totals, θ and test metrics, and warns of
+// stalled and backed-off solves.
+func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.Eval, h kernel.Hyper) {
+	ds, cfg := tr.ds, tr.cfg
+	method := res.Solver
+	if cfg.Estimator == gpnb.Pathwise {
+		method += " (pathwise estimator)"
+	}
+	fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
+		ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
+		res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
+	if cfg.Until == gpnb.UntilConverged {
+		if res.Converged {
+			fmt.Fprintf(stdout, "converged after %d steps\n", res.StepsDone)
+		} else {
+			fmt.Fprintf(stderr, "gpnb train: warning: stopped at --steps %d before converging: give more steps (--resume continues the run), or a larger --converged-tol\n", tr.steps)
+		}
+	}
+	if b := res.History.BudgetSteps(); b > 0 {
+		fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
+	}
+	if k := res.History.StalledSteps(); k > 0 {
+		fmt.Fprintf(stderr, "gpnb train: warning: %d of %d steps' solves stalled above their tolerances (the true residual stopped falling); their gradients are inexact. The cause: %s\n", k, res.StepsDone, stallCause(cfg.Solver.Name()))
+	}
+	if k, n := res.History.BackoffSteps(); k > 0 {
+		fmt.Fprintf(stderr, "gpnb train: %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all; see gpnb inspect): a lower --sgd-lr saves those attempts\n", k, res.StepsDone, n)
+	}
+	fmt.Fprintf(stdout, "%s\n", hyperLine(h, ds))
+	if ev != nil {
+		fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  (%s; on the z-scored scale)\n", ev.TestRMSE, ev.TestLLH, ev.Method)
+		if s := ev.Samples; s != nil {
+			fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
+		}
+	}
 }

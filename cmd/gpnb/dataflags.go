@@ -29,31 +29,27 @@ type dataFlags struct {
 	// recorded are the CSV options a checkpoint recorded, used when no
 	// CSV flag is given (gpnb predict without --data).
 	recorded []data.Option
-	// The old spelling of synthetic data (--data synthetic --synthetic-n N
-	// --synthetic-d D --synthetic-seed S), accepted for one release.
-	syntheticN, syntheticD int
-	syntheticSeed          uint64
 
 	fs     *flag.FlagSet // to tell which flags were given
 	stderr io.Writer
 }
 
+// dataFlagNames are the data flags in the order the usage lists them.
+var dataFlagNames = []string{"data", "split", "subset", "subset-seed", "normalise", "data-dir", "test", "header", "target", "columns", "drop-missing"}
+
 func (f *dataFlags) register(fs *flag.FlagSet, stderr io.Writer) {
 	f.fs, f.stderr = fs, stderr
-	fs.StringVar(&f.data, "data", "", "dataset: a UCI name ("+strings.Join(data.Names(), ", ")+"), synthetic-N-D-SEED (N training points in D dimensions, plus N/5 test points), or a .csv/.csv.gz file (see --target)")
-	fs.StringVar(&f.test, "test", "", "CSV test file with the same columns (only with a CSV --data), matched by name when both have a header")
-	fs.TextVar(&f.header, "header", data.HeaderAuto, "CSV: whether line 1 names the columns: auto (detected), yes or no")
-	fs.StringVar(&f.target, "target", "", "CSV: the target column, by header name or number from 1 (default: the last)")
-	fs.StringVar(&f.columns, "columns", "", "CSV: the input columns, comma-separated names or numbers (default: all but the target)")
-	fs.BoolVar(&f.dropMissing, "drop-missing", false, "CSV: drop rows with a missing value (empty, NA, NaN, ...) instead of failing")
-	fs.IntVar(&f.split, "split", 0, "train/test split, 0-9 (for synthetic-N-D-SEED, split k draws with seed SEED+k)")
-	fs.IntVar(&f.subset, "subset", 0, "keep this many training points, chosen by --subset-seed (0 = all)")
-	fs.Uint64Var(&f.subsetSeed, "subset-seed", 0, "seed for choosing the --subset points")
-	fs.BoolVar(&f.normalise, "normalise", true, "z-score inputs and target with the training statistics (--normalise=false to turn off)")
-	fs.StringVar(&f.dataDir, "data-dir", "", "directory of the UCI files (overrides $GPNB_DATA; missing files are downloaded into it)")
-	fs.IntVar(&f.syntheticN, "synthetic-n", 500, "deprecated: use --data synthetic-N-D-SEED")
-	fs.IntVar(&f.syntheticD, "synthetic-d", 4, "deprecated: use --data synthetic-N-D-SEED")
-	fs.Uint64Var(&f.syntheticSeed, "synthetic-seed", 0, "deprecated: use --data synthetic-N-D-SEED")
+	fs.StringVar(&f.data, "data", "", "a UCI `NAME`, synthetic-N-D-SEED or a .csv file")
+	fs.IntVar(&f.split, "split", 0, "split, 0-9")
+	fs.IntVar(&f.subset, "subset", 0, "training points kept (0: all)")
+	fs.Uint64Var(&f.subsetSeed, "subset-seed", 0, "seed of --subset")
+	fs.BoolVar(&f.normalise, "normalise", true, "z-score inputs and target")
+	fs.StringVar(&f.dataDir, "data-dir", "", "UCI files' `DIR` (default $GPNB_DATA)")
+	fs.StringVar(&f.test, "test", "", "CSV: test `FILE`")
+	fs.TextVar(&f.header, "header", data.HeaderAuto, "CSV: yes or no: line 1 names the columns")
+	fs.StringVar(&f.target, "target", "", "CSV: target `COL` (default: the last)")
+	fs.StringVar(&f.columns, "columns", "", "CSV: input `COLS` (default: the others)")
+	fs.BoolVar(&f.dropMissing, "drop-missing", false, "CSV: drop rows with missing values")
 }
 
 // csvFlags are the flags that apply to CSV files only.
@@ -63,10 +59,7 @@ var csvFlags = []string{"test", "header", "target", "columns", "drop-missing"}
 // that is wrong, and prints the dataset's warnings on stderr.
 func (f *dataFlags) load() (*data.Dataset, error) {
 	given := f.given()
-	name, err := f.name(given)
-	if err != nil {
-		return nil, err
-	}
+	name := strings.TrimSpace(f.data)
 	_, uci := data.LookupUCI(name)
 	_, _, _, synthetic, _ := data.ParseSynthetic(name)
 	if err := f.check(name, given, uci, synthetic); err != nil {
@@ -80,19 +73,6 @@ func (f *dataFlags) load() (*data.Dataset, error) {
 		fmt.Fprintf(f.stderr, "gpnb: warning: --data %s: %s\n", name, w)
 	}
 	return ds, nil
-}
-
-// name returns the --data name, turning the deprecated --data synthetic
-// --synthetic-n/-d/-seed into synthetic-N-D-SEED.
-func (f *dataFlags) name(given map[string]bool) (string, error) {
-	name := strings.TrimSpace(f.data)
-	if strings.EqualFold(name, "synthetic") {
-		name = data.SyntheticName(f.syntheticN, f.syntheticD, f.syntheticSeed)
-		fmt.Fprintf(f.stderr, "gpnb: --data synthetic with --synthetic-n/-d/-seed is deprecated and will be removed: use --data %s\n", name)
-	} else if given["synthetic-n"] || given["synthetic-d"] || given["synthetic-seed"] {
-		return "", fmt.Errorf("--synthetic-n/-d/-seed apply only to --data synthetic (deprecated): write --data synthetic-N-D-SEED")
-	}
-	return name, nil
 }
 
 // check refuses values out of range and flags that do not apply to the

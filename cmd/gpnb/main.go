@@ -16,9 +16,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/internal/atomicfile"
@@ -125,15 +128,121 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with a
-// usage text naming the command.
+// usage text naming the command (printFlags).
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gpnb "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gpnb %s %s\n\nFlags:\n", name, synopsis)
-		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "Usage: gpnb %s %s\n\n", name, synopsis)
+		printFlags(stderr, fs)
 	}
 	return fs
+}
+
+// flagGroup is a kind of shared flag, as the usage lists them.
+type flagGroup struct {
+	title string
+	names func() []string // in the order listed
+	// of reports whether f of fs belongs to the group (a command's own
+	// flag may share a name).
+	of func(fs *flag.FlagSet, f *flag.Flag) bool
+}
+
+// flagGroups are the shared flags, listed after a command's own.
+var flagGroups = []flagGroup{
+	{"Data", func() []string { return dataFlagNames }, func(fs *flag.FlagSet, f *flag.Flag) bool {
+		return slices.Contains(dataFlagNames, f.Name) && fs.Lookup("drop-missing") != nil
+	}},
+	{"Run (gpnb.Config; see DESIGN.md)", func() []string { return runFlagNames(false) }, func(_ *flag.FlagSet, f *flag.Flag) bool {
+		return isRunFlag(f) && slices.Contains(runFlagNames(false), f.Name)
+	}},
+	{"Solvers", func() []string { return runFlagNames(true) }, func(_ *flag.FlagSet, f *flag.Flag) bool {
+		return isRunFlag(f) && slices.Contains(runFlagNames(true), f.Name)
+	}},
+	{"Backend", func() []string { return []string{"backend", "device"} }, func(fs *flag.FlagSet, f *flag.Flag) bool {
+		return (f.Name == "backend" || f.Name == "device") && fs.Lookup("device") != nil
+	}},
+}
+
+// isRunFlag reports whether f is one of runFlagTable's: their values are
+// this package's types.
+func isRunFlag(f *flag.Flag) bool {
+	return reflect.TypeOf(f.Value).PkgPath() == reflect.TypeFor[runTarget]().PkgPath()
+}
+
+// usageWidth is the width the usage is wrapped to.
+const usageWidth = 100
+
+// printFlags writes fs's flags, one line each (wrapped where long): the
+// flag with its default (--name=value), or the name of its value, then
+// what it does. The command's own flags come first, then flagGroups.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var own []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) {
+		if !slices.ContainsFunc(flagGroups, func(g flagGroup) bool { return g.of(fs, f) }) {
+			own = append(own, f)
+		}
+	})
+	printGroup(w, "Flags", own)
+	for _, g := range flagGroups {
+		var fl []*flag.Flag
+		for _, n := range g.names() {
+			if f := fs.Lookup(n); f != nil && g.of(fs, f) {
+				fl = append(fl, f)
+			}
+		}
+		printGroup(w, g.title, fl)
+	}
+}
+
+// printGroup writes the flags under title, when there are any.
+func printGroup(w io.Writer, title string, flags []*flag.Flag) {
+	if len(flags) > 0 {
+		fmt.Fprintf(w, "%s:\n", title)
+	}
+	for _, f := range flags {
+		value, usage := flag.UnquoteUsage(f)
+		head := "  --" + f.Name
+		switch b, ok := f.Value.(interface{ IsBoolFlag() bool }); {
+		case ok && b.IsBoolFlag():
+			if f.DefValue != "false" {
+				head += "=" + f.DefValue
+			}
+		case f.DefValue != "" && f.DefValue != "[]":
+			head += "=" + f.DefValue
+		default:
+			head += " " + value
+		}
+		const col = 22
+		if n := utf8.RuneCountInString(head); n < col-1 {
+			head += strings.Repeat(" ", col-n)
+		} else {
+			head += "  "
+		}
+		fmt.Fprintln(w, wrap(head+usage, usageWidth, strings.Repeat(" ", col+2)))
+	}
+}
+
+// wrap breaks s at spaces into lines of at most width runes, the later
+// ones starting with indent.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Split(s, " ") {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case line+1+n > width && line > len(indent):
+			b.WriteString("\n" + indent)
+			line = utf8.RuneCountInString(indent)
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	return b.String()
 }
 
 // required prints that --name (with what it takes: "in DIR") is required,

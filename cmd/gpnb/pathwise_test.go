@@ -16,7 +16,7 @@ import (
 // run; inspect shows the budget (not as the iteration cap) and the samples.
 func TestTrainPathwiseBudget(t *testing.T) {
 	dir := t.TempDir()
-	base := []string{"train", "--data", "synthetic", "--synthetic-n", "150", "--synthetic-d", "2", "--estimator", "pathwise", "--features", "200",
+	base := []string{"train", "--data", "synthetic-150-2-0", "--estimator", "pathwise", "--features", "200",
 		"--warm-start", "--budget", "3", "--tol-mean", "1e-6", "--tol-probes", "1e-6"}
 	straight := filepath.Join(dir, "straight.json")
 	code, _, errs := runCmd(t, append(append([]string(nil), base...), "--steps", "4", "--json", straight)...)
@@ -27,8 +27,8 @@ func TestTrainPathwiseBudget(t *testing.T) {
 	if want.Config == nil || want.Config.Estimator != gpnb.Pathwise || want.Config.Features != 200 || want.Config.Settings.Budget != 3 {
 		t.Fatalf("result config %+v", want.Config)
 	}
-	if want.Samples == nil || want.History.BudgetSteps() != 4 || want.History.UnconvergedSteps() != 0 {
-		t.Fatalf("samples %+v, %d budget stops, %d capped", want.Samples, want.History.BudgetSteps(), want.History.UnconvergedSteps())
+	if want.Test == nil || want.Test.Samples == nil || want.History.BudgetSteps() != 4 || want.History.UnconvergedSteps() != 0 {
+		t.Fatalf("evaluation %+v, %d budget stops, %d capped", want.Test, want.History.BudgetSteps(), want.History.UnconvergedSteps())
 	}
 	for _, r := range want.History {
 		if r.SolverIterations != 3 || r.SolverEpochs != 3 || len(r.FinalResiduals) != 17 {
@@ -40,15 +40,15 @@ func TestTrainPathwiseBudget(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	resumed := filepath.Join(dir, "resumed.json")
-	code, _, errs = runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "150", "--synthetic-d", "2", "--resume", ck, "--steps", "4", "--json", resumed)
+	code, _, errs = runCmd(t, "train", "--data", "synthetic-150-2-0", "--resume", ck, "--steps", "4", "--json", resumed)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
 	got := readJSON[gpnb.Result](t, resumed)
-	if got.Final.Noise != want.Final.Noise || got.TestLLH != want.TestLLH || got.Samples == nil || got.Samples.TestLLH != want.Samples.TestLLH {
-		t.Errorf("resumed run ends at noise %v, LLH %v, samples %+v; straight %v, %v, %+v", got.Final.Noise, got.TestLLH, got.Samples, want.Final.Noise, want.TestLLH, want.Samples)
+	if got.Final.Noise != want.Final.Noise || got.Test == nil || got.Test.TestLLH != want.Test.TestLLH || got.Test.Samples == nil || got.Test.Samples.TestLLH != want.Test.Samples.TestLLH {
+		t.Errorf("resumed run ends at noise %v, evaluation %+v; straight %v, %+v", got.Final.Noise, got.Test, want.Final.Noise, want.Test)
 	}
-	if _, _, errs := runCmd(t, "train", "--data", "synthetic", "--synthetic-n", "150", "--synthetic-d", "2", "--resume", ck, "--steps", "4", "--estimator", "hutchinson"); !strings.Contains(errs, "Estimator") {
+	if _, _, errs := runCmd(t, "train", "--data", "synthetic-150-2-0", "--resume", ck, "--steps", "4", "--estimator", "hutchinson"); !strings.Contains(errs, "Estimator") {
 		t.Errorf("resuming with another estimator: %q", errs)
 	}
 	code, text, errs := runCmd(t, "inspect", straight)
@@ -69,7 +69,7 @@ func TestTrainPathwiseBudget(t *testing.T) {
 		t.Errorf("inspect checkpoint: exit %d %s:\n%s", code, errs, text)
 	}
 	for _, bad := range [][]string{{"--features", "201"}, {"--estimator", "hutchinson", "--features", "100"}, {"--budget", "-1"}} {
-		args := append([]string{"train", "--data", "synthetic", "--synthetic-n", "50", "--synthetic-d", "2", "--estimator", "pathwise"}, bad...)
+		args := append([]string{"train", "--data", "synthetic-50-2-0", "--estimator", "pathwise"}, bad...)
 		if code, _, errs := runCmd(t, args...); code == 0 || (!strings.Contains(errs, "--features") && !strings.Contains(errs, "--budget")) {
 			t.Errorf("%v: exit %d, %q: want an error naming the flag", bad, code, errs)
 		}

@@ -20,19 +20,38 @@ import (
 
 // runTarget is what the run flags set: the run's configuration (gpnb.Config)
 // but for its solver, the parameters of each solver method, the name of the
-// chosen one, and SGD's learning rate as given (a number, raw:N or paper).
+// chosen one, and SGD's learning rate as given (auto, paper, a number or
+// raw:N).
 type runTarget struct {
 	Config gpnb.Config
 	CG     solvers.CG
 	AP     solvers.AP
 	SGD    solvers.SGD
 	Solver string // cg, ap, sgd, or cholesky (the exact gradient)
-	// SGDPaper: --sgd-lr paper, the paper's rate for the dataset (known
-	// only once the data are; see runFlags.config).
-	SGDPaper bool
+	// SGDRate is --sgd-lr when it names a rule, known only once the data
+	// are (see runFlags.config): sgdAuto (the paper's rate where the run
+	// is the paper's, gpnb.PaperSGDRate) or sgdPaper (the paper's rate for
+	// every dataset it names); "" when the rate is in SGD.
+	SGDRate string
 	// Lengthscales is --lengthscales as given: one value for every input
 	// dimension, or one per dimension (known only once the data are).
 	Lengthscales []float64
+}
+
+// runFlagNames returns the names of runFlagTable in its order: the
+// solvers' parameters (methodFlags), or all other flags.
+func runFlagNames(methods bool) []string {
+	var names []string
+	for _, f := range runFlagTable {
+		isMethod := false
+		for _, fl := range methodFlags {
+			isMethod = isMethod || slices.Contains(fl, f.name)
+		}
+		if isMethod == methods {
+			names = append(names, f.name)
+		}
+	}
+	return names
 }
 
 // runFlag is one flag of the run vocabulary: the fields of runTarget it sets
@@ -49,149 +68,92 @@ type runFlag struct {
 // exactly one flag here. TestRunFlagsCoverEveryField checks that by
 // reflection, so a field added later cannot be forgotten.
 var runFlagTable = []runFlag{
-	{"kernel", "kernel: matern12, matern32, matern52 or rbf", []string{"Config.Kernel"}, textField("Config.Kernel")},
-	{"noise", "initial noise scale σ (> 0); H = K + σ²I", []string{"Config.Init.Noise"}, scalarField("Config.Init.Noise")},
-	{"signal", "initial signal scale s (> 0); k(x,x) = s²", []string{"Config.Init.Signal"}, scalarField("Config.Init.Signal")},
-	{"lengthscales", "initial length scales ℓ: one value for every input dimension, or d comma-separated values", []string{"Config.Init.Lengthscales"}, floatsField("Lengthscales")},
-	{"solver", "linear solver: cg, ap or sgd, or cholesky (the exact gradient by Cholesky factorisation, as --estimator exact)", nil, scalarField("Solver")},
-	{"estimator", "gradient estimator: hutchinson (probes z ~ N(0,I) and the --solver), pathwise (probes ξ ~ N(0,H) from random-feature prior samples, solved with the --solver; gives posterior samples at no further solve) or exact (Cholesky)", []string{"Config.Estimator"}, textField("Config.Estimator")},
-	{"features", fmt.Sprintf("pathwise estimator: number of random Fourier features, even (0: %d)", kernel.DefaultFeatures), []string{"Config.Features"}, scalarField("Config.Features")},
-	{"warm-start", "start each solve at the previous solution, with fixed probes (the paper's method)", []string{"Config.WarmStart"}, scalarField("Config.WarmStart")},
-	{"fixed-probes", "auto (fixed exactly when --warm-start), fixed or resampled (true and false are accepted)", []string{"Config.FixedProbes"}, textField("Config.FixedProbes")},
-	{"probes", "number of probe vectors s (Hutchinson probes, or the pathwise estimator's prior and posterior samples)", []string{"Config.Probes"}, positiveField("Config.Probes")},
-	{"probe-dist", "probe distribution: gaussian or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
+	{"kernel", "matern12, matern32, matern52 or rbf", []string{"Config.Kernel"}, textField("Config.Kernel")},
+	{"noise", "initial noise scale σ", []string{"Config.Init.Noise"}, scalarField("Config.Init.Noise")},
+	{"signal", "initial signal scale s", []string{"Config.Init.Signal"}, scalarField("Config.Init.Signal")},
+	{"lengthscales", "initial ℓ: one value, or d comma-separated", []string{"Config.Init.Lengthscales"}, floatsField("Lengthscales")},
+	{"solver", "cg, ap, sgd or cholesky (exact gradient)", nil, scalarField("Solver")},
+	{"estimator", "hutchinson, pathwise or exact", []string{"Config.Estimator"}, textField("Config.Estimator")},
+	{"features", fmt.Sprintf("pathwise: random features (0: %d)", kernel.DefaultFeatures), []string{"Config.Features"}, scalarField("Config.Features")},
+	{"warm-start", "start each solve at the last solution", []string{"Config.WarmStart"}, scalarField("Config.WarmStart")},
+	{"fixed-probes", "auto (as --warm-start), fixed or resampled", []string{"Config.FixedProbes"}, textField("Config.FixedProbes")},
+	{"probes", "probe vectors (pathwise: samples)", []string{"Config.Probes"}, positiveField("Config.Probes")},
+	{"probe-dist", "or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
 	{"lr", "Adam's learning rate", []string{"Config.LearningRate"}, positiveField("Config.LearningRate")},
-	{"param", "how Adam sees θ: softplus (θ = log(1 + e^θ̃), the paper's) or log (θ = e^θ̃: every step changes θ by about the same factor, so length scales of inputs that do not matter grow large in a few hundred steps)", []string{"Config.Param"}, textField("Config.Param")},
-	{"noise-min", "floor on the noise scale σ after every Adam step (0: none, as in the paper; the authors' noise_scale_min)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
-	{"seed", "seed of the probes (and, unless --sgd-seed, of SGD's mini-batches)", []string{"Config.Seed"}, scalarField("Config.Seed")},
-	{"until", "when train stops: steps (after --steps, the paper's protocol) or converged (once every hyperparameter has stopped moving or stopped mattering for --converged-steps steps in a row; --steps is then a cap)", []string{"Config.Until"}, textField("Config.Until")},
-	{"converged-tol", fmt.Sprintf("--until converged: the tolerance on each step's relative change of every hyperparameter, |Δ log θ|, and on the gradient with respect to log θ per training point (0: %g)", gpnb.DefaultConvergedTol), []string{"Config.ConvergedTol"}, scalarField("Config.ConvergedTol")},
-	{"converged-steps", fmt.Sprintf("--until converged: how many steps in a row must meet --converged-tol (0: %d)", gpnb.DefaultConvergedSteps), []string{"Config.ConvergedSteps"}, scalarField("Config.ConvergedSteps")},
-	{"tol-mean", "relative residual tolerance of the mean system H v = y", []string{"Config.Settings.RelTolMean"}, positiveField("Config.Settings.RelTolMean")},
-	{"tol-probes", "relative residual tolerance of the probe systems H v = z", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
-	{"max-iterations", "solver iterations per step at most (0: the solver's default: cg 1000, ap 20000, sgd 50000, or --max-epochs); a resumed run, or a rerun of gpnb reproduce while none of a job's steps has reached its cap, may raise it", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
-	{"max-epochs", "cap solver work per step in passes over the data instead, as the authors' code does (1000 there): E·n/batch SGD iterations, E·n/block AP updates, E CG iterations (0: use --max-iterations)", []string{"Config.Settings.MaxEpochs"}, scalarField("Config.Settings.MaxEpochs")},
-	{"probe-tolerance", "how --tol-probes applies to the probe systems: each (every probe meets it: the paper's text, \"all linear systems\") or mean (their mean relative residual: the authors' code)", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
-	{"freeze", "CG and SGD: column (a system that meets its tolerance gets no more work) or joint (every system iterates until the whole rule is met: the authors' code, and unbiased gradients for SGD at small σ; see DESIGN.md)", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
-	{"budget", "solver budget per step in epochs, passes over H (a CG iteration 1, an AP block or SGD batch |I|/n): the solve stops there, not converged, and a warm start continues from it next step (0: none; unlike --max-epochs, a budget stop is planned, not a cap hit)", []string{"Config.Settings.Budget"}, scalarField("Config.Settings.Budget")},
-	{"operator", "kernel operator storage: auto (dense when the n×n cache fits --memory-budget, else matrix-free), dense or matrixfree", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
-	{"memory-budget", "bytes the dense kernel cache may use, e.g. 16GiB (auto: half of physical memory)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
-	{"precision", "kernel operator arithmetic: float64; float32 (K stored and multiplied in single precision: half the memory and about twice the speed of the products, but more CG iterations once H is ill conditioned); or mixed (K stored in single precision, products summed in double: the memory and about the speed of float32 with the vectorised kernel (cgo, amd64, AVX2 and FMA), the iterations of float64); solver recurrences stay float64", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
-	{"scalar-kernel", "evaluate kernel values with the portable Go code even where a vectorised one is built in (same bits; for comparisons)", []string{"Config.Operator.ScalarKernel"}, scalarField("Config.Operator.ScalarKernel")},
-	{"workers", "goroutines of the kernel operator (0: GOMAXPROCS; results do not depend on it)", []string{"Config.Operator.Workers"}, scalarField("Config.Operator.Workers")},
-	{"track-mll", "record the exact (Cholesky) log marginal likelihood at every step (O(n³) per step)", []string{"Config.TrackExactMLL"}, scalarField("Config.TrackExactMLL")},
-	{"residuals", "record per-iteration residual traces in the history (JSON and checkpoint); false keeps both small", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
-	{"checkpoint", "save a checkpoint to this file after every step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
-	{"max-exact-n", fmt.Sprintf("largest n for Cholesky in the exact gradient, --track-mll and the test evaluation (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
-	{"eval-tol", fmt.Sprintf("relative residual tolerance of the test evaluation's CG solves beyond --max-exact-n (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
+	{"param", "Adam's θ: softplus (the paper's) or log", []string{"Config.Param"}, textField("Config.Param")},
+	{"noise-min", "floor on σ (0: none)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
+	{"seed", "seed of the probes and SGD's batches", []string{"Config.Seed"}, scalarField("Config.Seed")},
+	{"until", "steps, or converged (--steps is then a cap)", []string{"Config.Until"}, textField("Config.Until")},
+	{"converged-tol", fmt.Sprintf("converged: L/n rises less a step (0: %g)", gpnb.DefaultConvergedTol), []string{"Config.ConvergedTol"}, scalarField("Config.ConvergedTol")},
+	{"converged-steps", fmt.Sprintf("converged: window in steps (0: %d)", gpnb.DefaultConvergedSteps), []string{"Config.ConvergedSteps"}, scalarField("Config.ConvergedSteps")},
+	{"tol-mean", "tolerance of H v = y", []string{"Config.Settings.RelTolMean"}, positiveField("Config.Settings.RelTolMean")},
+	{"tol-probes", "tolerance of the probe systems", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
+	{"max-iterations", "cap a step (0: cg 1000, ap 20000, sgd 50000)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
+	{"max-epochs", "cap in passes over H instead (0: off)", []string{"Config.Settings.MaxEpochs"}, scalarField("Config.Settings.MaxEpochs")},
+	{"rules", "or paper-text; a rule flag changes its rule alone", []string{"Config.Rules"}, textField("Config.Rules")},
+	{"probe-tolerance", "or each: the probes' mean, or each, meets it", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
+	{"freeze", "or column: a converged system stops", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
+	{"budget", "passes over H a solve may spend (0: none)", []string{"Config.Settings.Budget"}, scalarField("Config.Settings.Budget")},
+	{"operator", "dense, matrixfree or auto (--memory-budget)", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
+	{"memory-budget", "for dense K, e.g. 16GiB (auto: half the RAM)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
+	{"precision", "float32, or mixed (float32 K, float64 sums)", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
+	{"scalar-kernel", "portable kernel code (the same bits)", []string{"Config.Operator.ScalarKernel"}, scalarField("Config.Operator.ScalarKernel")},
+	{"workers", "operator goroutines (0: GOMAXPROCS)", []string{"Config.Operator.Workers"}, scalarField("Config.Operator.Workers")},
+	{"track-mll", "exact log marginal likelihood each step", []string{"Config.TrackExactMLL"}, scalarField("Config.TrackExactMLL")},
+	{"residuals", "keep residual traces", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
+	{"checkpoint", "save to `FILE` after each step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
+	{"max-exact-n", fmt.Sprintf("largest n for Cholesky (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
+	{"eval-tol", fmt.Sprintf("CG tolerance of tests beyond it (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
 
-	{"precond-rank", "CG: pivoted-Cholesky preconditioner rank: a number, 0 (none, as in the paper) or auto (chosen at every step from the factorisation's remaining diagonal against σ², at most n/5 and 512; see DESIGN.md)", []string{"CG.PrecondRank"}, precondRank},
-	{"precond-noise", "CG: the preconditioner's σ² (0: the operator's noise variance)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
-	{"precond-diagonal", "CG: add the diagonal correction diag(K − LLᵀ) to the preconditioner (FITC form)", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
-	{"block-size", fmt.Sprintf("AP: block size (0: %d, capped at n)", solvers.DefaultBlockSize), []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
-	{"ap-pick", "AP: the columns whose residuals pick the next block: unconverged, or all (the authors' code)", []string{"AP.Pick"}, textField("AP.Pick")},
-	{"batch-size", fmt.Sprintf("SGD: mini-batch size (0: %d, capped at n)", solvers.DefaultBatchSize), []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
-	{"sgd-lr", fmt.Sprintf("SGD: learning rate: paper (the paper's rate in its units for pol 90, elevators 20, bike 100, protein 20, keggdirected 30; the normalised default elsewhere), a number in the solvers package's normalised units (0: %v), or raw:N in the paper's units", solvers.DefaultLearningRate),
-		[]string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
-	{"momentum", fmt.Sprintf("SGD: momentum (0: %v; negative: none)", solvers.DefaultMomentum), []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
-	{"sgd-seed", "SGD: seed of the mini-batches (default: --seed)", []string{"SGD.Seed"}, sgdSeed},
-	{"sgd-residual-start", "SGD: where the residual estimate starts: true (b − H·v0) or b (the authors' code; differs only with --warm-start)", []string{"SGD.ResidualStart"}, textField("SGD.ResidualStart")},
-	{"sgd-verify", "SGD: confirm the stop with the true residual (one product); false stops on the estimate, as the authors' code does", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
+	{"precond-rank", "CG: preconditioner rank (0: none), or auto", []string{"CG.PrecondRank"}, precondRank},
+	{"precond-noise", "CG: its σ² (0: the operator's)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
+	{"precond-diagonal", "CG: add diag(K − LLᵀ) to it", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
+	{"block-size", "AP: block size (at most n)", []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
+	{"ap-pick", "AP: or unconverged: systems that pick blocks", []string{"AP.Pick"}, textField("AP.Pick")},
+	{"batch-size", "SGD: batch size (at most n)", []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
+	{"sgd-lr", "SGD: auto, paper, a rate, or raw:N", []string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
+	{"momentum", "SGD: momentum (< 0: none)", []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
+	{"sgd-seed", "SGD: seed of the batches (default: --seed)", []string{"SGD.Seed"}, sgdSeed},
+	{"sgd-residual-start", "SGD: or true: estimate starts at b − H·v0", []string{"SGD.ResidualStart"}, textField("SGD.ResidualStart")},
+	{"sgd-verify", "SGD: confirm the stop with b − H·v", []string{"SGD.NoVerify"}, notField("SGD.NoVerify")},
 }
 
-// authorsRules are the stopping rules of the authors' code (DESIGN.md, "gpnb
-// and the authors' code"), which --authors-rules sets together: the flag
-// and its value for each, in runFlagTable's vocabulary.
-var authorsRules = [][2]string{
-	{"probe-tolerance", "mean"},
-	{"freeze", "joint"},
-	{"ap-pick", "all"},
-	{"sgd-residual-start", "b"},
-	{"sgd-verify", "false"},
-}
+// ruleFlags are the flags of the stopping rules that --rules names
+// together (solvers.Rules).
+var ruleFlags = []string{"probe-tolerance", "freeze", "ap-pick", "sgd-residual-start", "sgd-verify"}
 
-// authorsRulesUsage is the help of --authors-rules.
-func authorsRulesUsage() string {
-	var parts []string
-	for _, f := range authorsRules {
-		parts = append(parts, "--"+f[0]+"="+f[1])
-	}
-	return "the stopping rules of the authors' code, with which the paper's SGD results were evidently made (README, results/fidelity.md): " +
-		strings.Join(parts, " ") + "; a flag among these given explicitly wins. Without it, the rules are the paper's text (every system to its tolerance, each frozen once it is there)"
-}
-
-// applyAuthorsRules sets the rules of authorsRules that were not given on
-// the command line, on the target only (they do not count as given, so a
-// solver's own rule does not trip the other solvers' flag checks).
-func (r *runFlags) applyAuthorsRules() error {
-	for _, f := range authorsRules {
-		if r.given(f[0]) {
-			continue
-		}
-		for _, rf := range runFlagTable {
-			if rf.name == f[0] {
-				if err := rf.value(&r.t).Set(f[1]); err != nil {
-					return fmt.Errorf("--authors-rules: --%s=%s: %w", f[0], f[1], err)
-				}
+// applyRules sets the rule fields of t whose flags were not given to the
+// values of the rule set --rules names, when --rules was given (a new run
+// starts from the default set's values, see defaultTarget; a resumed one
+// keeps its own), and leaves Config.Rules to name the set the fields then
+// hold (gpnb.Config.ApplyRules), so that an explicit rule flag changes its
+// rule alone.
+func (r *runFlags) applyRules(t *runTarget) {
+	if r.given("rules") {
+		set := t.Config.Rules
+		s, ap := set.Apply(solvers.Settings{}, solvers.AP{})
+		_, m := set.Apply(solvers.Settings{}, solvers.SGD{})
+		sgd := m.(solvers.SGD)
+		for _, name := range ruleFlags {
+			if r.given(name) {
+				continue
+			}
+			switch name {
+			case "probe-tolerance":
+				t.Config.Settings.ProbeRule = s.ProbeRule
+			case "freeze":
+				t.Config.Settings.Freeze = s.Freeze
+			case "ap-pick":
+				t.AP.Pick = ap.(solvers.AP).Pick
+			case "sgd-residual-start":
+				t.SGD.ResidualStart = sgd.ResidualStart
+			case "sgd-verify":
+				t.SGD.NoVerify = sgd.NoVerify
 			}
 		}
 	}
-	return nil
+	t.Config.Rules = solvers.RulesPaperText // the fields say it all now
 }
-
-// applyPreset makes the named preset (gpnb.Preset, for the chosen solver
-// and the dataset) the defaults under the flags given: every flag that was
-// not given on the command line takes the preset's value, so a preset
-// changes defaults, never an explicit flag.
-func (r *runFlags) applyPreset(name, dataset string) error {
-	c, err := gpnb.Preset(name, r.t.Solver, dataset)
-	if err != nil {
-		return fmt.Errorf("--preset: %w", err)
-	}
-	t := targetOf(c)
-	for _, f := range runFlagTable {
-		if r.given(f.name) || r.fs.Lookup(f.name) == nil {
-			continue
-		}
-		if err := f.value(&r.t).Set(f.value(&t).String()); err != nil {
-			return fmt.Errorf("--preset %s: --%s: %w", name, f.name, err)
-		}
-	}
-	return nil
-}
-
-// applyNamed applies the named settings of gpnb train's command line, each
-// where no flag was given: the preset (none when ""), then, with authors,
-// the authors' stopping rules over it.
-func (r *runFlags) applyNamed(preset string, authors bool, dataset string) error {
-	if preset != "" {
-		if err := r.applyPreset(preset, dataset); err != nil {
-			return err
-		}
-	}
-	if authors {
-		return r.applyAuthorsRules()
-	}
-	return nil
-}
-
-// presetUsage is the help of --preset.
-func presetUsage() string {
-	return "a named configuration that sets the defaults of the other flags (flags given win): " + strings.Join(gpnb.PresetNames, " or ") +
-		". paper: the paper's protocol (--steps Adam steps, float64, no preconditioner, softplus θ); fast: a good model soon (CG with --warm-start, --precision mixed where the vectorised kernel exists, --precond-rank auto, --param log, --until converged)"
-}
-
-// deprecatedFlags are old spellings, accepted for one release with a note
-// on stderr: old name → new name.
-var deprecatedFlags = map[string]string{
-	"max-iters":      "max-iterations",
-	"precond-diag":   "precond-diagonal",
-	"keep-residuals": "residuals",
-	"float32":        "precision", // a bool: see boolSpellings
-}
-
-// boolSpellings maps an old bool flag to the values of its new flag.
-var boolSpellings = map[string][2]string{"float32": {"float64", "float32"}}
 
 // runFlags registers the run flags on a flag set and turns what was parsed
 // into a gpnb.Config.
@@ -202,15 +164,12 @@ type runFlags struct {
 	// resumed: t is a checkpoint's configuration (see onto), whose SGD
 	// seed stands as it is.
 	resumed bool
-	// forwarded: the values old spellings set (see deprecatedValue).
-	forwarded map[string]string
 }
 
 // register adds the flags of runFlagTable that keep selects (nil: all) to
-// fs, and the deprecated spellings of those, with def's values as defaults
-// (targetOf and paperTarget make one).
+// fs, with def's values as defaults (targetOf and defaultTarget make one).
 func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, keep func(name string) bool) {
-	r.fs, r.stderr, r.t, r.forwarded = fs, stderr, def, map[string]string{}
+	r.fs, r.stderr, r.t = fs, stderr, def
 	if keep == nil {
 		keep = func(string) bool { return true }
 	}
@@ -219,22 +178,59 @@ func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, k
 			fs.Var(f.value(&r.t), f.name, f.usage)
 		}
 	}
-	for old, name := range deprecatedFlags {
-		if keep(name) {
-			fs.Var(deprecatedValue{fs: fs, old: old, name: name, w: stderr, forwarded: r.forwarded}, old, "deprecated: use --"+name)
-		}
-	}
 }
 
-// paperTarget is the paper's settings (gpnb.Paper) with every method's
-// parameters explicit and SGD's learning rate the paper's: the defaults of
-// gpnb train and gpnb reproduce.
-func paperTarget() runTarget {
+// applyPreset makes the named preset (gpnb.Preset, for the chosen solver
+// and the dataset) the defaults under the flags given: every flag that was
+// not given on the command line and whose value in the preset differs from
+// the paper's settings takes the preset's value, so a preset changes
+// defaults, never an explicit flag. "" applies none.
+func (r *runFlags) applyPreset(name, dataset string) error {
+	if name == "" {
+		return nil
+	}
+	c, err := gpnb.Preset(name, r.t.Solver, dataset)
+	if err != nil {
+		return fmt.Errorf("--preset: %w", err)
+	}
+	paper, err := gpnb.Paper(r.t.Solver, dataset)
+	if err != nil {
+		return fmt.Errorf("--preset: %w", err)
+	}
+	t, tp := targetOf(c), targetOf(paper)
+	for _, f := range runFlagTable {
+		if r.given(f.name) || r.fs.Lookup(f.name) == nil {
+			continue
+		}
+		v := f.value(&t).String()
+		if v == f.value(&tp).String() {
+			continue
+		}
+		if err := f.value(&r.t).Set(v); err != nil {
+			return fmt.Errorf("--preset %s: --%s: %w", name, f.name, err)
+		}
+	}
+	return nil
+}
+
+// presetUsage is the help of --preset.
+func presetUsage() string {
+	return strings.Join(gpnb.PresetNames, " or ") + ": defaults for the other flags (see README)"
+}
+
+// defaultTarget is the paper's settings (gpnb.Paper) with every method's
+// parameters explicit, the default stopping rules' fields written out and
+// SGD's learning rate auto: the defaults of gpnb train and gpnb reproduce.
+func defaultTarget() runTarget {
 	c, _ := gpnb.Paper("cg", "")
-	t := targetOf(c)
 	ap, _ := gpnb.Paper("ap", "")
 	sgd, _ := gpnb.Paper("sgd", "")
-	t.AP, t.SGD, t.SGDPaper = ap.Solver.(solvers.AP), sgd.Solver.(solvers.SGD), true
+	c.Settings, _ = c.Rules.Apply(c.Settings, nil)
+	_, apm := c.Rules.Apply(c.Settings, ap.Solver)
+	_, sgdm := c.Rules.Apply(c.Settings, sgd.Solver)
+	t := targetOf(c)
+	t.AP, t.SGD, t.SGDRate = apm.(solvers.AP), sgdm.(solvers.SGD), sgdAuto
+	t.SGD.RawLearningRate = 0 // auto decides
 	return t
 }
 
@@ -242,7 +238,7 @@ func paperTarget() runTarget {
 // command line applied to it (and only those): how `gpnb train --resume`
 // takes a checkpoint's configuration, so a resumed run needs no flags
 // repeated and a flag that would change a fixed field is refused.
-func (r *runFlags) onto(base gpnb.Config, dataset string, d int) (gpnb.Config, error) {
+func (r *runFlags) onto(base gpnb.Config, dataset string, n, d int) (gpnb.Config, error) {
 	r2 := &runFlags{t: targetOf(base), fs: r.fs, stderr: r.stderr, resumed: true}
 	var err error
 	r.fs.Visit(func(f *flag.Flag) {
@@ -257,7 +253,7 @@ func (r *runFlags) onto(base gpnb.Config, dataset string, d int) (gpnb.Config, e
 	if err != nil {
 		return base, err
 	}
-	return r2.config(dataset, d)
+	return r2.config(dataset, n, d)
 }
 
 // except selects every flag but names; only selects names.
@@ -308,17 +304,14 @@ var methodFlags = map[string][]string{
 	"sgd": {"batch-size", "sgd-lr", "momentum", "sgd-seed", "sgd-residual-start", "sgd-verify"},
 }
 
-// config returns the configuration the flags describe for data with d input
-// dimensions named dataset (for --sgd-lr paper). A method flag given for
-// another solver than --solver is an error, as is a flag value out of range.
-func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
+// config returns the configuration the flags describe for data named
+// dataset with n training points and d input dimensions (n and the name
+// for --sgd-lr auto and paper). A method flag given for another solver than
+// --solver is an error, as is a flag value out of range.
+func (r *runFlags) config(dataset string, n, d int) (gpnb.Config, error) {
 	t := r.t
+	r.applyRules(&t)
 	c := t.Config
-	for flagName, v := range r.forwarded {
-		if now := r.fs.Lookup(flagName).Value.String(); now != v {
-			return c, fmt.Errorf("an old spelling set --%s %s, but --%s %s was given too: they contradict each other, give one of them", flagName, v, flagName, now)
-		}
-	}
 	name := strings.ToLower(strings.TrimSpace(t.Solver))
 	for solver, flags := range methodFlags {
 		for _, f := range flags {
@@ -337,7 +330,10 @@ func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
 		if !r.given("sgd-seed") && !r.resumed {
 			m.Seed = c.Seed // one seed fixes a run
 		}
-		if t.SGDPaper {
+		switch t.SGDRate {
+		case sgdAuto:
+			m.LearningRate, m.RawLearningRate = 0, gpnb.PaperSGDRate(dataset, n, m.BatchSize)
+		case sgdPaper:
 			m.LearningRate, m.RawLearningRate = 0, gpnb.PaperSGDLearningRates()[dataset]
 		}
 		c.Solver = m
@@ -355,28 +351,33 @@ func (r *runFlags) config(dataset string, d int) (gpnb.Config, error) {
 		}
 	}
 	c.Init.Lengthscales = append([]float64(nil), ls...)
-	if err := c.Init.Validate(d); err != nil {
-		return c, fmt.Errorf("--noise/--signal/--lengthscales: %w", err)
-	}
 	if _, err := c.Resolve(d); err != nil {
-		return c, fmt.Errorf("%s%w (see gpnb %s --help)", flagOf(err), err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
-	}
-	return c, nil
-}
-
-// flagOf returns "--name: " for the flag whose field a configuration error
-// names (gpnb and solvers write "Probes = -1", "SGD.Momentum is 1.5"), or "".
-func flagOf(err error) string {
-	msg := err.Error()
-	for _, f := range runFlagTable {
-		for _, p := range f.paths {
-			field := p[strings.LastIndex(p, ".")+1:]
-			if strings.Contains(msg, " "+field+" =") || strings.Contains(msg, "."+field+" is") || strings.Contains(msg, " "+field+" is") {
-				return "--" + f.name + ": "
+		var ce *gpnb.ConfigError
+		if errors.As(err, &ce) {
+			if flags := flagsOf(ce.Field, name); flags != "" {
+				err = fmt.Errorf("%s: %w", flags, err)
 			}
 		}
+		return c, fmt.Errorf("%w (see gpnb %s --help)", err, strings.TrimPrefix(r.fs.Name(), "gpnb "))
 	}
-	return ""
+	return c.ApplyRules(), nil
+}
+
+// flagsOf returns the flags that set a gpnb.Config field (ConfigError's
+// Field, "Settings.RelTolMean", "Init", a parameter of solver as
+// "Solver.Momentum"), joined by "/", or "" when none does.
+func flagsOf(field, solver string) string {
+	path := "Config." + field
+	if f, ok := strings.CutPrefix(field, "Solver."); ok {
+		path = strings.ToUpper(solver) + "." + f
+	}
+	var names []string
+	for _, f := range runFlagTable {
+		if slices.ContainsFunc(f.paths, func(p string) bool { return p == path || strings.HasPrefix(p, path+".") }) {
+			names = append(names, "--"+f.name)
+		}
+	}
+	return strings.Join(names, "/")
 }
 
 // fieldOf returns the field of t at a dotted path.
@@ -545,7 +546,13 @@ func (b bytesValue) Set(s string) error {
 	return err
 }
 
-// sgdRate is --sgd-lr: paper, a normalised rate, or raw:N.
+// The --sgd-lr values that name a rule rather than a rate.
+const (
+	sgdAuto  = "auto"
+	sgdPaper = "paper"
+)
+
+// sgdRate is --sgd-lr: auto, paper, a normalised rate, or raw:N.
 func sgdRate(t *runTarget) flag.Value { return sgdRateValue{t} }
 
 type sgdRateValue struct{ t *runTarget }
@@ -554,8 +561,8 @@ func (s sgdRateValue) String() string {
 	switch {
 	case s.t == nil:
 		return ""
-	case s.t.SGDPaper:
-		return "paper"
+	case s.t.SGDRate != "":
+		return s.t.SGDRate
 	case s.t.SGD.RawLearningRate > 0:
 		return "raw:" + strconv.FormatFloat(s.t.SGD.RawLearningRate, 'g', -1, 64)
 	}
@@ -564,12 +571,12 @@ func (s sgdRateValue) String() string {
 
 func (s sgdRateValue) Set(v string) error {
 	v = strings.ToLower(strings.TrimSpace(v))
-	bad := fmt.Errorf("use paper, a number ≥ 0 (normalised units; 0 = the default %v) or raw:N with N > 0 (the paper's units, e.g. raw:90)", solvers.DefaultLearningRate)
+	bad := fmt.Errorf("use auto, paper, a number ≥ 0 (normalised units; 0 = the default %v) or raw:N with N > 0 (the paper's units, e.g. raw:90)", solvers.DefaultLearningRate)
 	m := &s.t.SGD
-	s.t.SGDPaper, m.LearningRate, m.RawLearningRate = false, 0, 0
+	s.t.SGDRate, m.LearningRate, m.RawLearningRate = "", 0, 0
 	switch {
-	case v == "paper":
-		s.t.SGDPaper = true
+	case v == sgdAuto || v == sgdPaper:
+		s.t.SGDRate = v
 	case strings.HasPrefix(v, "raw:"):
 		x, err := strconv.ParseFloat(strings.TrimPrefix(v, "raw:"), 64)
 		if err != nil || !(x > 0) || math.IsInf(x, 0) {
@@ -618,56 +625,13 @@ func (p precondRankValue) Set(x string) error {
 // sgdSeed is --sgd-seed; its default (the value --seed gets) prints as "".
 func sgdSeed(t *runTarget) flag.Value { return scalarValue{fieldOf(t, "SGD.Seed")} }
 
-// deprecatedValue is an old flag name that forwards to the new one.
-type deprecatedValue struct {
-	fs        *flag.FlagSet
-	old, name string
-	w         io.Writer
-	// forwarded records the value each new flag got from an old one, so
-	// that runFlags.config can refuse an old and a new spelling that
-	// disagree.
-	forwarded map[string]string
-}
-
-func (d deprecatedValue) String() string { return "" }
-
-func (d deprecatedValue) IsBoolFlag() bool {
-	if _, ok := boolSpellings[d.old]; ok {
-		return true
-	}
-	if d.fs == nil {
-		return false
-	}
-	b, ok := d.fs.Lookup(d.name).Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-func (d deprecatedValue) Set(v string) error {
-	if vals, ok := boolSpellings[d.old]; ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return errors.New("give true or false")
-		}
-		v = vals[map[bool]int{false: 0, true: 1}[b]]
-	}
-	given := false
-	d.fs.Visit(func(f *flag.Flag) { given = given || f.Name == d.name })
-	if now := d.fs.Lookup(d.name).Value.String(); given && now != v {
-		return fmt.Errorf("--%s (--%s %s) and --%s %s contradict each other: give one of them", d.old, d.name, v, d.name, now)
-	}
-	fmt.Fprintf(d.w, "gpnb: --%s is deprecated and will be removed: use --%s %s\n", d.old, d.name, v)
-	if d.forwarded != nil {
-		d.forwarded[d.name] = v
-	}
-	return d.fs.Set(d.name, v)
-}
-
 // grid returns the grid the flags describe (its Config, Methods and
-// PaperSGDRates; the caller sets the axes) and the machine's share of the
+// SGDRates; the caller sets the axes) and the machine's share of the
 // configuration (memory budget, workers, residual traces), which a job does
 // not store.
 func (r *runFlags) grid() (repro.Grid, gpnb.Config, error) {
 	t := r.t
+	r.applyRules(&t)
 	machine := t.Config
 	c := t.Config
 	c.Operator.MemoryBudget, c.Operator.Workers, c.DropResidualTraces = 0, 0, false
@@ -679,8 +643,15 @@ func (r *runFlags) grid() (repro.Grid, gpnb.Config, error) {
 	if !r.given("sgd-seed") {
 		sgd.Seed = c.Seed // one seed fixes a job
 	}
-	g := repro.Grid{Config: c, PaperSGDRates: t.SGDPaper,
-		Methods: map[string]solvers.Method{"cg": t.CG, "ap": t.AP, "sgd": sgd}}
+	g := repro.Grid{Config: c, Methods: map[string]solvers.Method{"cg": t.CG, "ap": t.AP, "sgd": sgd}}
+	switch t.SGDRate {
+	case sgdAuto:
+		g.SGDRates = repro.SGDRatesAuto
+	case sgdPaper:
+		g.SGDRates = repro.SGDRatesPaper
+	default:
+		g.SGDRates = repro.SGDRatesGiven
+	}
 	return g, machine, nil
 }
 

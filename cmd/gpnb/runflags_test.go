@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"reflect"
@@ -27,7 +29,14 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 			covered[p] = true
 		}
 	}
-	base, err := gpnb.Config{}.Resolve(d)
+	// The paper's-text rules, under which every rule field may be set
+	// alone (gpnb's oneFieldConfigs); Config.Rules: the default, the
+	// authors'.
+	base, err := gpnb.Config{Rules: solvers.RulesPaperText}.Resolve(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authors, err := gpnb.Config{}.Resolve(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +63,14 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		}
 		src := targetOf(base)
 		src.Solver = c.solver
-		if c.path != "" {
+		if c.path == "Config.Rules" {
+			src = targetOf(authors)
+			src.Solver = c.solver
+			var ap, sgd solvers.Method
+			src.Config.Settings, ap = solvers.RulesAuthors.Apply(src.Config.Settings, src.AP)
+			_, sgd = solvers.RulesAuthors.Apply(src.Config.Settings, src.SGD)
+			src.AP, src.SGD = ap.(solvers.AP), sgd.(solvers.SGD)
+		} else if c.path != "" {
 			if err := fieldtest.Set(&src, c.path, i, d); err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +120,7 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("%s: parsing %s: %v", c.path, strings.Join(args, " "), err)
 		}
-		got, err := rf.config("test", d)
+		got, err := rf.config("test", 100, d)
 		if err != nil {
 			t.Fatalf("%s: %v (%s)", c.path, err, strings.Join(args, " "))
 		}
@@ -117,33 +133,34 @@ func TestRunFlagsCoverEveryField(t *testing.T) {
 	}
 }
 
-// TestDeprecatedFlags: the old spellings still work, say what replaces them,
-// and set the same field as the new one.
-func TestDeprecatedFlags(t *testing.T) {
-	for old, name := range deprecatedFlags {
+// TestConfigErrorsNameTheirFlag: a bad value the command line lets through
+// is refused by gpnb.Config.Resolve, and the error names the flag of the
+// field (gpnb.ConfigError), for Config's fields and a solver's alike.
+func TestConfigErrorsNameTheirFlag(t *testing.T) {
+	for _, tc := range [][]string{
+		{"--momentum", "1.5", "--solver", "sgd"},
+		{"--block-size", "-3", "--solver", "ap"},
+		{"--precond-noise", "-1", "--precond-rank", "5"},
+		{"--features", "3", "--estimator", "pathwise"},
+		{"--noise-min", "-1"},
+		{"--max-epochs", "-2"},
+		{"--budget", "-1"},
+		{"--lengthscales", "1,2,3"},
+	} {
 		var rf runFlags
-		var msg strings.Builder
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		rf.register(fs, &msg, targetOf(gpnb.Config{}), nil)
-		v, want := "7", "7"
-		if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			v, want = "false", "false"
+		fs := flag.NewFlagSet("gpnb t", flag.ContinueOnError)
+		rf.register(fs, io.Discard, targetOf(gpnb.Config{}), nil)
+		if err := fs.Parse(tc); err != nil {
+			t.Fatalf("%v: %v", tc, err)
 		}
-		if vals, ok := boolSpellings[old]; ok { // an old bool for a new value
-			v, want = "true", vals[1]
+		_, err := rf.config("x", 100, 2)
+		want := tc[0] + ": gpnb: invalid configuration"
+		if tc[0] == "--lengthscales" {
+			want = "--noise/--signal/--lengthscales: "
 		}
-		if err := fs.Parse([]string{"--" + old + "=" + v}); err != nil {
-			t.Fatalf("--%s: %v", old, err)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%v: %v, want an error starting %q", tc, err, want)
 		}
-		if got := fs.Lookup(name).Value.String(); got != want {
-			t.Errorf("--%s=%s set --%s to %q, want %q", old, v, name, got, want)
-		}
-		if !strings.Contains(msg.String(), "--"+old+" is deprecated") || !strings.Contains(msg.String(), "use --"+name) {
-			t.Errorf("--%s: no deprecation note naming --%s: %q", old, name, msg.String())
-		}
-	}
-	if !slices.Contains(methodFlags["cg"], "precond-diagonal") {
-		t.Error("precond-diagonal is not a CG flag")
 	}
 }
 
@@ -156,19 +173,33 @@ func TestMethodFlagForOtherSolver(t *testing.T) {
 	if err := fs.Parse([]string{"--solver", "cg", "--block-size", "100"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rf.config("x", 2); err == nil || !strings.Contains(err.Error(), "--block-size applies to --solver ap only") {
+	if _, err := rf.config("x", 100, 2); err == nil || !strings.Contains(err.Error(), "--block-size applies to --solver ap only") {
 		t.Errorf("got %v", err)
 	}
 }
 
-// TestAuthorsRules: --authors-rules sets every rule of the authors' code for
-// the chosen solver (and no flag of another solver trips its check), an
-// explicit flag among them wins, and the result equals spelling the flags
-// out.
-func TestAuthorsRules(t *testing.T) {
-	parse := func(args ...string) gpnb.Config { return parseTrain(t, 2, args...) }
+// TestRulesFlag: --rules authors (the default) sets every rule of the
+// authors' code for the chosen solver (and no flag of another solver trips
+// its check) and equals spelling the flags out; --rules paper-text sets the
+// paper's text; an explicit rule flag wins over either, changing its rule
+// alone, and the configuration's Rules names what the fields hold.
+func TestRulesFlag(t *testing.T) {
+	parse := func(args ...string) gpnb.Config {
+		t.Helper()
+		var rf runFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		rf.register(fs, io.Discard, defaultTarget(), nil)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		c, err := rf.config("pol", 500, 2)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return c
+	}
 	for _, solver := range []string{"cg", "ap", "sgd"} {
-		got := parse("--solver", solver, "--authors-rules")
 		spelled := []string{"--solver", solver, "--probe-tolerance", "mean", "--freeze", "joint"}
 		switch solver {
 		case "ap":
@@ -177,25 +208,73 @@ func TestAuthorsRules(t *testing.T) {
 			spelled = append(spelled, "--sgd-residual-start", "b", "--sgd-verify=false")
 		}
 		want := parse(spelled...)
-		if diff := want.Differences(got, false); len(diff) > 0 {
-			t.Errorf("%s: --authors-rules differs from %v in %v", solver, spelled, diff)
+		for _, args := range [][]string{{"--solver", solver}, {"--solver", solver, "--rules", "authors"}, {"--solver", solver, "--rules", "paper-text", "--freeze", "joint", "--probe-tolerance", "mean", "--ap-pick", "all", "--sgd-residual-start", "b", "--sgd-verify=false"}} {
+			if solver != "ap" && slices.Contains(args, "--ap-pick") || solver != "sgd" && slices.Contains(args, "--sgd-verify=false") {
+				continue // another solver's flags
+			}
+			got := parse(args...)
+			if diff := want.Differences(got, false); len(diff) > 0 || got.Rules != solvers.RulesAuthors {
+				t.Errorf("%s: %v gives rules %v and differs from %v in %v", solver, args, got.Rules, spelled, diff)
+			}
 		}
-		if got.Settings.ProbeRule != solvers.ProbeMean || got.Settings.Freeze != solvers.FreezeJoint {
-			t.Errorf("%s: settings %+v", solver, got.Settings)
+		paper := parse("--solver", solver, "--rules", "paper-text")
+		if paper.Settings.ProbeRule != solvers.ProbeEach || paper.Settings.Freeze != solvers.FreezeColumn || paper.Rules != solvers.RulesPaperText {
+			t.Errorf("%s: --rules paper-text gives %v with %+v", solver, paper.Rules, paper.Settings)
 		}
 	}
-	sgd := parse("--solver", "sgd", "--authors-rules")
-	if m := sgd.Solver.(solvers.SGD); m.ResidualStart != solvers.ResidualB || !m.NoVerify {
-		t.Errorf("sgd: %+v", m)
+	sgd := parse("--solver", "sgd")
+	if m := sgd.Solver.(solvers.SGD); m.ResidualStart != solvers.ResidualB || !m.NoVerify || sgd.Settings.Freeze != solvers.FreezeJoint {
+		t.Errorf("sgd's defaults are not the authors' rules: %+v, %+v", m, sgd.Settings)
 	}
-	if ap := parse("--solver", "ap", "--authors-rules").Solver.(solvers.AP); ap.Pick != solvers.PickAll {
+	if ap := parse("--solver", "ap").Solver.(solvers.AP); ap.Pick != solvers.PickAll {
 		t.Errorf("ap: %+v", ap)
 	}
-	if c := parse("--solver", "sgd", "--authors-rules", "--freeze", "column"); c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeMean {
-		t.Errorf("an explicit --freeze column did not win: %+v", c.Settings)
+	if m := parse("--solver", "sgd", "--rules", "paper-text").Solver.(solvers.SGD); m.ResidualStart != solvers.ResidualTrue || m.NoVerify {
+		t.Errorf("sgd under --rules paper-text: %+v", m)
 	}
-	if c := parse("--solver", "sgd"); c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeEach {
-		t.Errorf("the defaults are not the paper's text: %+v", c.Settings)
+	c := parse("--solver", "sgd", "--freeze", "column")
+	if c.Settings.Freeze != solvers.FreezeColumn || c.Settings.ProbeRule != solvers.ProbeMean || c.Rules != solvers.RulesPaperText || !c.Solver.(solvers.SGD).NoVerify {
+		t.Errorf("an explicit --freeze column under the default rules: %v %+v %+v", c.Rules, c.Settings, c.Solver)
+	}
+	c = parse("--solver", "sgd", "--rules", "paper-text", "--freeze", "joint")
+	if c.Settings.Freeze != solvers.FreezeJoint || c.Settings.ProbeRule != solvers.ProbeEach || c.Solver.(solvers.SGD).NoVerify {
+		t.Errorf("--rules paper-text --freeze joint: %+v %+v", c.Settings, c.Solver)
+	}
+}
+
+// TestHelpIsShort: every command's --help gives each of its flags one or
+// two lines, and gpnb train's, which has every run flag, stays under 4 KB
+// (DESIGN.md has the rest).
+func TestHelpIsShort(t *testing.T) {
+	for name, c := range commands {
+		var out bytes.Buffer
+		if err := c.run([]string{"--help"}, &out, &out); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s --help: %v", name, err)
+		}
+		text := out.String()
+		lines := map[string]int{}
+		flagName := ""
+		for _, l := range strings.Split(text, "\n") {
+			if rest, ok := strings.CutPrefix(l, "  --"); ok {
+				flagName = strings.FieldsFunc(rest, func(r rune) bool { return r == '=' || r == ' ' })[0]
+			} else if !strings.HasPrefix(l, "    ") {
+				flagName = ""
+			}
+			if flagName != "" {
+				lines[flagName]++
+			}
+		}
+		for f, n := range lines {
+			if n > 2 {
+				t.Errorf("gpnb %s --help: --%s takes %d lines", name, f, n)
+			}
+		}
+		if name == "train" && len(text) > 4096 {
+			t.Errorf("gpnb train --help is %d bytes, over 4 KB", len(text))
+		}
+		if name == "train" && len(lines) < len(runFlagTable) {
+			t.Errorf("gpnb train --help lists %d flags, fewer than the %d run flags", len(lines), len(runFlagTable))
+		}
 	}
 }
 
@@ -221,12 +300,13 @@ func TestPrecondRankFlag(t *testing.T) {
 }
 
 // --preset paper gives what no preset gives, for every solver; --preset
-// fast sets its choices where no flag was given, and the flags given win.
+// fast gives gpnb.Preset(fast) where no flag was given, and the flags given
+// win.
 func TestPresetFlags(t *testing.T) {
 	const d = 3
 	parse := func(args ...string) gpnb.Config {
 		t.Helper()
-		c, err := parseTrain(t, d, args...).Resolve(d)
+		c, err := presetConfig(t, d, args...).Resolve(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,23 +336,22 @@ func TestPresetFlags(t *testing.T) {
 	}
 }
 
-// parseTrain returns the configuration gpnb train's run flags, --preset and
-// --authors-rules give for args on pol with d input dimensions.
-func parseTrain(t *testing.T, d int, args ...string) gpnb.Config {
+// presetConfig returns the configuration gpnb train's run flags and
+// --preset give for args on pol (500 points) with d input dimensions.
+func presetConfig(t *testing.T, d int, args ...string) gpnb.Config {
 	t.Helper()
 	var rf runFlags
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	rf.register(fs, io.Discard, paperTarget(), nil)
+	rf.register(fs, io.Discard, defaultTarget(), nil)
 	preset := fs.String("preset", "", "")
-	authors := fs.Bool("authors-rules", false, "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	if err := rf.applyNamed(*preset, *authors, "pol"); err != nil {
+	if err := rf.applyPreset(*preset, "pol"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := rf.config("pol", d)
+	c, err := rf.config("pol", 500, d)
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}

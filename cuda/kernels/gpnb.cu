@@ -31,16 +31,21 @@
 // r² = Σ_k (z_ak − z_bk)² (direct differences: no cancellation),
 // k = s²·m(r), and for the gradient m(r) and m'(r)/r.
 #define GENMAXD 256 // largest d of the generic (MAXD = 0) variants
-#define RTILE 16    // reduce: pairs per chunk of W values
-#define MT 128      // threads per block of mulk and trimul (one output row each)
-#define TJ 128      // rows of the right-hand sides staged per tile (mulk, trimul)
+#define MT 128      // threads per block of mulk and trimul
+#define MR 2        // mulk, trimul: output rows per thread
+#define MSTAGES 4   // mulk, trimul: stages of the copy pipeline
+#define MSTAGE 8192 // mulk, trimul: bytes of M per stage
+#define TT 64       // build, reduce: rows (and columns) of a tile of pairs, 16×16 threads of 4×4 pairs
+#define TKC 32      // build, reduce: dimensions of z staged at a time
+#define RSTRIP 8    // reduce: tiles per block, along one tile row
+#define RCC 8       // reduce: columns of [A B] staged at a time
 #define CH 128      // rows per chunk of dots and mult
 #define NB 32       // block size of the device Cholesky and triangular inverse
 
-// MAXD > 0: the row's z (and the reduce accumulators) live in registers,
-// loops fully unrolled to MAXD with a k < d guard. MAXD = 0: the generic
-// variant for d ≤ GENMAXD, reading z from global memory (L1) and keeping
-// the accumulators in local memory.
+// MAXD > 0: mulfree's row of z and reduce's d sums live in registers, loops
+// fully unrolled to MAXD with a k < d guard. MAXD = 0: the generic variant
+// for d ≤ GENMAXD, mulfree reading z from global memory (L1), reduce keeping
+// its sums in local memory.
 #define KLIM (MAXD > 0 ? MAXD : d)
 
 typedef long long i64;
@@ -53,6 +58,50 @@ __device__ __forceinline__ double sqrt_(double x) { return sqrt(x); }
 __device__ __forceinline__ float sqrt_(float x) { return sqrtf(x); }
 __device__ __forceinline__ double exp_(double x) { return exp(x); }
 __device__ __forceinline__ float exp_(float x) { return expf(x); }
+
+// Copies from global to shared memory, by 4, 8 or 16 bytes (B): on sm_80 and
+// later (the sm_90 PTX and cubin) asynchronous (cp.async), so that a kernel
+// keeps several stages of its input in flight while it computes on an
+// earlier one: cpAsync starts a copy, cpCommit closes the group of copies
+// started since the last one, cpWait<N> waits until at most N groups of this
+// thread are still in flight (a __syncthreads then makes every thread's
+// copies visible). On older targets (the sm_60 PTX, whose JIT serves 6.0 to
+// 8.x) and in the cudaemu host build a copy is a plain load and store, and
+// commit and wait do nothing. Either way only bits move: the arithmetic on
+// the copied values is the same.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <int B>
+__device__ __forceinline__ void cpAsync(void *dst, const void *src) {
+    unsigned d;
+    asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(d) : "l"(dst));
+    if (B == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src), "n"(B) : "memory");
+}
+__device__ __forceinline__ void cpCommit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cpWait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+#else
+template <int B>
+__device__ __forceinline__ void cpAsync(void *dst, const void *src) {
+#ifdef __CUDA_ARCH__
+    if (B == 16)
+        *(uint4 *)dst = *(const uint4 *)src;
+    else if (B == 8)
+        *(uint2 *)dst = *(const uint2 *)src;
+    else
+        *(unsigned *)dst = *(const unsigned *)src;
+#else
+    memcpy(dst, src, B);
+#endif
+}
+__device__ __forceinline__ void cpCommit() {}
+template <int N>
+__device__ __forceinline__ void cpWait() {}
+#endif
 
 // col returns the c-th selected column.
 __device__ __forceinline__ i64 col(const i64 *cols, i64 c) { return cols ? cols[c] : c; }
@@ -77,33 +126,29 @@ __device__ __forceinline__ T kval(int fam, T r2) {
     return (T)NAN;
 }
 
-// kmd sets m = m(r) and dm = m'(r)/r from r² (dm = 0 at r = 0 for Matern12).
+// kmd sets m = m(r) and dm = m'(r)/r from r² (dm = 0 at r = 0 for
+// Matern12), with one sqrt and one exp whatever the family, so that reduce,
+// which unrolls it over a thread's 16 pairs, holds one of each per pair.
 __device__ __forceinline__ void kmd(int fam, double r2, double &m, double &dm) {
+    const double u = sqrt((fam == 0 ? 3.0 : fam == 2 ? 5.0 : 1.0) * r2); // √3·r, √5·r, r
+    const double e = exp(fam == 3 ? -0.5 * r2 : -u);
     switch (fam) {
-    case 0: {
-        double u = sqrt(3.0 * r2), e = exp(-u);
+    case 0:
         m = (1.0 + u) * e;
         dm = -3.0 * e;
         return;
-    }
-    case 1: {
-        double r = sqrt(r2), e = exp(-r);
+    case 1:
         m = e;
-        dm = r == 0.0 ? 0.0 : -e / r;
+        dm = u == 0.0 ? 0.0 : -e / u;
         return;
-    }
-    case 2: {
-        double u = sqrt(5.0 * r2), e = exp(-u);
+    case 2:
         m = (1.0 + u + u * u / 3.0) * e;
         dm = -5.0 / 3.0 * (1.0 + u) * e;
         return;
-    }
-    case 3: {
-        double e = exp(-0.5 * r2);
+    case 3:
         m = e;
         dm = -e;
         return;
-    }
     }
     m = NAN;
     dm = NAN;
@@ -127,25 +172,113 @@ extern "C" __global__ void gpnb_scale_f32(const double *X, i64 n, i64 d, const d
     scale<float>(X, n, d, mean, ell, Z);
 }
 
+// Tiles of TT×TT pairs (a, b), a in rows a0.., b in rows b0.. of an n-row
+// matrix (build, reduce): 16×16 threads, thread (tx, ty) takes the 4×4 pairs
+// a = a0 + ty + 16i, b = b0 + tx + 16j.
+
+// stageZ copies dimensions k0..k0+kn−1 of z for the rows of a tile into
+// shared memory, dimension-major: za[k·TT + r] = Z[a0+r, k0+k] (zero past
+// n), zb likewise from b0; all 256 threads together.
+template <typename T>
+__device__ __forceinline__ void stageZ(T *za, T *zb, const T *__restrict__ Z, i64 n, i64 d, i64 a0, i64 b0, i64 k0,
+                                       int kn) {
+    const int tid = threadIdx.y * 16 + threadIdx.x;
+    for (int e = tid; e < kn * TT; e += 256) {
+        const int r = e / kn, k = e - r * kn;
+        za[k * TT + r] = a0 + r < n ? Z[(a0 + r) * d + k0 + k] : (T)0;
+        zb[k * TT + r] = b0 + r < n ? Z[(b0 + r) * d + k0 + k] : (T)0;
+    }
+}
+
+// tile4 calls f(i, j, x_i, y_j) for the thread's 4×4 pairs, in order, with
+// x_i = xs[ty + 16i] and y_j = ys[tx + 16j] (one staged dimension or
+// column of the tile's rows and of its columns).
+template <typename S, typename F>
+__device__ __forceinline__ void tile4(const S *xs, const S *ys, F f) {
+    S x[4], y[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        x[i] = xs[threadIdx.y + 16 * i];
+        y[i] = ys[threadIdx.x + 16 * i];
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            f(i, j, x[i], y[j]);
+}
+
+// tileR2 sets r2[i][j] = Σ_k (z_ak − z_bk)², in ascending k and the type R
+// (T for build, float64 for reduce), for the thread's pairs of the tile at
+// rows a0, b0, staging z in za and zb TKC dimensions at a time (the last
+// piece stays staged).
+template <typename R, typename T>
+__device__ __forceinline__ void tileR2(R (&r2)[4][4], T *za, T *zb, const T *__restrict__ Z, i64 n, i64 d, i64 a0,
+                                       i64 b0) {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            r2[i][j] = 0;
+    for (i64 k0 = 0; k0 < d; k0 += TKC) {
+        const int kn = (int)min((i64)TKC, d - k0);
+        __syncthreads();
+        stageZ(za, zb, Z, n, d, a0, b0, k0, kn);
+        __syncthreads();
+        for (int k = 0; k < kn; k++)
+            tile4(za + k * TT, zb + k * TT, [&](int i, int j, T x, T y) {
+                R u = (R)x - (R)y;
+                r2[i][j] += u * u;
+            });
+    }
+}
+
 // build: K[a,b] = s2·m(r_ab) for the dense cache (n×ldk, row-major, the
-// columns n..ldk−1 zero). One thread per entry; r² is the direct sum, so K
-// is exactly symmetric.
+// columns n..ldk−1 zero), by tiles of TT×TT entries over the upper triangle
+// of tiles (grid ⌈n/TT⌉ × ⌈n/TT⌉, 16×16 threads; blocks below the diagonal
+// return at once). The tile's rows of z are staged in shared memory, TKC
+// dimensions at a time, each read by all 16 threads of a row or column, and
+// each thread computes 4×4 entries; an off-diagonal tile is written twice,
+// as K[a,b] and, through a transposed copy in shared memory so that both
+// writes are coalesced, as K[b,a]. r² is the direct sum in ascending k, so
+// K is exactly symmetric and every entry has the bits of the one thread per
+// entry computing Σ_k (z_ak − z_bk)².
 template <typename T>
 __device__ void build(const T *__restrict__ Z, i64 n, i64 d, i64 fam, double s2d, T *__restrict__ K, i64 ldk) {
-    i64 b = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    i64 a = (i64)blockIdx.y * blockDim.y + threadIdx.y;
-    if (a >= n || b >= ldk)
+    const i64 I = blockIdx.y, J = blockIdx.x;
+    if (J < I)
         return;
-    if (b >= n) {
-        K[a * ldk + b] = (T)0;
+    T *za = (T *)smem;     // TKC × TT: dimension k of the tile's row a at za[k·TT + a]
+    T *zb = za + TKC * TT; // TKC × TT: the same for its columns
+    T *kt = (T *)smem;     // TT × (TT+1): the tile, for the transposed writes (after za, zb)
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+    const i64 a0 = I * TT, b0 = J * TT;
+    T r2[4][4];
+    tileR2(r2, za, zb, Z, n, d, a0, b0);
+    const T s2 = (T)s2d;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const i64 a = a0 + ty + 16 * i, b = b0 + tx + 16 * j;
+            r2[i][j] = s2 * kval<T>((int)fam, r2[i][j]); // the entry
+            if (a < n && b < ldk)
+                K[a * ldk + b] = b < n ? r2[i][j] : (T)0;
+        }
+    if (I == J)
         return;
+    __syncthreads(); // everyone is done with za, zb
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            kt[(ty + 16 * i) * (TT + 1) + tx + 16 * j] = r2[i][j];
+    __syncthreads();
+    for (int e = tid; e < TT * TT; e += 256) {
+        const int r = e / TT, c = e - r * TT; // K[b0+r, a0+c] = tile[c][r]
+        if (b0 + r < n && a0 + c < n)
+            K[(b0 + r) * ldk + a0 + c] = kt[c * (TT + 1) + r];
     }
-    T r2 = 0;
-    for (i64 k = 0; k < d; k++) {
-        T u = Z[a * d + k] - Z[b * d + k];
-        r2 += u * u;
-    }
-    K[a * ldk + b] = (T)s2d * kval<T>((int)fam, r2);
 }
 
 extern "C" __global__ void gpnb_build_f64(const double *Z, i64 n, i64 d, i64 fam, double s2, double *K, i64 ldk) {
@@ -222,115 +355,158 @@ __device__ __forceinline__ void storepart(double *__restrict__ part, i64 z, i64 
             o[c] = acc[c];
 }
 
-// fma4 adds four terms a_q·vb[q·NC + c] to each accumulator, in order.
-template <int NC>
-__device__ __forceinline__ void fma4(double (&acc)[NC], double a0, double a1, double a2, double a3,
-                                     const double *vb) {
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        double s = acc[c];
-        s = fma(a0, vb[c], s);
-        s = fma(a1, vb[NC + c], s);
-        s = fma(a2, vb[2 * NC + c], s);
-        s = fma(a3, vb[3 * NC + c], s);
-        acc[c] = s;
-    }
-}
-
 // mulk: part[z][t][c] = Σ_{j in chunk z} M[jidx_j·ldm + t]·V[j, vcols[c0+c]]
 // for output rows t < nr, jidx_j = jidx[j] (or j), j < nj. With M = K (a
 // symmetric dense cache) that is (K[:, jidx]·V)[t]: H·V for Mul, H[:,I]·Δ for
-// MulCols. One thread per output row: a warp's load of M[j, t..t+31] is one
-// coalesced 256-byte segment (128 bytes in float32); NC accumulators (NC ≥
-// kg, a multiple of 4); a tile of TJ rows of V staged in shared memory is
-// read as a broadcast. The loads are software-pipelined: the next four
-// values of M are in flight while the current four are multiplied, so each
-// thread keeps eight loads outstanding, which with the occupancy that
-// __launch_bounds__ guarantees is enough to keep HBM busy. TRI (M the
-// float64 factor block of Solve): only j ≤ t (tri = 1) or j ≥ t (tri = 2).
+// MulCols. A block owns RB = MT·MR consecutive output rows and streams the
+// rows j of its chunk through shared memory: stage s holds TJ rows of M
+// (its RB columns of each, MSTAGE bytes in all, copied by 16-byte pieces, a
+// warp's copies one contiguous 512-byte segment) and the same rows of V's
+// selected columns. MSTAGES stages rotate: while the block computes on one,
+// the copies of the next MSTAGES−1 are in flight (cp.async; see cpAsync), so
+// each block keeps about 3·MSTAGE bytes of M on their way from memory
+// without any thread waiting on a load. Each thread owns MR adjacent rows
+// (one 16- or 8-byte read of the stage per j) and keeps MR·NC accumulators,
+// NC ≥ kg (NC = kg for mulk: exactly as many as columns; trimul's widths go
+// by 4, the extra columns of V zero). Every accumulator adds its terms with
+// fma in ascending j, so a sum's order is fixed by the chunk, whatever the
+// pipeline. TRI (M the float64 factor block of Solve): only the terms j ≤ t
+// (tri = 1) or j ≥ t (tri = 2); the others count as zero.
 template <typename TK, int NC, bool TRI>
 __device__ void mulk(const TK *__restrict__ M, i64 ldm, const i64 *__restrict__ jidx, i64 nj, i64 nr, i64 tri,
                      const double *__restrict__ V, i64 ldv, const i64 *__restrict__ vcols, i64 c0, i64 kg,
                      double *__restrict__ part, i64 chunk) {
-    double *vs = (double *)smem;     // TJ × NC
-    i64 *js = (i64 *)(vs + TJ * NC); // TJ
-    const i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    constexpr int RB = MT * MR;                          // output rows per block
+    constexpr int TJ = MSTAGE / (RB * (int)sizeof(TK));  // rows of M per stage: 4 (float64), 8 (float32)
+    constexpr int EV = 16 / (int)sizeof(TK);             // values of M per 16-byte copy
+    constexpr int CPR = RB / EV;                         // copies per row of a stage
+    constexpr int NP = NC + (NC & 1);                    // V's row in a stage: NC rounded up to 16 bytes
+    TK *ms = (TK *)smem;                                 // MSTAGES × TJ × RB
+    double *vs = (double *)(ms + MSTAGES * TJ * RB);     // MSTAGES × TJ × NP
+    const int tid = threadIdx.x;
+    const i64 r0 = (i64)blockIdx.x * RB, t = r0 + MR * tid;
     const i64 z = blockIdx.y, jlo = z * chunk, jhi = min(nj, jlo + chunk);
-    const bool active = t < nr;
-    double acc[NC];
+    const i64 ns = (jhi - jlo + TJ - 1) / TJ;
+    // Each thread copies the same 16 bytes (EV columns, from cm) of rows
+    // jc, jc + MT/CPR, ... of every stage: 16-byte copies need 16-byte
+    // aligned rows of M; otherwise it copies them value by value.
+    const int jc = tid / CPR, cq = (tid - jc * CPR) * EV;
+    const i64 cm = r0 + cq;
+    const bool vec = ldm % EV == 0 && ((unsigned long long)M & 15) == 0;
+    // issue starts the copies of stage s into buffer b.
+    auto issue = [&](i64 s, int b) {
+        const i64 j0 = jlo + s * TJ;
+        const int jn = (int)min((i64)TJ, jhi - j0);
+        TK *mb = ms + b * TJ * RB + cq;
 #pragma unroll
-    for (int c = 0; c < NC; c++)
-        acc[c] = 0;
-    for (i64 j0 = jlo; j0 < jhi; j0 += TJ) {
-        const i64 jn = min((i64)TJ, jhi - j0);
-        __syncthreads();
-        stagev<NC>(vs, V, ldv, vcols, c0, kg, j0, jn);
-        for (i64 j = threadIdx.x; j < jn; j += blockDim.x)
-            js[j] = jidx ? jidx[j0 + j] : j0 + j;
-        __syncthreads();
-        if (!active)
-            continue;
-        i64 jb = 0, je = jn;
-        if (TRI) {
-            if (tri == 1)
-                je = min(jn, t + 1 - j0);
-            else
-                jb = max((i64)0, t - j0);
-        }
-        const TK *mt = M + t;
-        i64 j = jb;
-        if (j + 4 <= je) {
-            double a0 = (double)mt[js[j] * ldm], a1 = (double)mt[js[j + 1] * ldm];
-            double a2 = (double)mt[js[j + 2] * ldm], a3 = (double)mt[js[j + 3] * ldm];
-            for (j += 4; j + 4 <= je; j += 4) {
-                const double b0 = (double)mt[js[j] * ldm], b1 = (double)mt[js[j + 1] * ldm];
-                const double b2 = (double)mt[js[j + 2] * ldm], b3 = (double)mt[js[j + 3] * ldm];
-                fma4<NC>(acc, a0, a1, a2, a3, vs + (j - 4) * NC);
-                a0 = b0;
-                a1 = b1;
-                a2 = b2;
-                a3 = b3;
+        for (int jj = jc; jj < TJ; jj += MT / CPR) {
+            if (jj >= jn)
+                break;
+            const TK *src = M + (jidx ? jidx[j0 + jj] : j0 + jj) * ldm + cm;
+            if (vec) {
+                if (cm < ldm)
+                    cpAsync<16>(mb + jj * RB, src);
+            } else {
+                for (int v = 0; v < EV; v++)
+                    if (cm + v < ldm)
+                        cpAsync<(int)sizeof(TK)>(mb + jj * RB + v, src + v);
             }
-            fma4<NC>(acc, a0, a1, a2, a3, vs + (j - 4) * NC);
         }
-        for (; j < je; j++) {
-            const double m0 = (double)mt[js[j] * ldm];
-            const double *vb = vs + j * NC;
+        double *vb = vs + b * TJ * NP;
+        for (int e = tid; e < jn * NP; e += MT) {
+            const int jj = e / NP, c = e - jj * NP;
+            if (c < kg)
+                cpAsync<8>(vb + e, V + (j0 + jj) * ldv + col(vcols, c0 + c));
+            else
+                vb[e] = 0.0;
+        }
+    };
+    double acc[MR][NC];
 #pragma unroll
-            for (int c = 0; c < NC; c++)
-                acc[c] = fma(m0, vb[c], acc[c]);
+    for (int r = 0; r < MR; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            acc[r][c] = 0;
+    // Iterations s < 0 only start the first MSTAGES − 1 stages.
+    for (i64 s = 1 - MSTAGES; s < ns; s++) {
+        if (s >= 0) {
+            cpWait<MSTAGES - 2>(); // this thread's copies of stage s have landed
+            __syncthreads();       // everyone's have, and everyone is done with stage s−1
+        }
+        const i64 sn = s + MSTAGES - 1; // the stage to start
+        if (sn < ns)
+            issue(sn, (int)(sn % MSTAGES));
+        cpCommit();
+        if (s < 0)
+            continue;
+        const int b = (int)(s % MSTAGES);
+        const i64 j0 = jlo + s * TJ;
+        const int jn = (int)min((i64)TJ, jhi - j0);
+        const TK *mb = ms + b * TJ * RB + MR * tid;
+        const double *vb = vs + b * TJ * NP;
+#pragma unroll 1
+        for (int jj = 0; jj < jn; jj++) {
+            double m[MR];
+            if (sizeof(TK) == 8) {
+                const double2 p = *(const double2 *)(mb + jj * RB);
+                m[0] = p.x;
+                m[1] = p.y;
+            } else {
+                const float2 p = *(const float2 *)(mb + jj * RB);
+                m[0] = (double)p.x;
+                m[1] = (double)p.y;
+            }
+            if (TRI) {
+#pragma unroll
+                for (int r = 0; r < MR; r++)
+                    if (tri == 1 ? j0 + jj > t + r : j0 + jj < t + r)
+                        m[r] = 0.0;
+            }
+            const double *v = vb + jj * NP;
+#pragma unroll
+            for (int c = 0; c < NC; c += 2) {
+                const double2 w = *(const double2 *)(v + c);
+#pragma unroll
+                for (int r = 0; r < MR; r++) {
+                    acc[r][c] = fma(m[r], w.x, acc[r][c]);
+                    if (c + 1 < NC)
+                        acc[r][c + 1] = fma(m[r], w.y, acc[r][c + 1]);
+                }
+            }
         }
     }
-    if (active)
-        storepart<NC>(part, z, nr, t, kg, acc);
+#pragma unroll
+    for (int r = 0; r < MR; r++)
+        if (t + r < nr)
+            storepart<NC>(part, z, nr, t + r, kg, acc[r]);
 }
 
-// At least 4 blocks per multiprocessor (at most 128 registers a thread), so
-// that the host's chunking (at most 384 blocks) runs in one wave on an H100
-// (132 SMs) or an A100 (108): a second, almost empty wave would double the
-// time of a product.
+// The occupancy the host's chunking counts on (cuda/product.go): at least 4
+// blocks per multiprocessor (at most 128 registers a thread) up to 24
+// columns, 3 above, so that a product's targetBlocks blocks run in one wave
+// on an H100 or H200 (132 SMs); the shared memory (MSTAGES stages, 36 or 40
+// KiB a block) allows 5.
 #define MULK(TK, SUF, C)                                                                                        \
-    extern "C" __global__ void __launch_bounds__(MT, 4) gpnb_mulk_##SUF##_c##C(                                 \
+    extern "C" __global__ void __launch_bounds__(MT, C <= 24 ? 4 : 3) gpnb_mulk_##SUF##_c##C(                   \
         const TK *M, i64 ldm, const i64 *jidx, i64 nj, i64 nr, const double *V, i64 ldv, const i64 *vcols,        \
         i64 c0, i64 kg, double *part, i64 chunk) {                                                               \
         mulk<TK, C, false>(M, ldm, jidx, nj, nr, 0, V, ldv, vcols, c0, kg, part, chunk);                          \
     }
 #define TRIMUL(C)                                                                                                \
-    extern "C" __global__ void __launch_bounds__(MT, 4) gpnb_trimul_c##C(                                       \
+    extern "C" __global__ void __launch_bounds__(MT, C <= 24 ? 4 : 3) gpnb_trimul_c##C(                        \
         const double *M, i64 ldm, i64 nr, i64 tri, const double *V, i64 ldv, const i64 *vcols, i64 c0, i64 kg,    \
         double *part, i64 chunk) {                                                                               \
         mulk<double, C, true>(M, ldm, (const i64 *)0, nr, nr, tri, V, ldv, vcols, c0, kg, part, chunk);          \
     }
-#define MULK_ALL(C) MULK(double, f64, C) MULK(float, f32, C) TRIMUL(C)
-MULK_ALL(4)
-MULK_ALL(8)
-MULK_ALL(12)
-MULK_ALL(16)
-MULK_ALL(20)
-MULK_ALL(24)
-MULK_ALL(28)
-MULK_ALL(32)
-
+#define MULK_FF(C) MULK(double, f64, C) MULK(float, f32, C)
+MULK_FF(1) MULK_FF(2) MULK_FF(3) MULK_FF(4) TRIMUL(4)
+MULK_FF(5) MULK_FF(6) MULK_FF(7) MULK_FF(8) TRIMUL(8)
+MULK_FF(9) MULK_FF(10) MULK_FF(11) MULK_FF(12) TRIMUL(12)
+MULK_FF(13) MULK_FF(14) MULK_FF(15) MULK_FF(16) TRIMUL(16)
+MULK_FF(17) MULK_FF(18) MULK_FF(19) MULK_FF(20) TRIMUL(20)
+MULK_FF(21) MULK_FF(22) MULK_FF(23) MULK_FF(24) TRIMUL(24)
+MULK_FF(25) MULK_FF(26) MULK_FF(27) MULK_FF(28) TRIMUL(28)
+MULK_FF(29) MULK_FF(30) MULK_FF(31) MULK_FF(32) TRIMUL(32)
 // mulfree: mulk with the kernel values computed on the fly:
 // part[z][t][c] = Σ_{j in chunk z} s2·m(r(Zr[t], Zc[jidx_j]))·V[j, vcols[c0+c]].
 // One thread per output row (Zr is Z for H·V and H[:,I]·Δ, the scaled test
@@ -852,126 +1028,186 @@ extern "C" __global__ void gpnb_trinv_mirror(double *A, i64 k, i64 *info) {
 }
 
 // ---------------------------------------------------------------------------
-// reduce: the fused kernel-derivative reduction. For W = A·Bᵀ (A, B n×cp;
-// Wd null) or an explicit n×n Wd, block β writes
-//   partial[β·(d+1) + k] = Σ_{a in β} Σ_b W_ab·(−m'(r)/r)·(z_ak − z_bk)²  (k < d)
-//   partial[β·(d+1) + d] = Σ_{a in β} Σ_b W_ab·m(r)
-// The host adds the blocks in order and applies s²/ℓ_k and 2s. Since ∂H is
-// symmetric, Σ_ab W_ab ∂H_ab = Σ_ab W_ba ∂H_ab, and the kernel uses W_ba:
-// for Wd that makes the reads coalesced (Wd[b·n + a]); for A·Bᵀ it is
-// Σ_c A_bc B_ac, with A's rows staged in shared memory and the thread's row
-// of B read once per chunk. Accumulation is in float64 whatever T is; the
-// block sum is a fixed tree, so the result is bitwise reproducible.
-// blockDim.x must be a power of two.
-template <typename T, int MAXD>
-__device__ void reduce(const T *__restrict__ Z, i64 n, i64 d, i64 fam,
-                       const T *__restrict__ A, const T *__restrict__ B, i64 cp,
-                       const T *__restrict__ Wd, double *__restrict__ partial, i64 tc) {
-    double *red = (double *)smem;      // blockDim.x
-    T *zs = (T *)(red + blockDim.x);   // tc × d
-    T *as = zs + tc * d;               // tc × cp (A rows of the tile)
-    i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    bool active = t < n;
-    i64 a = active ? t : 0;
-    T za[MAXD > 0 ? MAXD : 1];
-    double acc[MAXD > 0 ? MAXD : GENMAXD];
-#pragma unroll
-    for (int k = 0; k < MAXD; k++)
-        za[k] = (active && k < d) ? Z[a * d + k] : (T)0;
-#pragma unroll
-    for (int k = 0; k < KLIM; k++)
-        acc[k] = 0;
-    const T *zrow = Z + a * d;
-    double accS = 0;
-    for (i64 j0 = 0; j0 < n; j0 += tc) {
-        i64 jn = min(tc, n - j0);
+// sums256 adds, for each q < qn, the 256 threads' values red[q·256 + t] by
+// a fixed tree into red[q·256]; every thread calls it once the values are
+// written and a __syncthreads has made them visible.
+__device__ __forceinline__ void sums256(double *red, int qn) {
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    for (int h = 128; h > 0; h >>= 1) {
+        if (tid < h)
+            for (int q = 0; q < qn; q++)
+                red[q * 256 + tid] += red[q * 256 + tid + h];
         __syncthreads();
-        for (i64 e = threadIdx.x; e < jn * d; e += blockDim.x)
-            zs[e] = Z[j0 * d + e];
-        if (!Wd)
-            for (i64 e = threadIdx.x; e < jn * cp; e += blockDim.x)
-                as[e] = A[j0 * cp + e];
-        __syncthreads();
-        if (!active)
-            continue;
-        for (i64 q0 = 0; q0 < jn; q0 += RTILE) {
-            // w[q] = W_ba for the RTILE columns b = j0+q0+q of this chunk.
-            double w[RTILE];
-            for (int q = 0; q < RTILE; q++)
-                w[q] = 0;
-            if (Wd) {
-#pragma unroll
-                for (int q = 0; q < RTILE; q++)
-                    if (q0 + q < jn)
-                        w[q] = (double)Wd[(j0 + q0 + q) * n + a];
-            } else {
-                for (i64 c = 0; c < cp; c++) {
-                    double bc = (double)B[a * cp + c];
-#pragma unroll
-                    for (int q = 0; q < RTILE; q++)
-                        if (q0 + q < jn)
-                            w[q] += (double)as[(q0 + q) * cp + c] * bc;
-                }
-            }
-#pragma unroll 1
-            for (int q = 0; q < RTILE; q++) {
-                if (q0 + q >= jn)
-                    break;
-                const T *zb = zs + (q0 + q) * d;
-                double r2 = 0;
-#pragma unroll
-                for (int k = 0; k < KLIM; k++)
-                    if (k < d) {
-                        double u = (double)(MAXD > 0 ? za[k] : zrow[k]) - (double)zb[k];
-                        r2 += u * u;
-                    }
-                double m, dm;
-                kmd((int)fam, r2, m, dm);
-                accS += w[q] * m;
-                double gv = -w[q] * dm;
-                if (r2 != 0.0 && gv != 0.0) {
-#pragma unroll
-                    for (int k = 0; k < KLIM; k++)
-                        if (k < d) {
-                            double u = (double)(MAXD > 0 ? za[k] : zrow[k]) - (double)zb[k];
-                            acc[k] += gv * u * u;
-                        }
-                }
-            }
-        }
-    }
-    // Block sums, one quantity at a time, by a fixed tree.
-    for (i64 k = 0; k <= d; k++) {
-        double v = 0;
-        if (active) {
-            if (k == d) {
-                v = accS;
-            } else if (MAXD == 0) {
-                v = acc[k];
-            } else {
-#pragma unroll
-                for (int kk = 0; kk < MAXD; kk++)
-                    if (kk == k)
-                        v = acc[kk];
-            }
-        }
-        __syncthreads();
-        red[threadIdx.x] = v;
-        __syncthreads();
-        for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-            if (threadIdx.x < s)
-                red[threadIdx.x] += red[threadIdx.x + s];
-            __syncthreads();
-        }
-        if (threadIdx.x == 0)
-            partial[blockIdx.x * (d + 1) + k] = red[0];
     }
 }
 
+// reduce: the fused kernel-derivative reduction of Operator.Reduce, over the
+// pairs (a, b) of the upper triangle, for W = A·Bᵀ (A, B n×cp float64; Wd
+// null) or an explicit n×n float64 Wd. Since ∂H is symmetric,
+// Σ_ab W_ab ∂H_ab = Σ_{a<b} (W_ab + W_ba) ∂H_ab + Σ_a W_aa ∂H_aa, and with
+// [A B] and [B A] side by side, W_ab + W_ba = Σ_c [A B]_ac·[B A]_bc is one
+// dot product of 2cp terms. Tiles of TT×TT pairs (16×16 threads, 4×4 pairs
+// each): block (s, I) takes the tiles J = I + s·RSTRIP .. I + s·RSTRIP +
+// RSTRIP − 1 (< ⌈n/TT⌉) of tile row I and writes, at β = I·gridDim.x + s,
+//   partial[β·(d+2) + k]   = Σ w_ab·(−m'(r)/r)·(z_ak − z_bk)²  (k < d)
+//   partial[β·(d+2) + d]   = Σ w_ab·m(r)
+//   partial[β·(d+2) + d+1] = Σ_a W_aa (the trace of W)
+// with the pair weight w_ab = W_ab + W_ba off the diagonal and W_aa on it (in
+// a diagonal tile only the pairs a ≤ b count); a block past the last tile
+// writes zeros. gpnb_reduce_sum adds the blocks in order and the host
+// applies s²/ℓ_k, 2s and 2σ. The tile's columns of [A B] and [B A] are
+// staged in shared memory RCC at a time, its rows of z TKC dimensions at a
+// time (for MAXD > 0, d ≤ MAXD ≤ TKC: once, and the thread's d sums live in
+// registers; the generic variant stages z twice and keeps its sums in local
+// memory). Accumulation is in float64 whatever T is, and the block adds its
+// threads' sums by a fixed tree, so every sum is in an order fixed by n and d.
+template <typename T, int MAXD>
+__device__ void reduce(const T *__restrict__ Z, i64 n, i64 d, i64 fam, const double *__restrict__ A,
+                       const double *__restrict__ B, i64 cp, const double *__restrict__ Wd,
+                       double *__restrict__ partial) {
+    T *zi = (T *)smem;                             // TKC × TT: z of the tile's rows, dimension-major
+    T *zj = zi + TKC * TT;                         // TKC × TT: z of its columns
+    double *ab = (double *)(zj + TKC * TT);        // RCC × TT: columns of [A B] of the rows
+    double *ba = ab + RCC * TT;                    // RCC × TT: columns of [B A] of the columns
+    double *red = (double *)smem;                  // QR × 256, for the block's sums (after the tiles)
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+    const i64 nt = (n + TT - 1) / TT, I = blockIdx.y, J0 = I + (i64)blockIdx.x * RSTRIP;
+    const i64 nq = d + 2;
+    double *out = partial + (I * gridDim.x + blockIdx.x) * nq;
+    if (J0 >= nt) {
+        for (i64 q = tid; q < nq; q += 256)
+            out[q] = 0;
+        return;
+    }
+    double acc[MAXD > 0 ? MAXD : GENMAXD];
+#pragma unroll
+    for (int k = 0; k < KLIM; k++)
+        acc[k] = 0;
+    double accS = 0, accT = 0;
+    const i64 a0 = I * TT;
+    for (i64 J = J0; J < min(nt, J0 + RSTRIP); J++) {
+        const i64 b0 = J * TT;
+        const bool diag = J == I;
+        double w[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                w[i][j] = 0;
+        if (Wd) {
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const i64 a = a0 + ty + 16 * i, b = b0 + tx + 16 * j;
+                    if (a < n && b < n && (!diag || a <= b))
+                        w[i][j] = a == b ? Wd[a * n + a] : Wd[a * n + b] + Wd[b * n + a];
+                }
+        } else {
+            for (i64 c0 = 0; c0 < 2 * cp; c0 += RCC) {
+                const int cn = (int)min((i64)RCC, 2 * cp - c0);
+                __syncthreads();
+                for (int e = tid; e < cn * TT; e += 256) {
+                    const int r = e / cn, c = e - r * cn;
+                    const i64 cc = c0 + c, a = a0 + r, b = b0 + r;
+                    ab[c * TT + r] = a < n ? (cc < cp ? A[a * cp + cc] : B[a * cp + cc - cp]) : 0.0;
+                    ba[c * TT + r] = b < n ? (cc < cp ? B[b * cp + cc] : A[b * cp + cc - cp]) : 0.0;
+                }
+                __syncthreads();
+                for (int c = 0; c < cn; c++)
+                    tile4(ab + c * TT, ba + c * TT,
+                          [&](int i, int j, double x, double y) { w[i][j] = fma(x, y, w[i][j]); });
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const i64 a = a0 + ty + 16 * i, b = b0 + tx + 16 * j;
+                    if (!(a < n && b < n && (!diag || a <= b)))
+                        w[i][j] = 0;
+                    else if (a == b)
+                        w[i][j] = 0.5 * w[i][j]; // 2·W_aa
+                }
+        }
+        // r² of the 16 pairs, then their weights g = −w·m'(r)/r.
+        double r2[4][4];
+        tileR2(r2, zi, zj, Z, n, d, a0, b0);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                double m, dm;
+                kmd((int)fam, r2[i][j], m, dm);
+                accS += w[i][j] * m;
+                if (a0 + ty + 16 * i == b0 + tx + 16 * j)
+                    accT += w[i][j];
+                double g = -w[i][j] * dm;
+                w[i][j] = r2[i][j] != 0.0 ? g : 0.0;
+            }
+        // The d sums: Σ g·(z_ak − z_bk)² (z still staged when d ≤ TKC).
+        if constexpr (MAXD > 0) {
+#pragma unroll
+            for (int k = 0; k < KLIM; k++) {
+                if (k >= d)
+                    break;
+                tile4(zi + k * TT, zj + k * TT, [&](int i, int j, T x, T y) {
+                    double u = (double)x - (double)y;
+                    acc[k] += w[i][j] * u * u;
+                });
+            }
+        } else {
+            for (i64 k0 = 0; k0 < d; k0 += TKC) {
+                const int kn = (int)min((i64)TKC, d - k0);
+                if (d > TKC) {
+                    __syncthreads();
+                    stageZ(zi, zj, Z, n, d, a0, b0, k0, kn);
+                    __syncthreads();
+                }
+                for (int k = 0; k < kn; k++) {
+                    double s = acc[k0 + k];
+                    tile4(zi + k * TT, zj + k * TT, [&](int i, int j, T x, T y) {
+                        double u = (double)x - (double)y;
+                        s += w[i][j] * u * u;
+                    });
+                    acc[k0 + k] = s;
+                }
+            }
+        }
+    }
+    // The block's sums, QR quantities at a time in the tiles' shared memory.
+    constexpr int QR = (2 * TKC * TT * (int)sizeof(T) + (2 * RCC * TT + 256) * 8) / (256 * 8);
+    for (i64 q0 = 0; q0 < nq; q0 += QR) {
+        const int qn = (int)min((i64)QR, nq - q0);
+        __syncthreads();
+        for (int j = 0; j < qn; j++) {
+            const i64 q = q0 + j;
+            double v = q == d ? accS : accT;
+            if (q < d) {
+                if constexpr (MAXD == 0) {
+                    v = acc[q];
+                } else {
+#pragma unroll
+                    for (int k = 0; k < MAXD; k++)
+                        if (k == q)
+                            v = acc[k];
+                }
+            }
+            red[j * 256 + tid] = v;
+        }
+        __syncthreads();
+        sums256(red, qn);
+        if (tid < qn)
+            out[q0 + tid] = red[tid * 256];
+    }
+}
+
+// At least one block of 256 threads per multiprocessor (255 registers a
+// thread): the d ≤ 32 variant keeps 32 + 16 + 16 float64 values live.
 #define REDUCE(T, SUF, D)                                                                                      \
-    extern "C" __global__ void gpnb_reduce_##SUF##_d##D(const T *Z, i64 n, i64 d, i64 fam, const T *A,          \
-                                                        const T *B, i64 cp, const T *Wd, double *partial, i64 tc) { \
-        reduce<T, D>(Z, n, d, fam, A, B, cp, Wd, partial, tc);                                                 \
+    extern "C" __global__ void __launch_bounds__(256, 1) gpnb_reduce_##SUF##_d##D(                             \
+        const T *Z, i64 n, i64 d, i64 fam, const double *A, const double *B, i64 cp, const double *Wd,          \
+        double *partial) {                                                                                     \
+        reduce<T, D>(Z, n, d, fam, A, B, cp, Wd, partial);                                                     \
     }
 REDUCE(double, f64, 8)
 REDUCE(double, f64, 32)
@@ -979,3 +1215,33 @@ REDUCE(double, f64, 0)
 REDUCE(float, f32, 8)
 REDUCE(float, f32, 32)
 REDUCE(float, f32, 0)
+
+// reduce_sum: out[q] = Σ_β partial[β·nq + q] over the nb blocks of reduce,
+// for q < nq: one block of 256 threads per q; thread t adds the blocks
+// t·L .. (t+1)·L − 1 in order (L = ⌈nb/256⌉), then the block a fixed tree.
+extern "C" __global__ void gpnb_reduce_sum(const double *partial, i64 nb, i64 nq, double *out) {
+    double *red = (double *)smem; // 256
+    const int tid = threadIdx.x;
+    const i64 q = blockIdx.x, L = (nb + 255) / 256, lo = tid * L, hi = min(nb, lo + L);
+    double s = 0;
+    for (i64 b = lo; b < hi; b++)
+        s += partial[b * nq + q];
+    red[tid] = s;
+    __syncthreads();
+    sums256(red, 1);
+    if (tid == 0)
+        out[q] = red[0];
+}
+
+// cgcoef: CG's coefficients on the device (Space.CGStep), for a < k:
+// c1[a] = num[a]/den[a] and, when c2 is not null, c2[a] = −c1[a]: α and −α
+// from rᵀr and pᵀHp, β from the new and the old rᵀr.
+extern "C" __global__ void gpnb_cgcoef(const double *num, const double *den, i64 k, double *c1, double *c2) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= k)
+        return;
+    const double c = num[a] / den[a];
+    c1[a] = c;
+    if (c2)
+        c2[a] = -c;
+}

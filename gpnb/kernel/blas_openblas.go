@@ -22,8 +22,7 @@ import (
 // package's gemms and sgemms, and gonum/mat's) goes to OpenBLAS through cgo.
 //
 // OpenBLAS gives the same bits run after run for a fixed thread count, but
-// different bits for different thread counts (measured: a 700×600×500 dgemm
-// differs between OPENBLAS_NUM_THREADS=1 and 2). So unless the user sets
+// not across thread counts. So unless the user sets
 // OPENBLAS_NUM_THREADS (or GOTO_NUM_THREADS or OMP_NUM_THREADS) explicitly,
 // OpenBLAS is pinned to one thread: this package parallelises over its own
 // fixed tiles anyway, and results then do not depend on the core count.

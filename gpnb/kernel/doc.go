@@ -26,9 +26,8 @@
 // are rounded to float32 once per product and the result converted back
 // once, where σ²V is added in float64. Products are then accurate to about
 // 1e-6 relative; that is enough for the paper's tolerances, but iterative
-// solvers take more iterations on ill-conditioned H (CG about 1.3× on pol
-// late in training, where σ² ≈ 0.0015), since any relative error of 2⁻²⁴
-// per product slows their convergence. The gradient reductions and
+// solvers take more iterations on ill-conditioned H, since a relative
+// error of 2⁻²⁴ per product slows their convergence (DESIGN.md). The gradient reductions and
 // CrossMulTo stay in float64. Mixed stores K in float32 like Float32 but
 // multiplies in float64: K's values convert exactly, V is not rounded and
 // every sum is float64, so the only rounding is K's own, once per θ. That is

@@ -8,12 +8,10 @@ import (
 // Precision is the floating-point type an operator stores K in and
 // multiplies with. Its products H·V take and return float64 either way.
 //
-// Which to choose: Float64 is the paper's. Float32 halves the memory and
-// the time of a product, but its rounding (2⁻²⁴ relative per product) slows
-// CG once H is ill conditioned (late in a run, σ² small): on pol it needs
-// about 1.3× float64's iterations. Mixed stores K in float32 like Float32
-// and so reads as few bytes, but sums in float64: its products are exact
-// products with K rounded once, and CG needs float64's iteration counts.
+// Float64 is the paper's. Float32 halves the memory and the time of a
+// product, but its rounding (2⁻²⁴ relative per product) slows CG once H is
+// ill conditioned. Mixed stores K in float32 too, but sums in float64: K
+// is rounded once, and CG needs float64's iteration counts.
 type Precision int
 
 const (
@@ -22,24 +20,17 @@ const (
 	Float64 Precision = iota
 	// Float32 stores K in single precision (half the memory) and multiplies
 	// in it: the right-hand sides are rounded to float32 once per product,
-	// the product K·V is a float32 gemm (about twice the speed of float64,
-	// since it reads half the bytes and does twice the flops per
-	// instruction), and the result is converted back to float64 once, where
-	// σ²V is added. Products are then accurate to about 1e-6 relative,
-	// enough for the paper's tolerances (0.01 and 0.1) but not for solves
-	// asked for much below ~1e-5.
+	// K·V is a float32 gemm, and the result is converted back to float64,
+	// where σ²V is added. Products are accurate to about 1e-6 relative:
+	// enough for the paper's tolerances, not for solves far below 1e-5.
 	Float32
 	// Mixed stores K in single precision (half the memory, as Float32) and
-	// multiplies in double: K's float32 values convert exactly to float64,
-	// the right-hand sides are not rounded and every sum is float64. A
-	// product is bound by reading K, so with the vectorised kernel (cgo
-	// builds on amd64 with AVX2 and FMA) it costs about what a Float32
-	// product does; elsewhere K's tiles are converted and multiplied by a
-	// float64 gemm, slower than Float64. The only rounding is K's own, a
-	// fixed perturbation of H of 2⁻²⁴ relative per entry, which a solver
-	// sees as a slightly different (still positive definite) system rather
-	// than as noise in every product. In ModeMatrixFree there is no cache,
-	// and Mixed computes exactly as Float64.
+	// multiplies in double: K's values convert exactly, the right-hand sides
+	// are not rounded and every sum is float64, so the only rounding is
+	// K's own, once per θ. Its products use the vectorised kernel of
+	// MixedKernel where built (cgo, amd64, AVX2 and FMA), else a float64
+	// gemm of converted tiles. In ModeMatrixFree there is no cache, and
+	// Mixed computes exactly as Float64.
 	Mixed
 )
 

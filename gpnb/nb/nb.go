@@ -118,64 +118,42 @@ func UCIPlaces() []string {
 // FindUCI returns the first of UCIPlaces holding UCI dataset name's files
 // (name/data.csv.gz and name/test_mask.csv.gz), or "" when none does.
 func FindUCI(name string) string {
+	u, ok := data.LookupUCI(name)
 	for _, dir := range UCIPlaces() {
-		if hasFiles(dir, name) {
+		if ok && u.In(dir) {
 			return dir
 		}
 	}
 	return ""
 }
 
-func hasFiles(dir, name string) bool {
-	for _, f := range []string{data.DataFile, data.MaskFile} {
-		if _, err := os.Stat(filepath.Join(dir, name, f)); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // LoadOrSynthetic loads split split of UCI dataset name (pol, elevators,
-// bike, protein, keggdirected) with subset training points (0: all) from the
-// folder FindUCI finds, never downloading. When none holds its files it
-// returns synthetic data of the same shape (as many training points, as
-// many inputs; data.Synthetic with seed split+1) instead. Either way it
-// prints one line saying which, and where it looked.
+// bike, protein, keggdirected) with subset training points (0: all) from
+// the first of UCIPlaces that holds its files, never downloading, or else
+// synthetic data of its shape (data.OpenOrSynthetic). It prints one line
+// saying which, and where it looked, and the data's warnings.
 func LoadOrSynthetic(name string, split, subset int) (*data.Dataset, error) {
 	u, ok := data.LookupUCI(name)
 	if !ok {
 		return nil, fmt.Errorf("nb.LoadOrSynthetic: %q is not a UCI dataset: use one of %s (data.Synthetic or data.LoadCSV for other data)", name, strings.Join(data.Names(), ", "))
 	}
-	name = u.Name
-	if split < 0 || split >= data.NumSplits {
-		return nil, fmt.Errorf("nb.LoadOrSynthetic: split %d of %s: use 0..%d", split, name, data.NumSplits-1)
-	}
 	if subset < 0 {
 		return nil, fmt.Errorf("nb.LoadOrSynthetic: subset %d: use 0 (every training point) or a positive number", subset)
 	}
-	if dir := FindUCI(name); dir != "" {
-		opts := []data.Option{data.Dir(dir), data.Split(split)}
-		if subset > 0 {
-			opts = append(opts, data.Subset(subset))
-		}
-		ds, err := data.Load(name, opts...)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Printf("%s (UCI files in %s)\n", ds, dir)
-		ShowWarnings(ds)
-		return ds, nil
+	opts := []data.Option{data.Dir(UCIPlaces()...), data.Split(split)}
+	if subset > 0 {
+		opts = append(opts, data.Subset(subset))
 	}
-	n := u.TrainSize()
-	if subset > 0 && subset < n {
-		n = subset
-	}
-	ds, err := data.Synthetic(n, u.D, uint64(split)+1)
+	ds, synthetic, err := data.OpenOrSynthetic(u.Name, opts...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("nb.LoadOrSynthetic: %w", err)
 	}
-	fmt.Printf("%s: the UCI files are not on this machine (looked in %s; set %s to their folder), so this is synthetic data of its shape: %s\n",
-		name, strings.Join(UCIPlaces(), ", "), envData, ds)
+	if synthetic {
+		fmt.Printf("%s: the UCI files are not on this machine (looked in %s; set %s to their folder), so this is synthetic data of its shape: %s\n",
+			u.Name, strings.Join(UCIPlaces(), ", "), envData, ds)
+	} else {
+		fmt.Printf("%s (UCI files in %s)\n", ds, FindUCI(u.Name))
+	}
 	ShowWarnings(ds)
 	return ds, nil
 }

@@ -1,18 +1,17 @@
 package repro
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -24,14 +23,13 @@ var (
 	// ErrConfigMismatch: DIR/jobs/<id>/job.json holds a different
 	// configuration than the job being run.
 	ErrConfigMismatch = errors.New("repro: job configuration differs from the one stored")
-	// ErrNoResults: a results directory with no finished job.
-	ErrNoResults = errors.New("repro: no results")
 	// ErrInterrupted: the run was cancelled (SIGINT); rerun to resume.
 	ErrInterrupted = errors.New("repro: interrupted")
 )
 
-// The solver names a job may use. Cholesky is the exact reference: the
-// gradient of eq. (3) by Cholesky factorisation, no probes, no warm start.
+// The solver names of a grid (Grid.Solvers). Cholesky is the exact
+// gradient's reference job: the gradient of eq. (3) by Cholesky
+// factorisation, no probes, no warm start.
 const (
 	SolverCG       = "cg"
 	SolverAP       = "ap"
@@ -64,66 +62,22 @@ type Job struct {
 	Config  gpnb.Config `json:"config"`
 }
 
-// Solver is the job's solver name: cg, ap or sgd, or cholesky for the exact
-// reference.
-func (j Job) Solver() string {
-	switch {
-	case j.Config.Estimator == gpnb.ExactGradient:
-		return SolverCholesky
-	case j.Config.Solver == nil:
-		return SolverCG
-	}
-	return j.Config.Solver.Name()
-}
-
-// Mode is "warm" or "cold", or "exact" for the Cholesky reference.
-func (j Job) Mode() string {
-	switch {
-	case j.Solver() == SolverCholesky:
-		return "exact"
-	case j.Config.WarmStart:
-		return "warm"
-	}
-	return "cold"
-}
+// Method is the job's method: its solver, estimator, mode and variant,
+// which name it (ID) and its rows in the tables.
+func (j Job) Method() results.Method { return results.MethodOf(j.Config) }
 
 // ID names the job's directory: <dataset>-s<split>-<solver>-<cold|warm|exact>,
-// followed by the Variant when there is one (pol-s0-cg-warm-pathwise-b20).
-// Jobs of the paper's method (Hutchinson, no budget) keep the IDs they had
-// before the estimator and the budget became axes of the grid, so earlier
-// results directories stay valid.
-func (j Job) ID() string {
-	id := fmt.Sprintf("%s-s%d-%s-%s", j.Dataset, j.Split, j.Solver(), j.Mode())
-	if v := j.Variant(); v != "" {
-		id += "-" + v
-	}
-	return id
-}
-
-// Variant names what sets the job apart from the paper's method, "" for
-// none: "pathwise" for the pathwise estimator (with "-f<F>" when it uses
-// other than kernel.DefaultFeatures features), and "b<B>" for a solver
-// budget of B epochs a step (Config.Settings.Budget), joined by "-".
-func (j Job) Variant() string {
-	c := j.Config
-	var parts []string
-	if c.Estimator == gpnb.Pathwise {
-		parts = append(parts, "pathwise")
-		if c.Features != 0 && c.Features != kernel.DefaultFeatures {
-			parts = append(parts, fmt.Sprintf("f%d", c.Features))
-		}
-	}
-	if b := c.Settings.Budget; b > 0 {
-		parts = append(parts, "b"+strconv.FormatFloat(b, 'g', -1, 64))
-	}
-	return strings.Join(parts, "-")
-}
+// followed by the method's variant when there is one
+// (pol-s0-cg-warm-pathwise-b20) and by -seed<k> for a seed other than 0
+// (results.RunID).
+func (j Job) ID() string { return results.RunID(j.Dataset, j.Split, j.Config.Seed, j.Method()) }
 
 // Normalize returns j in the form jobs are stored and compared in: the
 // defaults of probes, learning rate and tolerances written out (a zero
-// Config and gpnb.Paper's give the same jobs), and for the exact reference
-// the settings it does not use (probes, solver settings, warm start,
-// precision) cleared and its solver set to solvers.Cholesky{}.
+// Config and gpnb.Paper's give the same jobs), the stopping rules written
+// out (gpnb.Config.ApplyRules), and for the exact gradient the settings it
+// does not use (probes, solver settings and rules, warm start, precision)
+// cleared and its solver set to solvers.Cholesky{}.
 func (j Job) Normalize() Job {
 	c := &j.Config
 	if c.Probes == 0 {
@@ -141,16 +95,16 @@ func (j Job) Normalize() Job {
 	if c.Estimator == gpnb.Pathwise && c.Features == 0 {
 		c.Features = kernel.DefaultFeatures
 	}
-	if j.Solver() == SolverCholesky {
-		c := &j.Config
+	if c.Estimator == gpnb.ExactGradient {
 		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist, c.Features = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian, 0
-		c.Settings = solvers.Settings{}
+		c.Settings, c.Rules = solvers.Settings{}, solvers.RulesPaperText // zero rule fields
 		c.Operator.Precision = kernel.Float64
 	}
 	c.Solver = solvers.Canonical(c.Solver)
 	if c.Solver == nil {
 		c.Solver = solvers.CG{}
 	}
+	j.Config = j.Config.ApplyRules()
 	return j
 }
 
@@ -207,77 +161,6 @@ func (j Job) Validate() error {
 	if _, err := c.Resolve(d); err != nil {
 		return fmt.Errorf("%w: job %s: %v", ErrGrid, j.ID(), err)
 	}
-	return nil
-}
-
-// legacyJob is job.json as gpnb wrote it before the configuration became
-// one value (gpnb.Config): the solver, warm start and a flat "settings"
-// object. LoadResults and the runner still read such files, so the results
-// of earlier runs stay usable and their unfinished jobs resumable.
-type legacyJob struct {
-	Dataset   string `json:"dataset"`
-	Split     int    `json:"split"`
-	Subset    int    `json:"subset,omitempty"`
-	Solver    string `json:"solver"`
-	WarmStart bool   `json:"warm_start"`
-	Steps     int    `json:"steps"`
-	Settings  struct {
-		Kernel             string  `json:"kernel"`
-		Probes             int     `json:"probes"`
-		LearningRate       float64 `json:"learning_rate"`
-		RelTolMean         float64 `json:"rel_tol_mean"`
-		RelTolProbes       float64 `json:"rel_tol_probes"`
-		Seed               uint64  `json:"seed"`
-		BlockSize          int     `json:"block_size"`
-		BatchSize          int     `json:"batch_size"`
-		Momentum           float64 `json:"momentum"`
-		SGDLearningRate    float64 `json:"sgd_learning_rate"`
-		SGDRawLearningRate float64 `json:"sgd_raw_learning_rate"`
-		PrecondRank        int     `json:"precond_rank"`
-		MaxIterations      int     `json:"max_iterations"`
-		Float32            bool    `json:"float32"`
-	} `json:"settings"`
-}
-
-// UnmarshalJSON reads job.json in today's form or in the legacy one.
-func (j *Job) UnmarshalJSON(b []byte) error {
-	var probe struct {
-		Settings json.RawMessage `json:"settings"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return err
-	}
-	if probe.Settings == nil {
-		type plain Job
-		return json.Unmarshal(b, (*plain)(j))
-	}
-	var l legacyJob
-	if err := json.Unmarshal(b, &l); err != nil {
-		return err
-	}
-	s := l.Settings
-	fam, err := kernel.ParseFamily(s.Kernel)
-	if err != nil {
-		return err
-	}
-	c := gpnb.Config{Kernel: fam, Probes: s.Probes, LearningRate: s.LearningRate, Seed: s.Seed, WarmStart: l.WarmStart,
-		Settings: solvers.Settings{RelTolMean: s.RelTolMean, RelTolProbes: s.RelTolProbes, MaxIterations: s.MaxIterations}}
-	if s.Float32 {
-		c.Operator.Precision = kernel.Float32
-	}
-	switch l.Solver {
-	case SolverCG:
-		c.Solver = solvers.CG{PrecondRank: s.PrecondRank}
-	case SolverAP:
-		c.Solver = solvers.AP{BlockSize: s.BlockSize}
-	case SolverSGD:
-		c.Solver = solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.SGDLearningRate, RawLearningRate: s.SGDRawLearningRate, Momentum: s.Momentum, Seed: s.Seed}
-	case SolverCholesky:
-		c.Estimator = gpnb.ExactGradient
-	default:
-		return fmt.Errorf("unknown solver %q", l.Solver)
-	}
-	*j = Job{Dataset: l.Dataset, Split: l.Split, Subset: l.Subset, Steps: l.Steps, Config: c}.Normalize()
 	return nil
 }
 
@@ -342,7 +225,28 @@ func ParseSolvers(s string) ([]string, error) {
 // ParseSplits parses a split list: a range "0-9", single splits "0,3,5", or
 // a mix "0-2,7". Splits are 0–9; the result is sorted without duplicates.
 func ParseSplits(s string) ([]int, error) {
-	seen := map[int]bool{}
+	v, err := parseRanges(s, "split", NumSplits-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out, nil
+}
+
+// ParseSeeds parses a seed list as ParseSplits parses splits ("0-4",
+// "0,3,5" or a mix), for Grid.Seeds: any seeds ≥ 0, sorted without
+// duplicates.
+func ParseSeeds(s string) ([]uint64, error) {
+	return parseRanges(s, "seed", math.MaxUint32)
+}
+
+// parseRanges parses a list of what (split, seed) values and ranges lo-hi,
+// each in 0..max, into sorted distinct values.
+func parseRanges(s, what string, max uint64) ([]uint64, error) {
+	seen := map[uint64]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
@@ -352,29 +256,35 @@ func ParseSplits(s string) ([]int, error) {
 		if a, b, ok := strings.Cut(f, "-"); ok {
 			lo, hi = a, b
 		}
-		l, e1 := strconv.Atoi(strings.TrimSpace(lo))
-		h, e2 := strconv.Atoi(strings.TrimSpace(hi))
+		l, e1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		h, e2 := strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
 		if e1 != nil || e2 != nil {
-			return nil, fmt.Errorf("%w: splits %q: write a range such as 0-9 or a list such as 0,3,5", ErrGrid, f)
+			return nil, fmt.Errorf("%w: %ss %q: write a range such as 0-9 or a list such as 0,3,5", ErrGrid, what, f)
 		}
 		if l > h {
-			return nil, fmt.Errorf("%w: split range %q is empty: write low-high with low ≤ high, e.g. 0-9", ErrGrid, f)
+			return nil, fmt.Errorf("%w: %s range %q is empty: write low-high with low ≤ high, e.g. 0-9", ErrGrid, what, f)
 		}
-		if l < 0 || h >= NumSplits {
-			return nil, fmt.Errorf("%w: splits %q: splits are 0-%d", ErrGrid, f, NumSplits-1)
+		if h > max {
+			return nil, fmt.Errorf("%w: %ss %q: %ss are 0-%d", ErrGrid, what, f, what, max)
 		}
-		for k := l; k <= h; k++ {
+		if h-l > 1<<16 {
+			return nil, fmt.Errorf("%w: %ss %q: more than %d of them", ErrGrid, what, f, 1<<16)
+		}
+		for k := l; ; k++ {
 			seen[k] = true
+			if k == h {
+				break
+			}
 		}
 	}
 	if len(seen) == 0 {
-		return nil, fmt.Errorf("%w: no split given: use a range such as 0-9", ErrGrid)
+		return nil, fmt.Errorf("%w: no %s given: use a range such as 0-9", ErrGrid, what)
 	}
-	out := make([]int, 0, len(seen))
+	out := make([]uint64, 0, len(seen))
 	for k := range seen {
 		out = append(out, k)
 	}
-	sort.Ints(out)
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -416,12 +326,16 @@ type Grid struct {
 	// start, which each job sets (Config.Solver and WarmStart are ignored).
 	Config gpnb.Config
 	// Methods gives each solver's parameters by name (cg, ap, sgd); a
-	// solver without an entry runs with the paper's (gpnb.Paper).
+	// solver without an entry runs with the paper's (gpnb.Paper), SGD at
+	// the rate SGDRates gives.
 	Methods map[string]solvers.Method
-	// PaperSGDRates sets SGD's learning rate, for the datasets the paper
-	// names, to the paper's (gpnb.PaperSGDLearningRates, raw units),
-	// replacing the rate of Methods["sgd"] there.
-	PaperSGDRates bool
+	// SGDRates says where SGD's learning rate comes from (see SGDRates).
+	SGDRates SGDRates
+	// Seeds lists the seeds (Config.Seed, and SGD's batches) each job runs
+	// with, a job each; nil means Config.Seed alone. Jobs of a seed other
+	// than 0 are named ...-seed<k> (Job.ID); the tables average over seeds
+	// as over splits. An SGD method's batch seed is each job's seed.
+	Seeds []uint64
 	// Modes selects "cold", "warm" or both (nil: both) for the iterative
 	// solvers.
 	Modes []string
@@ -435,8 +349,28 @@ type Grid struct {
 	Budgets    []float64
 }
 
-// method returns the solver of a grid's job on a dataset.
-func (g Grid) method(solver, dataset string) (solvers.Method, error) {
+// SGDRates says where the SGD jobs of a grid take their learning rate.
+type SGDRates int
+
+const (
+	// SGDRatesAuto, the zero value: the paper's rate where a job is the
+	// paper's run (gpnb.PaperSGDRate: a dataset it names, all of the
+	// training split, batches of 1000) and its SGD method sets no rate
+	// (or the grid has no Methods["sgd"]); elsewhere the method's rate, 0
+	// meaning the normalised default, which does not diverge on subsets
+	// where the paper's rates can.
+	SGDRatesAuto SGDRates = iota
+	// SGDRatesPaper: the paper's rate for every dataset the paper names,
+	// subsets included, replacing the method's.
+	SGDRatesPaper
+	// SGDRatesGiven: Methods["sgd"]'s rate as it is (gpnb.Paper's without
+	// an entry).
+	SGDRatesGiven
+)
+
+// method returns the solver of a grid's job on a dataset with n training
+// points.
+func (g Grid) method(solver, dataset string, n int) (solvers.Method, error) {
 	m, ok := g.Methods[solver]
 	if !ok {
 		p, err := gpnb.Paper(solver, dataset)
@@ -444,10 +378,21 @@ func (g Grid) method(solver, dataset string) (solvers.Method, error) {
 			return nil, fmt.Errorf("%w: %v", ErrGrid, err)
 		}
 		m = p.Solver
+		if sgd, ok := m.(solvers.SGD); ok && g.SGDRates == SGDRatesAuto {
+			sgd.RawLearningRate = 0 // the paper's only where the run is
+			m = sgd
+		}
 	}
-	if sgd, ok := solvers.Canonical(m).(solvers.SGD); ok && g.PaperSGDRates {
-		if raw, ok := gpnb.PaperSGDLearningRates()[dataset]; ok {
-			sgd.LearningRate, sgd.RawLearningRate = 0, raw
+	if sgd, ok := solvers.Canonical(m).(solvers.SGD); ok {
+		switch g.SGDRates {
+		case SGDRatesAuto:
+			if sgd.LearningRate == 0 && sgd.RawLearningRate == 0 {
+				sgd.RawLearningRate = gpnb.PaperSGDRate(dataset, n, sgd.BatchSize)
+			}
+		case SGDRatesPaper:
+			if raw, ok := gpnb.PaperSGDLearningRates()[dataset]; ok {
+				sgd.LearningRate, sgd.RawLearningRate = 0, raw
+			}
 		}
 		m = sgd
 	}
@@ -592,6 +537,10 @@ func (g Grid) Jobs() ([]Job, error) {
 	if len(budgets) == 0 {
 		budgets = []float64{g.Config.Settings.Budget}
 	}
+	seeds := g.Seeds
+	if len(seeds) == 0 {
+		seeds = []uint64{g.Config.Seed}
+	}
 	var jobs []Job
 	for _, ds := range g.Datasets {
 		spec, err := ParseDataset(ds)
@@ -599,36 +548,14 @@ func (g Grid) Jobs() ([]Job, error) {
 			return nil, err
 		}
 		for _, split := range g.Splits {
-			base := Job{Dataset: ds, Split: split, Subset: g.Subset, Steps: g.Steps, Config: g.Config}
-			for _, solver := range g.Solvers {
-				if solver == SolverCholesky {
-					continue // added below, once
-				}
-				m, err := g.method(solver, ds)
+			for _, seed := range seeds {
+				base := Job{Dataset: ds, Split: split, Subset: g.Subset, Steps: g.Steps, Config: g.Config}
+				base.Config.Seed = seed
+				js, err := g.splitJobs(base, spec, ests, budgets, hasChol, exact, maxN)
 				if err != nil {
 					return nil, err
 				}
-				for _, est := range ests {
-					for _, warm := range []bool{false, true} {
-						if !g.wantMode(warm) {
-							continue
-						}
-						for _, b := range budgets {
-							j := base
-							j.Config.Solver, j.Config.WarmStart, j.Config.Estimator = m, warm, est
-							j.Config.Settings.Budget = b
-							if est != gpnb.Pathwise {
-								j.Config.Features = 0 // the grid's features are the pathwise jobs'
-							}
-							jobs = append(jobs, j.Normalize())
-						}
-					}
-				}
-			}
-			if hasChol || exact == ExactAlways || (exact == ExactAuto && ApproxTrainSize(spec, g.Subset) <= maxN) {
-				j := base
-				j.Config.Estimator, j.Config.Settings.Budget, j.Config.Features = gpnb.ExactGradient, 0, 0
-				jobs = append(jobs, j.Normalize())
+				jobs = append(jobs, js...)
 			}
 		}
 	}
@@ -636,6 +563,48 @@ func (g Grid) Jobs() ([]Job, error) {
 		if err := j.Validate(); err != nil {
 			return nil, err
 		}
+	}
+	return jobs, nil
+}
+
+// splitJobs returns the jobs of one dataset, split and seed (base), in the
+// order Jobs lists them.
+func (g Grid) splitJobs(base Job, spec DatasetSpec, ests []gpnb.EstimatorKind, budgets []float64, hasChol bool, exact ExactMode, maxN int) ([]Job, error) {
+	var jobs []Job
+	ds := base.Dataset
+	for _, solver := range g.Solvers {
+		if solver == SolverCholesky {
+			continue // added below, once
+		}
+		m, err := g.method(solver, ds, ApproxTrainSize(spec, g.Subset))
+		if err != nil {
+			return nil, err
+		}
+		if sgd, ok := m.(solvers.SGD); ok && len(g.Seeds) > 0 {
+			sgd.Seed = base.Config.Seed // one seed fixes a job
+			m = sgd
+		}
+		for _, est := range ests {
+			for _, warm := range []bool{false, true} {
+				if !g.wantMode(warm) {
+					continue
+				}
+				for _, b := range budgets {
+					j := base
+					j.Config.Solver, j.Config.WarmStart, j.Config.Estimator = m, warm, est
+					j.Config.Settings.Budget = b
+					if est != gpnb.Pathwise {
+						j.Config.Features = 0 // the grid's features are the pathwise jobs'
+					}
+					jobs = append(jobs, j.Normalize())
+				}
+			}
+		}
+	}
+	if hasChol || exact == ExactAlways || (exact == ExactAuto && ApproxTrainSize(spec, g.Subset) <= maxN) {
+		j := base
+		j.Config.Estimator, j.Config.Settings.Budget, j.Config.Features = gpnb.ExactGradient, 0, 0
+		jobs = append(jobs, j.Normalize())
 	}
 	return jobs, nil
 }

@@ -1,7 +1,6 @@
 package repro
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
@@ -52,6 +51,13 @@ func TestParsers(t *testing.T) {
 		{"-1", nil, "write a range"},
 		{"a", nil, "write a range"},
 		{"", nil, "no split"},
+	})
+	checkParse(t, "ParseSeeds", ParseSeeds, []parseCase[[]uint64]{
+		{"0-4", []uint64{0, 1, 2, 3, 4}, ""},
+		{"7,3,3", []uint64{3, 7}, ""},
+		{"4-2", nil, "is empty"},
+		{"x", nil, "write a range"},
+		{"", nil, "no seed"},
 	})
 	checkParse(t, "ParseDataset", ParseDataset, []parseCase[DatasetSpec]{
 		{"pol", DatasetSpec{Name: "pol", UCI: true, N: 13500, D: 26}, ""}, // 15000 rows, a tenth for testing
@@ -123,7 +129,8 @@ func TestGridJobs(t *testing.T) {
 	if m := jobs[0].Config.Solver; m != (solvers.CG{}) {
 		t.Errorf("CG job's solver: %+v", m)
 	}
-	if m := jobs[2].Config.Solver; m != (solvers.SGD{BatchSize: 1000, Momentum: 0.9}) {
+	// The default rules, the authors', set SGD's rule fields too.
+	if m := jobs[2].Config.Solver; m != (solvers.SGD{BatchSize: 1000, Momentum: 0.9, ResidualStart: solvers.ResidualB, NoVerify: true}) {
 		t.Errorf("SGD job's solver: %+v", m)
 	}
 	if j := jobs[4]; j.Config.Probes != 0 || j.Config.WarmStart || j.Config.Solver != (solvers.Cholesky{}) || j.Config.Estimator != gpnb.ExactGradient {
@@ -198,11 +205,12 @@ func TestJobValidate(t *testing.T) {
 	}
 }
 
-// The paper's SGD learning rates reach SGD jobs of the paper's datasets in
-// its units; other datasets keep the grid's SGD rate.
+// SGDRatesPaper: the paper's SGD learning rates reach SGD jobs of the
+// paper's datasets in its units, subsets included; other datasets keep the
+// grid's SGD rate.
 func TestGridPaperSGDRates(t *testing.T) {
 	g := Grid{Datasets: []string{"pol", "bike", "synthetic-50-2-1"}, Splits: []int{0}, Solvers: []string{"cg", "sgd"},
-		Steps: 5, Exact: ExactNever, Config: paperBase(), PaperSGDRates: true,
+		Steps: 5, Exact: ExactNever, Config: paperBase(), SGDRates: SGDRatesPaper, Subset: 500,
 		Methods: map[string]solvers.Method{"sgd": solvers.SGD{BatchSize: 100, LearningRate: 2}}}
 	jobs, err := g.Jobs()
 	if err != nil {
@@ -226,39 +234,59 @@ func TestGridPaperSGDRates(t *testing.T) {
 	}
 }
 
-// TestLegacyJobFile: job.json files written before the configuration became
-// one value (results/full holds such files) read as the jobs a grid makes
-// today, so their results stay usable and their jobs resumable.
-func TestLegacyJobFile(t *testing.T) {
-	for _, tc := range []struct{ legacy, solver string }{
-		{`{"dataset":"pol","split":0,"solver":"cg","warm_start":true,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0}}`, "cg"},
-		{`{"dataset":"bike","split":0,"solver":"sgd","warm_start":false,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0,"batch_size":1000,"momentum":0.9,"sgd_raw_learning_rate":100}}`, "sgd"},
-		{`{"dataset":"elevators","split":0,"solver":"ap","warm_start":false,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0,"block_size":2000}}`, "ap"},
-		{`{"dataset":"synthetic-50-2-1","split":1,"solver":"cholesky","warm_start":false,"steps":100,"settings":{"kernel":"matern32","learning_rate":0.1,"seed":0}}`, "cholesky"},
+// TestGridAutoSGDRates: SGDRatesAuto, the default, gives SGD the paper's
+// rate only where a job is the paper's run (all of the training split of a
+// dataset the paper names, batches of 1000, no rate of the grid's own), and
+// the normalised default on subsets, with other batches, on other
+// datasets; a rate the grid's method sets stands.
+func TestGridAutoSGDRates(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		subset int
+		sgd    solvers.Method // nil: no Methods entry (gpnb.Paper's)
+		want   map[string]float64
+	}{
+		{"whole split", 0, nil, map[string]float64{"pol": 90, "elevators": 20, "synthetic-50-2-1": 0}},
+		{"whole split, batch 1000", 0, solvers.SGD{BatchSize: 1000}, map[string]float64{"pol": 90, "elevators": 20, "synthetic-50-2-1": 0}},
+		{"subset", 1500, nil, map[string]float64{"pol": 0, "elevators": 0, "synthetic-50-2-1": 0}},
+		{"other batch", 0, solvers.SGD{BatchSize: 500}, map[string]float64{"pol": 0, "elevators": 0, "synthetic-50-2-1": 0}},
+		{"rate given", 0, solvers.SGD{LearningRate: 2}, map[string]float64{"pol": 0, "elevators": 0, "synthetic-50-2-1": 0}},
 	} {
-		var got Job
-		if err := json.Unmarshal([]byte(tc.legacy), &got); err != nil {
-			t.Fatalf("%s: %v", tc.solver, err)
+		g := Grid{Datasets: []string{"pol", "elevators", "synthetic-50-2-1"}, Splits: []int{0}, Solvers: []string{"sgd"},
+			Steps: 5, Exact: ExactNever, Config: paperBase(), Subset: tc.subset}
+		if tc.sgd != nil {
+			g.Methods = map[string]solvers.Method{"sgd": tc.sgd}
 		}
-		g := Grid{Datasets: []string{got.Dataset}, Splits: []int{got.Split}, Solvers: []string{tc.solver}, Steps: 100,
-			Exact: ExactNever, Config: paperBase(), PaperSGDRates: true}
 		jobs, err := g.Jobs()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want *Job
-		for i := range jobs {
-			if jobs[i].ID() == got.ID() {
-				want = &jobs[i]
+		for _, j := range jobs {
+			m := j.Config.Solver.(solvers.SGD)
+			if m.RawLearningRate != tc.want[j.Dataset] {
+				t.Errorf("%s: %s: raw rate %v, want %v", tc.name, j.ID(), m.RawLearningRate, tc.want[j.Dataset])
 			}
 		}
-		if want == nil || !got.Equal(*want) {
-			t.Errorf("%s: legacy job %+v, grid's %+v (differ in %v)", tc.solver, got, want, got.differences(*want))
+	}
+}
+
+// TestGridSeeds: a grid's seeds are jobs of their own, named ...-seed<k>
+// but for seed 0, each with its seed for the probes and SGD's batches.
+func TestGridSeeds(t *testing.T) {
+	g := Grid{Datasets: []string{"pol"}, Splits: []int{0}, Solvers: []string{"ap", "sgd"}, Steps: 5, Exact: ExactNever,
+		Config: paperBase(), Subset: 1500, Seeds: []uint64{0, 3}, Modes: []string{"cold"}}
+	jobs, err := g.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, j := range jobs {
+		ids = append(ids, j.ID())
+		if m, ok := j.Config.Solver.(solvers.SGD); ok && m.Seed != j.Config.Seed {
+			t.Errorf("%s: SGD seed %d, job seed %d", j.ID(), m.Seed, j.Config.Seed)
 		}
-		b, _ := json.Marshal(got)
-		var back Job
-		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(got) {
-			t.Errorf("%s: today's form %s does not round-trip: %v", tc.solver, b, err)
-		}
+	}
+	if want := "pol-s0-ap-cold pol-s0-sgd-cold pol-s0-ap-cold-seed3 pol-s0-sgd-cold-seed3"; strings.Join(ids, " ") != want {
+		t.Errorf("jobs %v, want %s", ids, want)
 	}
 }

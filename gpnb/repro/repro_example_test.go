@@ -2,9 +2,7 @@ package repro_test
 
 import (
 	"fmt"
-	"os"
 
-	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/repro"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -36,50 +34,26 @@ func ExampleGrid_Jobs() {
 	// synthetic-500-4-1-s1-cholesky-exact
 }
 
-// Table 1 from two finished jobs: the speed-up is the ratio of the mean total
-// runtimes, cold over warm.
-func ExampleReport_Table1() {
-	rec := func(warm bool, seconds float64, iters int) repro.Record {
-		j, _ := repro.PaperJob("pol", 0, "cg", warm, 1)
-		return repro.Record{Job: j, Result: gpnb.Result{Dataset: "pol", NTrain: 13500, D: 26, Solver: "cg", WarmStart: warm,
-			StepsDone: 1, TotalSeconds: seconds, TestLLH: 1.27, History: gpnb.History{{Step: 1, SolverIterations: iters}}}}
-	}
-	rep, err := repro.Summarise([]repro.Record{rec(false, 471.6, 9000), rec(true, 120.2, 2500)})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	t := rep.Table1(repro.Minutes)
-	t.Notes, t.Caption = nil, "(caption)"
-	t.Markdown(os.Stdout)
-	// Output:
-	// ### Table 1: test log-likelihood, total runtime and average warm-start speed-up
-	//
-	// (caption)
-	//
-	// | Solver | Test LLH pol | Total runtime (min) pol | Average speed-up | Average iteration ratio |
-	// |---|--:|--:|--:|--:|
-	// | CG | 1.27 | 7.86 | — | — |
-	// | + ws | 1.27 | 2.00 | 3.9× | 3.6× |
-}
-
-// The paper tuned SGD's learning rate per dataset (appendix B); a grid takes
-// those rates, in the paper's units, with PaperSGDRates, as gpnb reproduce
-// does by default.
+// The paper tuned SGD's learning rate per dataset (appendix B) for all of
+// each training split; a grid takes those rates, in the paper's units,
+// where its jobs are the paper's runs (SGDRatesAuto, the default, as gpnb
+// reproduce's), and SGD's normalised rate (0 here) on subsets.
 func ExampleGrid_paperSGDRates() {
-	g := repro.Grid{Datasets: []string{"pol", "elevators"}, Splits: []int{0}, Solvers: []string{"sgd"},
-		Steps: 100, Exact: repro.ExactNever, PaperSGDRates: true}
-	jobs, err := g.Jobs()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, j := range jobs {
-		fmt.Println(j.ID(), j.Config.Solver.(solvers.SGD).RawLearningRate)
+	for _, subset := range []int{0, 1500} {
+		g := repro.Grid{Datasets: []string{"pol", "elevators"}, Splits: []int{0}, Solvers: []string{"sgd"},
+			Steps: 100, Exact: repro.ExactNever, Modes: []string{"cold"}, Subset: subset}
+		jobs, err := g.Jobs()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, j := range jobs {
+			fmt.Println(j.ID(), "subset", j.Subset, "raw rate", j.Config.Solver.(solvers.SGD).RawLearningRate)
+		}
 	}
 	// Output:
-	// pol-s0-sgd-cold 90
-	// pol-s0-sgd-warm 90
-	// elevators-s0-sgd-cold 20
-	// elevators-s0-sgd-warm 20
+	// pol-s0-sgd-cold subset 0 raw rate 90
+	// elevators-s0-sgd-cold subset 0 raw rate 20
+	// pol-s0-sgd-cold subset 1500 raw rate 0
+	// elevators-s0-sgd-cold subset 1500 raw rate 0
 }

@@ -1,15 +1,16 @@
 #!/bin/bash
-# results/gpu/quick.sh: issue 35's measurements of the device-resident
-# solves, in one call on a GPU machine (about 8 minutes at most: QUICK_SECONDS,
-# default 470), everything written under results/gpu/quick/ and packed into
-# $OUT/quick.tar.gz. Run from the repository root, with the binaries that
-# results/gpu/build.sh made on the development machine in .cuda/ (the GPU
-# machine has no Go):
+# results/gpu/quick.sh: the measurements of the device-resident solves (issues
+# 35 and 56) in one call on a GPU machine (about 8 minutes at most:
+# QUICK_SECONDS, default 470), everything written under results/gpu/quick56/
+# (call 9's run, before issue 56's kernels, is results/gpu/quick/) and packed
+# into $OUT/quick56.tar.gz. Run from the repository root, with the
+# binaries that results/gpu/build.sh made on the development machine in
+# .cuda/ (the GPU machine has no Go):
 #
 #	results/gpu/build.sh                           # development machine
 #	results/gpu/quick.sh                           # GPU machine, carrying .cuda
-#	tar -xzf quick.tar.gz -C results/gpu           # development machine
-#	python3 results/gpu/render.py                  # → results/gpu/tables.md
+#	tar -xzf quick56.tar.gz -C results/gpu         # development machine
+#	sh results/gpu/render.sh                       # → results/gpu/tables.md
 #
 # Stages, in order of importance; each has its own time limit and none
 # starts past the call's deadline (minus the time kept for the evaluation):
@@ -19,21 +20,24 @@
 #	         background, for the bits stage)
 #	tests    cuda.test: every kernel and Space operation against the CPU, the
 #	         solvers on the device, TestModuleBits (cubin against the JIT)
-#	bench    BenchmarkSpaceMul at n = 13500 and 43945 (CUDA events around the
-#	         launches: % of memory bandwidth), a CG iteration, Reduce, MulTo
-#	blocks   the dense products again for several chunking targets
-#	train    gpnb train --backend cuda, 100 Adam steps, paper settings, split 0,
-#	         float64: pol CG warm and cold, keggdirected CG warm, pol AP warm,
-#	         pol SGD warm (a run stopped by its limit keeps its per-step log)
+#	bench    at n = 13500 and 43945 (pol's and keggdirected's n), timed by
+#	         CUDA events: the dense product's % of memory bandwidth in float64
+#	         and float32 K (SpaceMul), Reduce at d = 26 (pol's), an Adam
+#	         step's split (build, start, iteration, reduce: Step), and a CG
+#	         iteration's wall time
+#	train    gpnb train --backend cuda, 100 Adam steps, paper settings, split 0:
+#	         pol CG warm and cold, keggdirected CG warm in float64 and with
+#	         float32 K (a run stopped by its limit keeps its per-step log)
 #	gpytorch results/gpu/gpytorch_exact.py on pol: its defaults, and CG
 #	         tolerance 0.01 without preconditioner
-#	bits     TestModuleBits with the kernels the machine's nvcc compiled
 #	float32  pol CG warm with float32 K
+#	bits     TestModuleBits with the kernels the machine's nvcc compiled
+#	blocks   the dense products again for several chunking targets
 #	exact    eval_exact.py: exact test RMSE and LLH of every finished run
 set -u
 root=$(pwd)
 OUT=${OUT:-$root/gpu-logs}
-Qrel=results/gpu/quick # eval_exact.py records the files by these paths
+Qrel=results/gpu/quick56 # eval_exact.py records the files by these paths
 Q=$root/$Qrel
 mkdir -p "$OUT" "$Q/train" "$Q/logs"
 deadline=$((SECONDS + ${QUICK_SECONDS:-470}))
@@ -78,18 +82,9 @@ nvcc_pid=$!
 tail -n 3 "$Q/logs/test.log" | tee -a "$sum"
 note "tests: $(grep -c -- '--- PASS' "$Q/logs/test.log") passed, $(grep -c -- '--- SKIP' "$Q/logs/test.log") skipped, $(grep -c -- '--- FAIL' "$Q/logs/test.log") failed"
 
-(cd cuda && GPNB_CUDA_BENCH_N=13500,43945 stage bench 120 "$TEST" -test.run '^$' -test.bench 'SpaceMul|CGIteration|Reduce|MulTo' \
-	-test.benchtime 20x -test.timeout 300s) >"$Q/logs/bench.log" 2>&1
+(cd cuda && GPNB_CUDA_BENCH_N=13500,43945 stage bench 150 "$TEST" -test.run '^$' -test.bench 'SpaceMul|Reduce|Step|CGIteration' \
+	-test.benchtime 10x -test.timeout 300s) >"$Q/logs/bench.log" 2>&1
 grep -E '^Benchmark' "$Q/logs/bench.log" | tee -a "$sum"
-
-# The dense product against the number of blocks it is cut into (the
-# chunking target, cuda/product.go's targetBlocks): with 128 registers a
-# thread, at most 4 blocks of 128 threads fit on a multiprocessor, and the
-# default 384 puts fewer than 3 on each of an H100's or H200's, so that few
-# loads of K are in flight. The sweep says which target keeps the memory busy.
-(cd cuda && GPNB_CUDA_BENCH_N=13500,43945 GPNB_CUDA_BENCH_BLOCKS=384,768,1056,1584,2112,4224 stage blocks 60 "$TEST" -test.run '^$' \
-	-test.bench 'SpaceMul/.*/dense/' -test.benchtime 20x -test.timeout 300s) >"$Q/logs/blocks.log" 2>&1
-grep -E '^Benchmark' "$Q/logs/blocks.log" | tee -a "$sum"
 
 # train ID DATASET SOLVER WARM CAP [FLAGS...]
 train() {
@@ -101,10 +96,12 @@ train() {
 		--steps 100 --eval=false --residuals=false --quiet --verbose --json "$dir/result.json" "$@" >"$dir/log" 2>&1
 	tail -n 2 "$dir/log" | tee -a "$sum"
 }
-train pol-cg-warm pol cg true 90
-train pol-cg-cold pol cg false 120
-train keggdirected-cg-warm keggdirected cg true 150
-train pol-ap-warm pol ap true 90
+prec=(--float32)
+"$GPNB" train -h 2>&1 | grep -q -- '-precision' && prec=(--precision float32)
+train pol-cg-warm pol cg true 60
+train pol-cg-cold pol cg false 90
+train keggdirected-cg-warm keggdirected cg true 120
+train keggdirected-cg-warm-float32 keggdirected cg true 90 "${prec[@]}"
 
 stage "gpytorch defaults" 90 env PYTHONUNBUFFERED=1 python3 results/gpu/gpytorch_exact.py --datasets pol --data "$GPNB_DATA" \
 	--out "$Q/gpytorch.jsonl" >>"$Q/logs/gpytorch.log" 2>&1
@@ -112,7 +109,7 @@ stage "gpytorch tol 0.01, no preconditioner" 120 env PYTHONUNBUFFERED=1 python3 
 	--data "$GPNB_DATA" --cg-tolerance 0.01 --precond-size 0 --label cg-tol-0.01-no-precond --out "$Q/gpytorch.jsonl" >>"$Q/logs/gpytorch.log" 2>&1
 tail -n 2 "$Q/gpytorch.jsonl" 2>/dev/null | cut -c1-300 | tee -a "$sum"
 
-train pol-sgd-warm pol sgd true 60
+train pol-cg-warm-float32 pol cg true 45 "${prec[@]}"
 
 while kill -0 $nvcc_pid 2>/dev/null && (($(budget 60) > 0)); do
 	sleep 5
@@ -128,9 +125,12 @@ else
 	note "bits: the machine's nvcc made no cubin (see logs/nvcc.log)"
 fi
 
-prec=(--float32)
-"$GPNB" train -h 2>&1 | grep -q -- '-precision' && prec=(--precision float32)
-train pol-cg-warm-float32 pol cg true 60 "${prec[@]}"
+# The dense product against the number of blocks it is cut into (the
+# chunking target, cuda/product.go's targetBlocks; the default first): the
+# launch bounds allow 4 blocks of mulk per multiprocessor up to 24 columns.
+(cd cuda && GPNB_CUDA_BENCH_N=13500,43945 GPNB_CUDA_BENCH_BLOCKS=384,528,792,1056 stage blocks 45 "$TEST" -test.run '^$' \
+	-test.bench 'SpaceMul/.*/dense/' -test.benchtime 10x -test.timeout 300s) >"$Q/logs/blocks.log" 2>&1
+grep -E '^Benchmark' "$Q/logs/blocks.log" | tee -a "$sum"
 
 keep=10
 todo=()
@@ -145,5 +145,5 @@ fi
 
 note "quick.sh: done in $SECONDS s"
 cp "$sum" "$OUT/summary.log"
-tar -czf "$OUT/quick.tar.gz" -C results/gpu quick
+tar -czf "$OUT/quick56.tar.gz" -C results/gpu quick56
 ls -la "$OUT"

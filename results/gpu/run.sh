@@ -64,7 +64,7 @@ for stage in "$@"; do
 		;;
 	repro)
 		timeout -s INT -k 30 "${d:-540}" "$GPNB" reproduce --backend cuda --datasets "$a" --solvers "$b" \
-			--modes "$c" --splits 0 --exact never --out results/gpu 2>&1 | tee -a "$OUT/repro.log" | grep -v '^\[.*step [0-9]*[1-9]/' || true
+			--modes "$c" --splits 0 --exact never --rules paper-text --out results/gpu 2>&1 | tee -a "$OUT/repro.log" | grep -v '^\[.*step [0-9]*[1-9]/' || true
 		# The checkpoint of a job the time limit stopped (one at most:
 		# the runner runs its jobs one after another) comes back in
 		# $OUT/ckpt.tar; copied to .cuda/ckpt.tar, the next call resumes it.
