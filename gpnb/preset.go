@@ -19,8 +19,10 @@ import (
 //   - "fast" is a good model soon: CG with warm starts, FastProbes probe
 //     vectors, mixed precision where the vectorised kernel exists
 //     (kernel.MixedKernel), CG's automatic preconditioner
-//     (solvers.PrecondRankAuto), log θ (ParamLog) and a stop once the run
-//     has converged (UntilConverged). For fitting a model to data.
+//     (solvers.PrecondRankAuto), the paper's-text stopping rules
+//     (solvers.RulesPaperText: a system that meets its tolerance gets no
+//     more products), log θ (ParamLog) and a stop once the run has
+//     converged (UntilConverged). For fitting a model to data.
 //     DESIGN.md ("A good model fast") has the measurements behind each
 //     choice.
 var PresetNames = []string{"paper", "fast"}
@@ -54,6 +56,7 @@ func Preset(name, solver, dataset string) (Config, error) {
 			cg.PrecondRank = solvers.PrecondRankAuto
 			c.Solver = cg
 		}
+		c.Rules = solvers.RulesPaperText
 		c.Param = ParamLog
 		c.Until = UntilConverged
 		return c, nil

@@ -29,7 +29,7 @@ func TestPresets(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := paper
-		want.WarmStart, want.Probes, want.Param, want.Until = true, FastProbes, ParamLog, UntilConverged
+		want.WarmStart, want.Probes, want.Param, want.Until, want.Rules = true, FastProbes, ParamLog, UntilConverged, solvers.RulesPaperText
 		if kernel.MixedKernel() != "" {
 			want.Operator.Precision = kernel.Mixed
 		}

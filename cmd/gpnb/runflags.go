@@ -197,7 +197,9 @@ func (r *runFlags) applyPreset(name, dataset string) error {
 	if err != nil {
 		return fmt.Errorf("--preset: %w", err)
 	}
-	t, tp := targetOf(c), targetOf(paper)
+	// Both with their stopping rules written out, so that a preset's rules
+	// reach the rule flags.
+	t, tp := targetOf(c.ApplyRules()), targetOf(paper.ApplyRules())
 	for _, f := range runFlagTable {
 		if r.given(f.name) || r.fs.Lookup(f.name) == nil {
 			continue
