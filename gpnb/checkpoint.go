@@ -18,10 +18,7 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-// CheckpointVersion is the format version Save writes. Resume also reads
-// version 2, whose configurations predate Config.Rules (their rule fields'
-// zero values meant the paper's text, so they read as RulesPaperText: see
-// Config.ApplyRules), and version 1 (see checkpoint_v1.go).
+// CheckpointVersion is the format version Save writes and Resume reads.
 const CheckpointVersion uint32 = 3
 
 // checkpointMagic opens every checkpoint file.
@@ -82,26 +79,11 @@ func DecodeCheckpoint(b []byte) (*OptimiserState, error) {
 		return nil, fmt.Errorf("gpnb: %w: SHA-256 mismatch (the file was damaged or partly written): use an older checkpoint or start again", ErrCheckpointCorrupt)
 	}
 	st := new(OptimiserState)
-	switch v := binary.LittleEndian.Uint32(b[8:12]); v {
-	case CheckpointVersion, 2:
-		if err := safeGobDecode(body[headerLen:], st); err != nil {
-			return nil, fmt.Errorf("gpnb: %w: decoding: %v", ErrCheckpointCorrupt, err)
-		}
-		if v == 2 {
-			st.Config.Rules = solvers.RulesPaperText
-			st.Config = st.Config.ApplyRules()
-		}
-	case 1:
-		var p payloadV1
-		if err := safeGobDecode(body[headerLen:], &p); err != nil {
-			return nil, fmt.Errorf("gpnb: %w: decoding (format 1): %v", ErrCheckpointCorrupt, err)
-		}
-		var err error
-		if st, err = upgradeV1(p); err != nil {
-			return nil, fmt.Errorf("gpnb: %w: format 1: %v", ErrCheckpointCorrupt, err)
-		}
-	default:
-		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads versions 1 to %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != CheckpointVersion {
+		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads version %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
+	}
+	if err := safeGobDecode(body[headerLen:], st); err != nil {
+		return nil, fmt.Errorf("gpnb: %w: decoding: %v", ErrCheckpointCorrupt, err)
 	}
 	if err := st.check(); err != nil {
 		return nil, fmt.Errorf("gpnb: %w: %v", ErrCheckpointCorrupt, err)

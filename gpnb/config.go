@@ -165,8 +165,7 @@ type Config struct {
 	// as set, their zero values being the paper's text, so rules are mixed
 	// from it (Rules: RulesPaperText, Settings: {Freeze: FreezeJoint}).
 	// Resolve writes the fields out and names the set they hold
-	// (solvers.RulesOf). JSON without "rules", written before the rules
-	// had names, reads as the paper's text.
+	// (solvers.RulesOf).
 	Rules solvers.Rules `json:"rules" resume:"change"`
 
 	// Estimator selects the Hutchinson estimator (default), the pathwise
@@ -257,18 +256,10 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// UnmarshalJSON reads what MarshalJSON writes. A configuration without
-// "rules" was written before the stopping rules had names, when the rule
-// fields' zero values were the only default: it reads as the paper's text
-// with those fields (RulesPaperText, or RulesAuthors where every field
-// holds the authors' value: ApplyRules).
+// UnmarshalJSON reads what MarshalJSON writes.
 func (c *Config) UnmarshalJSON(b []byte) error {
 	var in configJSON
 	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(b, &keys); err != nil {
 		return err
 	}
 	*c = Config(in.plainConfig)
@@ -279,10 +270,6 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		c.Solver = m
-	}
-	if _, named := keys["rules"]; !named {
-		c.Rules = solvers.RulesPaperText
-		*c = c.ApplyRules()
 	}
 	return nil
 }

@@ -5,13 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"os"
 	"reflect"
 	"testing"
 
-	"github.com/gpnb/gpnb/data"
-	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/internal/fieldtest"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -148,87 +144,6 @@ func TestResumeRefusesEveryFixedField(t *testing.T) {
 			t.Errorf("%s: resume with it changed: got %v, want ErrConfigMismatch", name, err)
 		case len(fixed) == 0 && err != nil:
 			t.Errorf("%s may change on resume, but: %v", name, err)
-		}
-	}
-}
-
-// oldFormat returns the data of the checkpoints of an old format in
-// testdata (synthetic-60-3-7) and, by run name, the bits of raw θ after the
-// third step of their uninterrupted runs with this build's BLAS.
-func oldFormat(t *testing.T, version int) (*data.Dataset, map[string][]string) {
-	t.Helper()
-	ds, err := data.Synthetic(60, 3, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(fmt.Sprintf("testdata/v%d-%s-want.json", version, kernel.BLASName()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string][]string
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	return ds, want
-}
-
-// TestResumeFormat1: checkpoints written by the previous format (version 1,
-// testdata made by gpnb at 520b4fe after 2 steps, with each BLAS) resume,
-// and the third step gives the bits that gpnb computed in an uninterrupted
-// run with the same BLAS.
-func TestResumeFormat1(t *testing.T) {
-	ds, want := oldFormat(t, 1)
-	for name, bits := range want {
-		o, err := Resume("testdata/v1-"+kernel.BLASName()+"-"+name+".ckpt", ds)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if o.Steps() != 2 || o.State().Dataset != ds.Name {
-			t.Errorf("%s: resumed at step %d, dataset %q", name, o.Steps(), o.State().Dataset)
-		}
-		if err := o.Step(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		// The same bits but where this build's arithmetic changed: the
-		// vectorised gradient reduction sums in four partial sums, so the
-		// third step may differ in the last bits (a valid continuation).
-		for i, v := range o.State().Raw {
-			var b uint64
-			fmt.Sscanf(bits[i], "%x", &b)
-			if want := math.Float64frombits(b); math.Abs(v-want) > 1e-12*math.Abs(want) {
-				t.Errorf("%s: raw θ[%d] = %v, the format-1 run had %v", name, i, v, want)
-			}
-		}
-	}
-}
-
-// TestResumeFormat2: checkpoints of format 2, written before Config.Rules
-// existed (testdata made by gpnb at 5a55248 after 2 steps, with each BLAS),
-// resume under the rules they ran with, which their rule fields hold: the
-// paper's text where they are zero, the authors' rules where all of them
-// are set (sgd-authors-warm); the third step gives the bits of an
-// uninterrupted run of that gpnb with the same BLAS.
-func TestResumeFormat2(t *testing.T) {
-	ds, want := oldFormat(t, 2)
-	for name, bits := range want {
-		o, err := Resume("testdata/v2-"+kernel.BLASName()+"-"+name+".ckpt", ds, WithChanges(func(c *Config) { c.CheckpointPath = "" }))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		rules := solvers.RulesPaperText
-		if name == "sgd-authors-warm" {
-			rules = solvers.RulesAuthors
-		}
-		if c := o.Config(); c.Rules != rules {
-			t.Errorf("%s: resumed with rules %v, want %v", name, c.Rules, rules)
-		}
-		if err := o.Step(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range o.State().Raw {
-			if got := fmt.Sprintf("%x", math.Float64bits(v)); got != bits[i] {
-				t.Errorf("%s: raw θ[%d] has bits %s, the format-2 run had %s", name, i, got, bits[i])
-			}
 		}
 	}
 }

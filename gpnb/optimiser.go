@@ -56,13 +56,11 @@ type OptimiserState struct {
 	Split   int
 	DataTag string
 	// Stats are the data's normalisation (z-scoring) statistics, with
-	// which θ maps to the data's units (DataUnits); zero in checkpoints of
-	// format 1.
+	// which θ maps to the data's units (DataUnits).
 	Stats data.Stats
 	// Columns are the CSV columns the training data were read from
 	// (data.Dataset.Columns: target, inputs, header; zero for other data),
-	// with which the file is read again (Columns.Options); zero in
-	// checkpoints written before they were recorded.
+	// with which the file is read again (Columns.Options).
 	Columns data.Columns
 	N, D    int
 

@@ -2,6 +2,7 @@ package gpnb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -876,8 +877,8 @@ func TestResult(t *testing.T) {
 	if err := o.Run(context.Background(), 3); err != nil {
 		t.Fatal(err)
 	}
-	r := o.Result(nil)
-	if r.EvalMethod != NotEvaluated || r.StepsDone != 3 || len(r.History) != 3 || r.Solver != "cg" || !r.WarmStart || r.Probes != 4 || r.Seed != 3 ||
+	r := o.Result()
+	if r.Test != nil || r.StepsDone != 3 || len(r.History) != 3 || r.Solver != "cg" || !r.WarmStart || r.Probes != 4 || r.Seed != 3 ||
 		r.NTrain != 100 || r.NTest != 25 || r.D != 2 || r.Kernel != "matern32" {
 		t.Errorf("result %+v", r)
 	}
@@ -892,8 +893,16 @@ func TestResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := o.Result(&ev); r.TestLLH != ev.TestLLH || r.TestRMSE != ev.TestRMSE || r.EvalMethod != "cholesky" {
-		t.Errorf("result with eval %+v", r)
+	// The evaluation survives result.json, where the tables read it.
+	r.Test = &ev
+	var back Result
+	if b, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Test == nil || back.Test.TestLLH != ev.TestLLH || back.Test.TestRMSE != ev.TestRMSE || back.Test.Method != "cholesky" || *back.Test.MLL != *ev.MLL {
+		t.Errorf("result with eval %+v, evaluation %+v", back.Test, ev)
 	}
 	noTest := synth(t, 40, 2, 1)
 	noTest.XTest, noTest.YTest = nil, nil

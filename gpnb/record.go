@@ -72,7 +72,7 @@ type StepRecord struct {
 	BlockFactorisations int `json:"block_factorisations,omitempty"`
 
 	// Where the step's time went, wall clock, for the Hutchinson estimator
-	// (0 in records written before steps recorded it): BuildSeconds
+	// (0 where not recorded): BuildSeconds
 	// rebuilding the kernel operator for the step's θ and ReduceSeconds the
 	// gradient reduction, both outside SolverSeconds; StartSeconds the
 	// solver's Start (a warm start's initial residual B − H·V0, one product
@@ -103,8 +103,7 @@ type StepRecord struct {
 	ExactMLL *float64 `json:"exact_mll,omitempty"`
 
 	// Operator describes the kernel operator this step used
-	// (kernel.Describe); empty in records of checkpoints written before
-	// steps recorded it.
+	// (kernel.Describe); empty where not recorded.
 	Operator string `json:"operator,omitempty"`
 }
 
@@ -220,21 +219,17 @@ type Result struct {
 	NTest         int     `json:"n_test"`
 	D             int     `json:"d"`
 	Kernel        string  `json:"kernel"`
-	Solver        string  `json:"solver"` // cg, ap, sgd, or cholesky (exact gradient)
+	Solver        string  `json:"solver"` // the solver's name: cg, ap, sgd, or cholesky (also for the exact gradient)
 	WarmStart     bool    `json:"warm_start"`
 	Probes        int     `json:"probes"`
 	Seed          uint64  `json:"seed"`
 	StepsDone     int     `json:"steps_done"`
 	TotalSeconds  float64 `json:"total_seconds"`
 	SolverSeconds float64 `json:"solver_seconds"`
-	TestRMSE      float64 `json:"test_rmse"`
-	TestLLH       float64 `json:"test_llh"`
-	// EvalMethod says how TestRMSE/TestLLH were computed ("cholesky", or
-	// the iterative solver and its tolerance).
-	EvalMethod string `json:"eval_method"`
-	// Samples holds the test metrics from the pathwise estimator's
-	// posterior samples (Eval.Samples); nil otherwise.
-	Samples *SampleEval `json:"samples,omitempty"`
+	// Test is the evaluation on the test set at the final θ (Evaluate;
+	// with the pathwise estimator also from its posterior samples), nil
+	// when the run was not evaluated.
+	Test *Eval `json:"test,omitempty"`
 	// Operator describes the kernel operator of the last step
 	// (kernel.Describe: "dense float64", "dense float32", "dense mixed", "matrix-free",
 	// "gpu dense float64", ...): the one this process built, or else the
@@ -245,7 +240,7 @@ type Result struct {
 	History  History `json:"history"`
 	// Config is the run's configuration (resolved), less what does not
 	// change its results: the checkpoint path, the operator's memory budget
-	// and workers, and DropResidualTraces. nil in results written before gpnb
-	// recorded it.
+	// and workers, and DropResidualTraces. Optimiser.Result and
+	// State.Result set it.
 	Config *Config `json:"config,omitempty"`
 }

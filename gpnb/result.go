@@ -2,28 +2,22 @@ package gpnb
 
 import "github.com/gpnb/gpnb/gpnb/kernel"
 
-// NotEvaluated is Result.EvalMethod when no test metrics were computed.
-const NotEvaluated = "not evaluated"
-
 // Result summarises the run so far in the form `gpnb train --json` prints:
-// dataset, configuration, timings, final hyperparameters, the history and,
-// when ev is not nil, the test metrics (otherwise they are 0 and EvalMethod
-// is NotEvaluated, so the Result still marshals to JSON).
-func (o *Optimiser) Result(ev *Eval) Result {
+// dataset, configuration, timings, final hyperparameters and the history.
+// Its Test is nil: set it to an Evaluate's result to record the test
+// metrics.
+func (o *Optimiser) Result() Result {
 	st := o.State()
 	r := st.Result()
 	r.NTest = o.ds.NTest()
 	if d := o.est.OperatorDescription(); d != "" {
 		r.Operator = d
 	}
-	if ev != nil {
-		r.TestRMSE, r.TestLLH, r.EvalMethod, r.Samples = ev.TestRMSE, ev.TestLLH, ev.Method, ev.Samples
-	}
 	return r
 }
 
-// Result is the state's run as a Result, without test metrics
-// (EvalMethod NotEvaluated): what the charts of package viz read, so a
+// Result is the state's run as a Result, without test metrics (Test
+// nil): what the charts of package viz read, so a
 // checkpoint (ReadCheckpoint) can be charted as a finished run can.
 func (st *OptimiserState) Result() Result {
 	h := kernel.HyperFromRaw(st.Raw)
@@ -49,7 +43,6 @@ func (st *OptimiserState) Result() Result {
 		StepsDone:     st.Step,
 		TotalSeconds:  st.History.TotalSeconds(),
 		SolverSeconds: st.History.TotalSolverSeconds(),
-		EvalMethod:    NotEvaluated,
 		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
 		History:       cloneHistory(st.History),
 		Config:        &cfg,

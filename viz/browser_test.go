@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // needBrowser returns chromium's path, or skips (fails when
@@ -138,39 +139,41 @@ func fullReport(t *testing.T) *Report {
 // computed by hand from its results: two splits of pol and elevators, CG,
 // AP and SGD cold and warm, and the exact reference; SGD's cold runs take
 // 500 s, so runtimes are in minutes.
-func checkFullReportTables(t *testing.T, res []gpnb.Result, t1, t2 *Table) {
+func checkFullReportTables(t *testing.T, res []gpnb.Result, tb1, tb2 *results.Table) {
 	t.Helper()
-	labels := []string{"CG", "CG + ws", "AP", "AP + ws", "SGD", "SGD + ws", "exact"}
-	if len(t1.Rows) != len(labels) || len(t1.Rules) != 4 || t1.Rules[3] != 6 {
-		t.Fatalf("table 1: %d rows, rules %v; want %d rows, a rule above each solver and the exact row", len(t1.Rows), t1.Rules, len(labels))
+	_, t1, rules1 := textTable(t, tb1)
+	_, t2, rules2 := textTable(t, tb2)
+	labels := []string{"CG", "+ ws", "AP", "+ ws", "SGD", "+ ws", "exact"}
+	if len(t1) != len(labels) || len(rules1) != 4 || rules1[3] != 6 {
+		t.Fatalf("table 1: %d rows, rules %v; want %d rows, a rule above each solver and the exact row", len(t1), rules1, len(labels))
 	}
 	for i, l := range labels {
-		if t1.Rows[i][0] != l {
-			t.Errorf("table 1 row %d is %q, want %q", i, t1.Rows[i][0], l)
+		if t1[i][0] != l {
+			t.Errorf("table 1 row %d is %q, want %q", i, t1[i][0], l)
 		}
 	}
-	llh, _ := byHand(res, "pol", "cholesky", false, func(r gpnb.Result) float64 { return r.TestLLH })
+	llh, _ := byHand(res, "pol", "cholesky", false, func(r gpnb.Result) float64 { return r.Test.TestLLH })
 	rt, _ := byHand(res, "elevators", "cholesky", false, total)
-	exact := t1.Rows[6] // Solver, LLH pol, LLH elevators, runtime pol, runtime elevators, speed-up, iteration ratio
+	exact := t1[6] // Solver, LLH pol, LLH elevators, runtime pol, runtime elevators, speed-up, iteration ratio
 	if exact[1] != fmt.Sprintf("%.2f", llh) || exact[4] != fmt.Sprintf("%.2f", rt/60) || exact[5] != "—" {
 		t.Errorf("table 1 exact row %q: want LLH %.2f on pol, %.2f min on elevators, no speed-up", exact, llh, rt/60)
 	}
 	sp := (speedUpByHand(res, "pol", "sgd") + speedUpByHand(res, "elevators", "sgd")) / 2
-	if got := t1.Rows[5][5]; got != fmt.Sprintf("%.1f×", sp) {
+	if got := t1[5][5]; got != fmt.Sprintf("%.1f×", sp) {
 		t.Errorf("table 1 SGD average speed-up %q, want %.1f×", got, sp)
 	}
 
 	// Table 2: per dataset 3 solvers × cold/warm and the exact run.
-	if len(t2.Rows) != 14 || len(t2.Rules) != 2 || t2.Rules[1] != 7 {
-		t.Fatalf("table 2: %d rows, rules %v; want 14 rows in 2 dataset groups", len(t2.Rows), t2.Rules)
+	if len(t2) != 14 || len(rules2) != 2 || rules2[1] != 7 {
+		t.Fatalf("table 2: %d rows, rules %v; want 14 rows in 2 dataset groups", len(t2), rules2)
 	}
-	row := t2.Rows[13] // elevators, exact
+	row := t2[13] // elevators, exact
 	m, se := byHand(res, "elevators", "cholesky", false, total)
 	if row[1] != "exact" || row[2] != "0,1" || row[5] != fmt.Sprintf("%.3f ± %.3f", m/60, se/60) || row[8] != "—" {
 		t.Errorf("table 2 elevators exact row %q: want total %.3f ± %.3f min", row, m/60, se/60)
 	}
-	row = t2.Rows[3] // pol, AP + ws
-	if want := fmt.Sprintf("%.1f×", speedUpByHand(res, "pol", "ap")); row[1] != "AP + ws" || row[8] != want {
+	row = t2[3] // pol, AP + ws
+	if want := fmt.Sprintf("%.1f×", speedUpByHand(res, "pol", "ap")); row[1] != "+ ws" || row[8] != want {
 		t.Errorf("table 2 pol AP + ws row %q: want speed-up %s", row, want)
 	}
 }

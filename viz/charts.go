@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
-	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // Colours of the three ways of computing the gradient, the same in every
@@ -21,37 +21,40 @@ const (
 	ColorWarmLight = "#f7c0c0"
 )
 
-// SolverLabel returns the paper's name for a Result.Solver value: "CG",
-// "AP", "SGD", "exact" for cholesky; other names upper-cased. A solver key
-// with a variant (repro.SolverKey: "cg/pathwise-b20") is named as the
-// tables name it ("CG pathwise budget 20").
-func SolverLabel(solver string) string {
-	if strings.Contains(solver, "/") {
-		return repro.SolverLabel(solver)
+// methodOf is the method a result is charted under (results.MethodOf its
+// configuration): its solver and estimator with their variant, so that
+// variants are series of their own, and "exact" for the exact estimator.
+func methodOf(r gpnb.Result) results.Method { return results.MethodOf(*r.Config) }
+
+func isExact(r gpnb.Result) bool { return methodOf(r).Mode() == results.Exact }
+
+// methodsOf returns the methods of the results, cold (Warm false), each
+// once, in the paper's order of solvers (cg, ap, sgd, cholesky, exact)
+// then by key.
+func methodsOf(rs []gpnb.Result) []results.Method {
+	byKey := map[string]results.Method{}
+	for _, r := range rs {
+		m := methodOf(r)
+		m.Warm = false
+		byKey[m.Key()] = m
 	}
-	switch s := strings.ToLower(solver); s {
-	case "cholesky", "exact":
-		return "exact"
-	default:
-		return strings.ToUpper(s)
+	keys := sortedKeys(rs, func(r gpnb.Result) string { return methodOf(r).Key() }, solverOrder)
+	out := make([]results.Method, len(keys))
+	for i, k := range keys {
+		out[i] = byKey[k]
 	}
+	return out
 }
 
-// MethodLabel returns "CG" for a cold run and "CG + ws" for a warm-started
-// one, as in the paper's tables.
-func MethodLabel(solver string, warm bool) string {
-	l := SolverLabel(solver)
-	if warm && l != "exact" {
-		l += " + ws"
-	}
-	return l
+// label is the method's label cold or with warm start ("CG", "CG + ws").
+func label(m results.Method, warm bool) string {
+	m.Warm = warm
+	return m.Label()
 }
-
-func isExact(solver string) bool { return SolverLabel(solver) == "exact" }
 
 // datasetOrder is the paper's order of the UCI datasets.
 var datasetOrder = []string{"pol", "elevators", "elev", "bike", "protein", "prot", "keggdirected", "kegg"}
-var solverOrder = []string{"cg", "ap", "sgd", "cholesky"}
+var solverOrder = []string{"cg", "ap", "sgd", "cholesky", "exact"}
 
 func rankOf(order []string, s string) int {
 	for i, o := range order {
@@ -64,10 +67,10 @@ func rankOf(order []string, s string) int {
 
 // sortedKeys returns the distinct values of key over results, in the given
 // preferred order, then alphabetically.
-func sortedKeys(results []gpnb.Result, key func(gpnb.Result) string, order []string) []string {
+func sortedKeys(rs []gpnb.Result, key func(gpnb.Result) string, order []string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range results {
+	for _, r := range rs {
 		k := key(r)
 		if !seen[k] {
 			seen[k] = true
@@ -86,17 +89,13 @@ func sortedKeys(results []gpnb.Result, key func(gpnb.Result) string, order []str
 
 func datasetOf(r gpnb.Result) string { return r.Dataset }
 
-// solverOf is the solver a result is charted under: with its variant (the
-// pathwise estimator, a budget), so variants are series of their own.
-func solverOf(r gpnb.Result) string { return repro.ResultSolverKey(r) }
-
-func checkResults(results []gpnb.Result) error {
-	if len(results) == 0 {
+func checkResults(rs []gpnb.Result) error {
+	if len(rs) == 0 {
 		return fmt.Errorf("%w: no results to chart: pass the gpnb.Result of at least one training run", ErrChart)
 	}
-	for i, r := range results {
-		if r.Solver == "" {
-			return fmt.Errorf("%w: result %d (dataset %q) has no solver name: set Result.Solver to cg, ap, sgd or cholesky", ErrChart, i, r.Dataset)
+	for i, r := range rs {
+		if r.Config == nil {
+			return fmt.Errorf("%w: result %d (dataset %q) has no configuration: chart the Results of Optimiser.Result or State.Result, which record it", ErrChart, i, r.Dataset)
 		}
 	}
 	return nil
@@ -114,13 +113,13 @@ func splitsNote(n int) []string {
 // the rest of the step on top), cold beside warm start. Cholesky results
 // are left out; runs of the same dataset, solver and warm-start setting
 // (splits) are averaged.
-func Runtimes(results []gpnb.Result) (*Chart, error) {
-	if err := checkResults(results); err != nil {
+func Runtimes(rs []gpnb.Result) (*Chart, error) {
+	if err := checkResults(rs); err != nil {
 		return nil, err
 	}
 	var it []gpnb.Result
-	for _, r := range results {
-		if !isExact(r.Solver) {
+	for _, r := range rs {
+		if !isExact(r) {
 			it = append(it, r)
 		}
 	}
@@ -145,10 +144,10 @@ func Runtimes(results []gpnb.Result) (*Chart, error) {
 				rs = append(rs, r)
 			}
 		}
-		solvers := sortedKeys(rs, solverOf, solverOrder)
+		solvers := methodsOf(rs)
 		p := &Panel{Title: ds, YLabel: "runtime (" + unit + ")"}
-		for _, s := range solvers {
-			p.Categories = append(p.Categories, SolverLabel(s))
+		for _, m := range solvers {
+			p.Categories = append(p.Categories, m.SolverLabel())
 		}
 		var bad badCounter
 		maxN := 0
@@ -156,11 +155,11 @@ func Runtimes(results []gpnb.Result) (*Chart, error) {
 			solver := make([]float64, len(solvers))
 			rest := make([]float64, len(solvers))
 			any := false
-			for i, s := range solvers {
+			for i, m := range solvers {
 				var tot, sol float64
 				n := 0
 				for _, r := range rs {
-					if solverOf(r) != s || r.WarmStart != warm {
+					if rm := methodOf(r); rm.Key() != m.Key() || rm.Warm != warm {
 						continue
 					}
 					t, st := r.TotalSeconds, r.SolverSeconds
@@ -238,19 +237,20 @@ func histories(rs []gpnb.Result, keep func(gpnb.Result) bool) (hs []gpnb.History
 // cold and of the warm-started runs (those keep accepts; nil keeps all),
 // with a note of how many runs each mean is over and of the values left
 // out. Panels without series are left out.
-func stepPanels(c *Chart, results []gpnb.Result, keep func(gpnb.Result) bool, newPanel func(ds, solver string) *Panel,
+func stepPanels(c *Chart, rs []gpnb.Result, keep func(gpnb.Result) bool, newPanel func(ds string, m results.Method) *Panel,
 	add func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter)) {
-	for _, ds := range sortedKeys(results, datasetOf, datasetOrder) {
-		for _, s := range sortedKeys(results, solverOf, solverOrder) {
-			if isExact(s) {
+	for _, ds := range sortedKeys(rs, datasetOf, datasetOrder) {
+		for _, m := range methodsOf(rs) {
+			if m.Mode() == results.Exact {
 				continue
 			}
-			p := newPanel(ds, s)
+			p := newPanel(ds, m)
 			var bad badCounter
 			maxN := 0
 			for _, warm := range []bool{false, true} {
-				hs := histories(results, func(r gpnb.Result) bool {
-					return r.Dataset == ds && solverOf(r) == s && r.WarmStart == warm && (keep == nil || keep(r))
+				hs := histories(rs, func(r gpnb.Result) bool {
+					rm := methodOf(r)
+					return r.Dataset == ds && rm.Key() == m.Key() && rm.Warm == warm && (keep == nil || keep(r))
 				})
 				if len(hs) == 0 {
 					continue
@@ -260,7 +260,7 @@ func stepPanels(c *Chart, results []gpnb.Result, keep func(gpnb.Result) bool, ne
 				if warm {
 					color = ColorWarm
 				}
-				add(p, hs, MethodLabel(s, warm), color, &bad)
+				add(p, hs, label(m, warm), color, &bad)
 			}
 			if len(p.Series) == 0 {
 				continue
@@ -275,14 +275,14 @@ func stepPanels(c *Chart, results []gpnb.Result, keep func(gpnb.Result) bool, ne
 // Iterations is figure 3: for each dataset and iterative solver, the number
 // of solver iterations at each marginal-likelihood step, cold vs warm start
 // (mean over runs that share dataset, solver and setting).
-func Iterations(results []gpnb.Result) (*Chart, error) {
-	if err := checkResults(results); err != nil {
+func Iterations(rs []gpnb.Result) (*Chart, error) {
+	if err := checkResults(rs); err != nil {
 		return nil, err
 	}
 	c := &Chart{Title: "Solver iterations per marginal likelihood step"}
 	iters := func(r gpnb.StepRecord) float64 { return float64(r.SolverIterations) }
-	stepPanels(c, results, nil, func(ds, s string) *Panel {
-		return &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "solver iterations"}
+	stepPanels(c, rs, nil, func(ds string, m results.Method) *Panel {
+		return &Panel{Title: ds + " — " + m.SolverLabel(), XLabel: "step", YLabel: "solver iterations"}
 	}, func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter) {
 		x, y := meanTrace(hs, iters, bad)
 		p.Series = append(p.Series, Series{Name: label, Kind: Line, X: x, Y: y, Color: color})
@@ -299,8 +299,8 @@ func Iterations(results []gpnb.Result) (*Chart, error) {
 // All d length scales of a method share one legend entry. A panel whose
 // values span more than a factor of 20 gets a log axis; runs sharing
 // dataset, solver and setting are averaged.
-func Hyperparameters(results []gpnb.Result) (*Chart, error) {
-	if err := checkResults(results); err != nil {
+func Hyperparameters(rs []gpnb.Result) (*Chart, error) {
+	if err := checkResults(rs); err != nil {
 		return nil, err
 	}
 	c := &Chart{Title: "Hyperparameters during marginal likelihood optimisation", Columns: 3}
@@ -310,18 +310,18 @@ func Hyperparameters(results []gpnb.Result) (*Chart, error) {
 		dash  bool
 		keep  func(gpnb.Result) bool
 	}
-	for _, ds := range sortedKeys(results, datasetOf, datasetOrder) {
+	for _, ds := range sortedKeys(rs, datasetOf, datasetOrder) {
 		inDS := func(r gpnb.Result) bool { return r.Dataset == ds }
-		exact := method{"exact", ColorExact, true, func(r gpnb.Result) bool { return inDS(r) && isExact(r.Solver) }}
+		exact := method{results.Exact, ColorExact, true, func(r gpnb.Result) bool { return inDS(r) && isExact(r) }}
 		var groups [][]method
-		for _, s := range sortedKeys(results, solverOf, solverOrder) {
-			if isExact(s) {
+		for _, m := range methodsOf(rs) {
+			if m.Mode() == results.Exact {
 				continue
 			}
-			groups = append(groups, []method{exact,
-				{MethodLabel(s, false), ColorCold, false, func(r gpnb.Result) bool { return inDS(r) && solverOf(r) == s && !r.WarmStart }},
-				{MethodLabel(s, true), ColorWarm, false, func(r gpnb.Result) bool { return inDS(r) && solverOf(r) == s && r.WarmStart }},
-			})
+			is := func(warm bool) func(gpnb.Result) bool {
+				return func(r gpnb.Result) bool { rm := methodOf(r); return inDS(r) && rm.Key() == m.Key() && rm.Warm == warm }
+			}
+			groups = append(groups, []method{exact, {label(m, false), ColorCold, false, is(false)}, {label(m, true), ColorWarm, false, is(true)}})
 		}
 		if len(groups) == 0 {
 			groups = [][]method{{exact}}
@@ -333,7 +333,7 @@ func Hyperparameters(results []gpnb.Result) (*Chart, error) {
 			}
 			var hms []hyperMethod
 			for _, m := range ms {
-				if hs := histories(results, m.keep); len(hs) > 0 {
+				if hs := histories(rs, m.keep); len(hs) > 0 {
 					hms = append(hms, hyperMethod{m.label, m.color, m.dash, hs})
 				}
 			}
@@ -576,8 +576,8 @@ func wideRange(ss []Series) bool {
 // budget (solvers.Settings.Budget) it shows whether progress accumulates
 // across steps with warm start. Results that did not record the residuals
 // at the stop are left out.
-func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
-	if err := checkResults(results); err != nil {
+func ResidualAtStop(rs []gpnb.Result) (*Chart, error) {
+	if err := checkResults(rs); err != nil {
 		return nil, err
 	}
 	has := func(r gpnb.Result) bool {
@@ -595,8 +595,8 @@ func ResidualAtStop(results []gpnb.Result) (*Chart, error) {
 		return r.FinalResiduals[0]
 	}
 	c := &Chart{Title: "Relative residual at the end of each step's solve"}
-	stepPanels(c, results, has, func(ds, s string) *Panel {
-		return &Panel{Title: ds + " — " + SolverLabel(s), XLabel: "step", YLabel: "‖Hv − b‖/‖b‖", LogY: true}
+	stepPanels(c, rs, has, func(ds string, m results.Method) *Panel {
+		return &Panel{Title: ds + " — " + m.SolverLabel(), XLabel: "step", YLabel: "‖Hv − b‖/‖b‖", LogY: true}
 	}, func(p *Panel, hs []gpnb.History, label, color string, bad *badCounter) {
 		x, y := meanTrace(hs, gpnb.StepRecord.ProbeResidual, bad)
 		p.Series = append(p.Series, Series{Name: label + " probes", Kind: Line, X: x, Y: y, Color: color})

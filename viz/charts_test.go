@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 func TestRuntimesFigure2(t *testing.T) {
@@ -296,9 +297,6 @@ func TestBuildersRejectBadInput(t *testing.T) {
 			c, _ := Iterations(res)
 			return c.WriteImage(&strings.Builder{}, "bmp")
 		}},
-		{"Table ragged", func() error { return (&Table{Header: []string{"a", "b"}, Rows: [][]string{{"1"}}}).Validate() }},
-		{"Table no header", func() error { return (&Table{}).Validate() }},
-		{"Table bad rule", func() error { return (&Table{Header: []string{"a"}, Rules: []int{3}}).Validate() }},
 		{"ResultsTable empty", func() error { _, err := ResultsTable(nil); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -400,29 +398,27 @@ func TestTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	head, rows, rules := textTable(t, tb)
 	// AP cold runs take 300 s and more, so runtimes are in minutes.
 	wantHead := []string{"Dataset", "Solver", "Splits", "Test RMSE", "Test LLH", "Total runtime (min)", "Solver runtime (min)",
 		"Solver iterations", "Speed-up", "Iteration ratio"}
-	if !equalStrings(tb.Header, wantHead) {
-		t.Fatalf("header %q, want %q", tb.Header, wantHead)
+	if !equalStrings(head, wantHead) {
+		t.Fatalf("header %q, want %q", head, wantHead)
 	}
-	if len(tb.Rows) != 8 || len(tb.Rules) != 2 || tb.Rules[0] != 0 || tb.Rules[1] != 4 {
-		t.Fatalf("%d rows, rules %v; want 8 rows and 2 groups", len(tb.Rows), tb.Rules)
+	if len(rows) != 8 || len(rules) != 2 || rules[0] != 0 || rules[1] != 4 {
+		t.Fatalf("%d rows, rules %v; want 8 rows and 2 groups", len(rows), rules)
 	}
 	// The dataset is named once per group, with its size and dimension.
-	if tb.Rows[0][0] != "pol (subset n=2000, d=1)" || tb.Rows[1][0] != "" || tb.Rows[4][0] != "bike (n=15642, d=1)" {
-		t.Errorf("dataset labels %q, %q, %q", tb.Rows[0][0], tb.Rows[1][0], tb.Rows[4][0])
+	if rows[0][0] != "pol (subset n=2000, d=1)" || rows[1][0] != "" || rows[4][0] != "bike (n=15642, d=1)" {
+		t.Errorf("dataset labels %q, %q, %q", rows[0][0], rows[1][0], rows[4][0])
 	}
-	for i, want := range []string{"CG", "CG + ws", "AP", "AP + ws", "CG", "CG + ws", "AP", "AP + ws"} {
-		if tb.Rows[i][1] != want || tb.Rows[i][2] != "0-2" {
-			t.Errorf("row %d: method %q, splits %q; want %q, 0-2", i, tb.Rows[i][1], tb.Rows[i][2], want)
+	for i, want := range []string{"CG", "+ ws", "AP", "+ ws", "CG", "+ ws", "AP", "+ ws"} {
+		if rows[i][1] != want || rows[i][2] != "0-2" {
+			t.Errorf("row %d: method %q, splits %q; want %q, 0-2", i, rows[i][1], rows[i][2], want)
 		}
 	}
 	// Row 1: pol, CG + ws; mean ± se over splits 0-2, runtimes in minutes.
-	row := tb.Rows[1]
+	row := rows[1]
 	pm := func(ds, solver string, warm bool, f func(gpnb.Result) float64, digits int) string {
 		m, se := byHand(res, ds, solver, warm, f)
 		return fmt.Sprintf("%.*f ± %.*f", digits, m, digits, se)
@@ -431,8 +427,8 @@ func TestTables(t *testing.T) {
 		col  int
 		want string
 	}{
-		{3, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TestRMSE }, 3)},
-		{4, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TestLLH }, 3)},
+		{3, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.Test.TestRMSE }, 3)},
+		{4, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.Test.TestLLH }, 3)},
 		{5, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.TotalSeconds / 60 }, 3)},
 		{6, pm("pol", "cg", true, func(r gpnb.Result) float64 { return r.SolverSeconds / 60 }, 3)},
 		{7, pm("pol", "cg", true, iterations, 0)},
@@ -440,7 +436,7 @@ func TestTables(t *testing.T) {
 		{9, fmt.Sprintf("%.1f×", iterationRatioByHand(res, "pol", "cg"))},
 	} {
 		if row[c.col] != c.want {
-			t.Errorf("pol CG + ws %s = %q, want %q", tb.Header[c.col], row[c.col], c.want)
+			t.Errorf("pol CG + ws %s = %q, want %q", head[c.col], row[c.col], c.want)
 		}
 	}
 	// Totals 25, 26, 27 s: mean 26 s = 0.433 min, sd 1 s, se 1/√3 s = 0.010 min.
@@ -448,42 +444,34 @@ func TestTables(t *testing.T) {
 		t.Errorf("total runtime %q, want 0.433 ± 0.010", row[5])
 	}
 	// bike AP + ws: cold 301 s over warm 2·76 s.
-	if got, want := tb.Rows[7][8], fmt.Sprintf("%.1f×", 301.0/152); got != want || want != "2.0×" {
+	if got, want := rows[7][8], fmt.Sprintf("%.1f×", 301.0/152); got != want || want != "2.0×" {
 		t.Errorf("bike AP speed-up %q, want %q", got, want)
 	}
-	if tb.Rows[0][8] != "—" || tb.Rows[0][9] != "—" {
-		t.Errorf("cold row speed-up %q, iteration ratio %q; want —", tb.Rows[0][8], tb.Rows[0][9])
+	if rows[0][8] != "—" || rows[0][9] != "—" {
+		t.Errorf("cold row speed-up %q, iteration ratio %q; want —", rows[0][8], rows[0][9])
 	}
-	if !strings.Contains(tb.Caption, "Table 2") || !strings.Contains(tb.Caption, "3 splits") || !strings.Contains(tb.Note, "Speed-up = mean total runtime cold") {
-		t.Errorf("caption %q, note %q", tb.Caption, tb.Note)
-	}
-	h := tb.HTML()
-	for _, s := range []string{"<table class=\"gpnb-table\">", "<caption>", "<th>Speed-up</th>", "<tr class=\"gpnb-rule\">", "<td>CG + ws</td>", "gpnb-table-note"} {
-		if !strings.Contains(h, s) {
-			t.Errorf("table HTML lacks %q", s)
-		}
-	}
-	if txt := tb.String(); !strings.Contains(txt, "CG + ws") || strings.Count(txt, "\n") < 10 {
-		t.Errorf("text table:\n%s", txt)
+	if !strings.Contains(tb.Title, "Table 2") || !strings.Contains(tb.Caption, "3 splits") || !strings.Contains(strings.Join(tb.Notes, " "), "Speed-up = mean total runtime cold") {
+		t.Errorf("title %q, caption %q, notes %q", tb.Title, tb.Caption, tb.Notes)
 	}
 
 	t1, err := SpeedupTable(res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	head1, rows1, rules1 := textTable(t, t1)
 	wantHead = []string{"Solver", "Test LLH pol (n=2000)", "Test LLH bike", "Total runtime (min) pol (n=2000)", "Total runtime (min) bike",
 		"Average speed-up", "Average iteration ratio"}
-	if !equalStrings(t1.Header, wantHead) || len(t1.Rows) != 4 {
-		t.Fatalf("table 1: header %q, %d rows; want %q, 4 rows", t1.Header, len(t1.Rows), wantHead)
+	if !equalStrings(head1, wantHead) || len(rows1) != 4 {
+		t.Fatalf("table 1: header %q, %d rows; want %q, 4 rows", head1, len(rows1), wantHead)
 	}
-	if len(t1.Rules) != 2 || t1.Rules[0] != 0 || t1.Rules[1] != 2 {
-		t.Errorf("table 1 rules %v, want one above each solver: [0 2]", t1.Rules)
+	if len(rules1) != 2 || rules1[0] != 0 || rules1[1] != 2 {
+		t.Errorf("table 1 rules %v, want one above each solver: [0 2]", rules1)
 	}
 	// AP + ws: means without standard errors, and the speed-up averaged
 	// over the two datasets (4.0× on pol, 2.0× on bike), not the ratio of
 	// pooled means.
-	row = t1.Rows[3]
-	llh, _ := byHand(res, "pol", "ap", true, func(r gpnb.Result) float64 { return r.TestLLH })
+	row = rows1[3]
+	llh, _ := byHand(res, "pol", "ap", true, func(r gpnb.Result) float64 { return r.Test.TestLLH })
 	rt, _ := byHand(res, "bike", "ap", true, total)
 	sp := (speedUpByHand(res, "pol", "ap") + speedUpByHand(res, "bike", "ap")) / 2
 	it := (iterationRatioByHand(res, "pol", "ap") + iterationRatioByHand(res, "bike", "ap")) / 2
@@ -491,31 +479,18 @@ func TestTables(t *testing.T) {
 		col  int
 		want string
 	}{
-		{0, "AP + ws"}, {1, fmt.Sprintf("%.2f", llh)}, {4, fmt.Sprintf("%.2f", rt/60)},
+		{0, "+ ws"}, {1, fmt.Sprintf("%.2f", llh)}, {4, fmt.Sprintf("%.2f", rt/60)},
 		{5, fmt.Sprintf("%.1f×", sp)}, {6, fmt.Sprintf("%.1f×", it)},
 	} {
 		if row[c.col] != c.want {
-			t.Errorf("table 1 AP + ws %s = %q, want %q", t1.Header[c.col], row[c.col], c.want)
+			t.Errorf("table 1 AP + ws %s = %q, want %q", head1[c.col], row[c.col], c.want)
 		}
 	}
 	if row[5] != "3.0×" {
 		t.Errorf("AP average speed-up %q, want (301/76 + 301/152)/2 = 3.0×", row[5])
 	}
-	if t1.Rows[0][0] != "CG" || t1.Rows[0][5] != "—" {
-		t.Errorf("cold row %q", t1.Rows[0])
-	}
-	// Several tables on one page carry the styles once; each renders as
-	// alone, and a bad one as its error.
-	if one := TablesHTML(tb); one != tb.HTML()+"\n" {
-		t.Errorf("TablesHTML of one table differs from its HTML:\n%s", one)
-	}
-	both := TablesHTML(t1, tb, &Table{Caption: "no header"})
-	if n := strings.Count(both, "<style>"); n != 1 || !strings.HasPrefix(both, css) {
-		t.Errorf("TablesHTML of three tables: %d style sheets, want 1 at the head", n)
-	}
-	if !strings.Contains(both, strings.TrimPrefix(t1.HTML(), css)+"\n"+strings.TrimPrefix(tb.HTML(), css)+"\n") ||
-		!strings.Contains(both, "gpnb-error") || !strings.Contains(both, "table has no header") {
-		t.Errorf("TablesHTML should hold table 1, table 2 and the third table's error, in order:\n%s", both)
+	if rows1[0][0] != "CG" || rows1[0][5] != "—" {
+		t.Errorf("cold row %q", rows1[0])
 	}
 }
 
@@ -527,27 +502,28 @@ func TestTablesSecondsOneSplitAndRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tb.Header[5] != "Total runtime (s)" || len(tb.Rows) != 2 {
-		t.Fatalf("header %q, %d rows", tb.Header, len(tb.Rows))
+	head, rows, _ := textTable(t, tb)
+	if head[5] != "Total runtime (s)" || len(rows) != 2 {
+		t.Fatalf("header %q, %d rows", head, len(rows))
 	}
-	if got, want := tb.Rows[1][5], fmt.Sprintf("%.2f", res[1].TotalSeconds); got != want {
+	if got, want := rows[1][5], fmt.Sprintf("%.2f", res[1].TotalSeconds); got != want {
 		t.Errorf("one split: total %q, want %q (no ±)", got, want)
 	}
-	if got, want := tb.Rows[1][8], fmt.Sprintf("%.1f×", res[0].TotalSeconds/res[1].TotalSeconds); got != want {
+	if got, want := rows[1][8], fmt.Sprintf("%.1f×", res[0].TotalSeconds/res[1].TotalSeconds); got != want {
 		t.Errorf("speed-up %q, want %q", got, want)
 	}
 	t1, err := SpeedupTable(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if t1.Header[2] != "Total runtime (s) elevators" || t1.Rows[0][2] != fmt.Sprintf("%.2f", res[0].TotalSeconds) {
-		t.Errorf("table 1 %q %q", t1.Header, t1.Rows[0])
+	if head1, rows1, _ := textTable(t, t1); head1[2] != "Total runtime (s) elevators" || rows1[0][2] != fmt.Sprintf("%.2f", res[0].TotalSeconds) {
+		t.Errorf("table 1 %q %q", head1, rows1[0])
 	}
 
 	// The same dataset, split, solver and mode twice cannot be averaged
 	// over splits.
 	dup := append(res, res[0])
-	for name, f := range map[string]func([]gpnb.Result) (*Table, error){"ResultsTable": ResultsTable, "SpeedupTable": SpeedupTable} {
+	for name, f := range map[string]func([]gpnb.Result) (*results.Table, error){"ResultsTable": ResultsTable, "SpeedupTable": SpeedupTable} {
 		if _, err := f(dup); !errors.Is(err, ErrChart) || !strings.Contains(err.Error(), "elevators-s0-cg-cold") {
 			t.Errorf("%s of a repeated run: err = %v", name, err)
 		}

@@ -3,12 +3,15 @@ package viz
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/janpfeifer/gonb/gonbui"
 )
 
@@ -43,9 +46,17 @@ func (c *Chart) Show() {
 	newOutput("chart", c.Title, id, css+pageLibrary()+frag)
 }
 
-// Show displays the table inline in a GoNB notebook cell.
-func (t *Table) Show() {
-	newOutput("table", t.Caption, uniqueID(), t.HTML())
+// ShowTable displays a table inline in a GoNB notebook cell, or its error.
+// Outside a notebook it does nothing.
+func ShowTable(t *results.Table) {
+	var b strings.Builder
+	frag := css
+	if err := t.HTML(&b); err != nil {
+		frag += errorHTML(fmt.Errorf("%w: %w", ErrChart, err))
+	} else {
+		frag += b.String()
+	}
+	newOutput("table", t.Title, uniqueID(), frag)
 }
 
 // Show displays the whole report inline in a GoNB notebook cell, or its

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // useFakeLibrary makes pages inline a small fake bundle (checked by its
@@ -80,10 +81,10 @@ func TestEveryOutputIsFlushedAndLogged(t *testing.T) {
 	rep.AddChart(c)
 	rep.AddTable(tb)
 	bad := NewReport("a bad report")
-	bad.AddTable(&Table{Caption: "no header"})
+	bad.AddTable(&results.Table{Title: "no columns"})
 
 	c.Show()
-	tb.Show()
+	ShowTable(tb)
 	rep.Show()
 	(&Chart{Title: "no panels"}).Show() // shows its error
 	bad.Show()
@@ -128,7 +129,7 @@ func TestEveryOutputIsFlushedAndLogged(t *testing.T) {
 	if logged[0].Title != c.Title || logged[5].Title != "live" {
 		t.Errorf("logged titles %q, %q", logged[0].Title, logged[5].Title)
 	}
-	if !strings.Contains(got.displays[3], "gpnb-error") || !strings.Contains(got.displays[4], "no header") {
+	if !strings.Contains(got.displays[3], "gpnb-error") || !strings.Contains(got.displays[4], "no columns") {
 		t.Error("a chart or report that cannot be drawn shows its error")
 	}
 }
@@ -160,7 +161,7 @@ func TestLibraryOncePerKernelSession(t *testing.T) {
 	equal := slices.Equal[[]int]
 
 	// Cell 1: a table (no library needed), then two charts.
-	(&Table{Header: []string{"a"}}).Show()
+	ShowTable(&results.Table{Columns: []results.Column{{Name: "a"}}})
 	c.Show()
 	c.Show()
 	if n := carried(); !equal(n, []int{0, 1, 0}) {

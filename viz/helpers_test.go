@@ -2,9 +2,12 @@ package viz
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // Synthetic runs with closed-form records, so expected chart values can be
@@ -44,9 +47,14 @@ func solverTimeAt(solver string, warm bool, split int) float64 {
 }
 
 func synthResult(ds, solver string, warm bool, split, steps, d, probes int) gpnb.Result {
-	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: d, Probes: probes,
+	c := gpnb.Config{WarmStart: warm, Probes: probes}
+	if solver == "cholesky" {
+		c.Estimator, c.WarmStart = gpnb.ExactGradient, false
+	}
+	c.Solver, _ = solvers.ParseMethod(solver)
+	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: d, Probes: probes, Config: &c,
 		TotalSeconds: totalAt(solver, warm, split), SolverSeconds: solverTimeAt(solver, warm, split),
-		TestRMSE: 0.1 + 0.01*float64(split), TestLLH: 1.2 - 0.02*float64(split)}
+		Test: &gpnb.Eval{TestRMSE: 0.1 + 0.01*float64(split), TestLLH: 1.2 - 0.02*float64(split)}}
 	for t := 1; t <= steps; t++ {
 		rec := gpnb.StepRecord{Step: t, Noise: noiseAt(warm, split, t), Signal: signalAt(split, t),
 			SolverIterations: itersAt(warm, split, t), StepSeconds: 1, SolverSeconds: 0.9,
@@ -153,6 +161,35 @@ func num(v any) float64 {
 		return f
 	}
 	return math.NaN()
+}
+
+// textTable renders tb as Markdown and returns its header and rows as
+// they read (merged cells blank), and the rows HTML draws a rule above.
+func textTable(t *testing.T, tb *results.Table) (head []string, rows [][]string, rules []int) {
+	t.Helper()
+	var md, h strings.Builder
+	if err := tb.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.HTML(&h); err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]string
+	for _, l := range strings.Split(md.String(), "\n") {
+		if strings.HasPrefix(l, "|") {
+			cells := strings.Split(strings.Trim(l, "|"), " | ")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			lines = append(lines, cells)
+		}
+	}
+	for i, tr := range strings.Split(h.String(), "<tr")[2:] { // after the header row
+		if strings.HasPrefix(tr, ` class="gpnb-rule"`) {
+			rules = append(rules, i)
+		}
+	}
+	return lines[0], lines[2:], rules
 }
 
 func equalStrings(a, b []string) bool {

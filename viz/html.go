@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
@@ -24,17 +25,8 @@ const css = `<style>
 .gpnb-panels{display:flex;flex-wrap:wrap;gap:8px}
 .gpnb-panel{flex:none;background:#fff}
 .gpnb-error{color:#b00020;font-family:monospace;white-space:pre-wrap}
-table.gpnb-table{border-collapse:collapse;font-size:13px;margin:8px 0 18px;font-variant-numeric:tabular-nums;font-family:system-ui,sans-serif}
-table.gpnb-table caption{caption-side:top;text-align:left;font-weight:600;padding:4px 0 6px;max-width:70em}
-table.gpnb-table th{border-top:2px solid #333;border-bottom:1px solid #333;padding:4px 10px;text-align:center;background:#f6f6f6}
-table.gpnb-table td{padding:3px 10px;text-align:right;border-bottom:1px solid #eee}
-table.gpnb-table td:first-child,table.gpnb-table th:first-child{text-align:left}
-table.gpnb-table tr.gpnb-rule td{border-top:1px solid #888}
-table.gpnb-table tr:last-child td{border-bottom:2px solid #333}
-table.gpnb-table tr:hover td{background:#f3f7ff}
-.gpnb-table-note{color:#666;font-size:12px;margin:-12px 0 18px}
 .gpnb-live{font-family:monospace;font-size:13px;margin:4px 0}
-</style>
+` + results.Style + `</style>
 `
 
 // uniqueID returns a fresh element id, so several outputs in one notebook
@@ -208,13 +200,13 @@ func (r *Report) AddChart(c *Chart) {
 }
 
 // AddTable adds a table. A table that fails Validate makes HTML fail.
-func (r *Report) AddTable(t *Table) {
-	s, err := t.fragment()
-	if err != nil {
-		r.errs = append(r.errs, err)
+func (r *Report) AddTable(t *results.Table) {
+	var b strings.Builder
+	if err := t.HTML(&b); err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%w: %w", ErrChart, err))
 		return
 	}
-	r.items = append(r.items, s)
+	r.items = append(r.items, b.String())
 }
 
 const pageHead = `<!DOCTYPE html>

@@ -37,7 +37,7 @@ func notebookOutputs(t *testing.T) (outputs []string, panels int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb.Show()
+	ShowTable(tb)
 	must(Iterations(res)).Show()
 	// Cell 2: a live view, then a chart.
 	newProcess()

@@ -11,7 +11,7 @@ import (
 // warm-started.
 func ExampleIterations() {
 	run := func(warm bool, iters ...int) gpnb.Result {
-		r := gpnb.Result{Dataset: "pol", Solver: "cg", WarmStart: warm}
+		r := gpnb.Result{Dataset: "pol", Solver: "cg", WarmStart: warm, Config: &gpnb.Config{WarmStart: warm}}
 		for i, n := range iters {
 			r.History = append(r.History, gpnb.StepRecord{Step: i + 1, SolverIterations: n})
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -133,14 +134,14 @@ func inspectPath(path string) (*inspection, error) {
 	}
 	if info.IsDir() {
 		ck := filepath.Join(path, repro.CheckpointFile)
-		res := filepath.Join(path, repro.ResultFile)
+		res := filepath.Join(path, results.ResultFile)
 		switch {
 		case fileExists(ck):
 			path = ck
 		case fileExists(res):
 			path = res
 		default:
-			return nil, fmt.Errorf("gpnb inspect: %s holds neither %s nor %s: point it at a job directory of `gpnb reproduce` (DIR/jobs/ID), a checkpoint or a result JSON; for a whole results directory, gpnb reproduce --dry-run --out DIR lists its jobs", path, repro.CheckpointFile, repro.ResultFile)
+			return nil, fmt.Errorf("gpnb inspect: %s holds neither %s nor %s: point it at a job directory of `gpnb reproduce` (DIR/jobs/ID), a checkpoint or a result JSON; for a whole results directory, gpnb reproduce --dry-run --out DIR lists its jobs", path, repro.CheckpointFile, results.ResultFile)
 		}
 	}
 	b, err := os.ReadFile(path)
@@ -212,7 +213,7 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 	in := &inspection{
 		Path: path, Kind: "result", N: r.NTrain, D: r.D,
 		// A result does not record whether its probes were fixed.
-		Run:   describeRun(r.Kernel, r.Solver, r.Solver == "cholesky", r.WarmStart, probeText),
+		Run:   describeRun(r.Kernel, r.Solver, r.Config != nil && r.Config.Estimator == gpnb.ExactGradient, r.WarmStart, probeText),
 		Steps: r.StepsDone, Budget: budget, solverName: strings.ToLower(r.Solver),
 	}
 	if r.Dataset != "" {
@@ -222,8 +223,8 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 	if len(r.Final.Lengthscales) > 0 {
 		in.Theta = append(append([]float64(nil), r.Final.Lengthscales...), r.Final.Signal, r.Final.Noise)
 	}
-	if r.EvalMethod != "" && r.EvalMethod != gpnb.NotEvaluated {
-		in.Test = &gpnb.Eval{TestRMSE: r.TestRMSE, TestLLH: r.TestLLH, NTest: r.NTest, Method: r.EvalMethod, Samples: r.Samples}
+	if r.Test != nil {
+		in.Test = r.Test
 	}
 	in.fill(r.History)
 	return in

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
-	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/viz"
 )
 
@@ -114,20 +114,10 @@ func addFigure(rep *viz.Report, figs *[]namedChart, name, heading string, c *viz
 func resultsReport(rep *viz.Report, results []gpnb.Result) []namedChart {
 	var figs []namedChart
 	rep.AddText(fmt.Sprintf("%d runs: %s.", len(results), describeRuns(results)))
-	// The tables' statistics are package repro's (as in `gpnb table`); a
-	// table that cannot be computed (say, the same run twice) says why.
-	addTable := func(heading string, t *viz.Table, err error) {
-		rep.AddHeading(heading)
-		if err != nil {
-			rep.AddText("Not drawn: " + err.Error())
-			return
-		}
-		rep.AddTable(t)
-	}
 	t1, err := viz.SpeedupTable(results)
-	addTable("Table 1: test log-likelihood, runtime and average speed-up", t1, err)
+	addTable(rep, "Table 1: test log-likelihood, runtime and average speed-up", t1, err)
 	t2, err := viz.ResultsTable(results)
-	addTable("Table 2: results per dataset", t2, err)
+	addTable(rep, "Table 2: results per dataset", t2, err)
 	c, err := viz.Runtimes(results)
 	addFigure(rep, &figs, "fig2-runtimes", "Figure 2: runtime, solver time inside total time", c, err)
 	c, err = viz.Iterations(results)
@@ -139,6 +129,18 @@ func resultsReport(rep *viz.Report, results []gpnb.Result) []namedChart {
 		addFigure(rep, &figs, "residual-at-stop", "Residual at the stop of each step's solve (solver budgets)", c, err)
 	}
 	return figs
+}
+
+// addTable adds a table under a heading; one that cannot be computed (say,
+// the same run twice) says why. The tables' statistics are package
+// results' (as in `gpnb table`).
+func addTable(rep *viz.Report, heading string, t *results.Table, err error) {
+	rep.AddHeading(heading)
+	if err != nil {
+		rep.AddText("Not drawn: " + err.Error())
+		return
+	}
+	rep.AddTable(t)
 }
 
 // anyBudget reports whether some result's solves stopped at a budget.
@@ -153,11 +155,11 @@ func anyBudget(results []gpnb.Result) bool {
 
 func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []namedChart {
 	var figs []namedChart
-	t := &viz.Table{Caption: "Run", Header: []string{"Field", "Value"}}
-	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	t := &results.Table{Title: "Run", Columns: []results.Column{{Name: "Field"}, {Name: "Value"}}}
+	add := func(k, v string) { t.Rows = append(t.Rows, results.Row{results.Text(k), results.Text(v)}) }
 	add("source", kind)
 	add("dataset", r.Dataset)
-	add("method", viz.MethodLabel(repro.ResultSolverKey(r), r.WarmStart))
+	add("method", methodLabel(r))
 	add("steps", fmt.Sprint(len(r.History)))
 	add("solver iterations (total)", fmt.Sprint(r.History.TotalSolverIterations()))
 	add("time (total / solver)", fmt.Sprintf("%.3g s / %.3g s", r.History.TotalSeconds(), r.History.TotalSolverSeconds()))
@@ -167,9 +169,9 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 		add("final signal s", fmt.Sprintf("%.4g", f.Signal))
 		add("final length scales ℓ", fmt.Sprintf("%.4g", f.Lengthscales))
 	}
-	if kind != "checkpoint" {
-		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", r.TestRMSE, r.TestLLH, r.EvalMethod))
-		if s := r.Samples; s != nil {
+	if ev := r.Test; ev != nil {
+		add("test RMSE / LLH", fmt.Sprintf("%.4g / %.4g (%s)", ev.TestRMSE, ev.TestLLH, ev.Method))
+		if s := ev.Samples; s != nil {
 			add("test RMSE / LLH from posterior samples", fmt.Sprintf("%.4g / %.4g (%d samples, no further solve)", s.TestRMSE, s.TestLLH, s.Samples))
 		}
 	}
@@ -196,7 +198,7 @@ func runReportSingle(rep *viz.Report, r gpnb.Result, kind string, last int) []na
 func describeRuns(results []gpnb.Result) string {
 	count := map[string]int{}
 	for _, r := range results {
-		count[r.Dataset+" "+viz.MethodLabel(repro.ResultSolverKey(r), r.WarmStart)]++
+		count[r.Dataset+" "+methodLabel(r)]++
 	}
 	keys := make([]string, 0, len(count))
 	for k := range count {
@@ -262,11 +264,7 @@ func loadReportInput(in string, stderr io.Writer) (results []gpnb.Result, kind s
 		if err != nil {
 			return nil, "", fmt.Errorf("gpnb report: %s: %w", in, err)
 		}
-		r := st.Result()
-		if r.Dataset == "" { // a format-1 checkpoint that named no dataset
-			r.Dataset = filepath.Base(in)
-		}
-		return []gpnb.Result{r}, "checkpoint", nil
+		return []gpnb.Result{st.Result()}, "checkpoint", nil
 	}
 	rs, err := parseResults(b)
 	if err != nil {
@@ -323,9 +321,19 @@ func reportTitle(in string, results []gpnb.Result, kind string) string {
 		return "gpnb report: " + base
 	}
 	r := results[0]
-	what := fmt.Sprintf("%s split %d, %s", r.Dataset, r.Split, viz.MethodLabel(r.Solver, r.WarmStart))
+	what := fmt.Sprintf("%s split %d, %s", r.Dataset, r.Split, methodLabel(r))
 	if kind == "checkpoint" {
 		what += fmt.Sprintf(", step %d", r.StepsDone)
 	}
 	return fmt.Sprintf("gpnb report: %s (%s)", what, base)
+}
+
+// methodLabel names a run's method as the tables do ("CG + ws"; "exact"
+// for the exact gradient), or by its solver for a result that recorded no
+// configuration.
+func methodLabel(r gpnb.Result) string {
+	if r.Config == nil {
+		return r.Solver
+	}
+	return results.MethodOf(*r.Config).Label()
 }

@@ -11,12 +11,15 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // reportResult is a small synthetic run with a closed-form history.
 func reportResult(ds, solver string, warm bool, split int) gpnb.Result {
-	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: 2,
-		TotalSeconds: 10 + float64(split), SolverSeconds: 9, TestRMSE: 0.2, TestLLH: 0.5}
+	c := gpnb.Config{WarmStart: warm}
+	c.Solver, _ = solvers.ParseMethod(solver)
+	r := gpnb.Result{Dataset: ds, Split: split, Solver: solver, WarmStart: warm, D: 2, Config: &c,
+		TotalSeconds: 10 + float64(split), SolverSeconds: 9, Test: &gpnb.Eval{TestRMSE: 0.2, TestLLH: 0.5}}
 	for s := 1; s <= 4; s++ {
 		it := 50 + s
 		if warm {
@@ -101,7 +104,7 @@ func TestReportResultsDir(t *testing.T) {
 	if strings.Join(titles, "|") != strings.Join(want, "|") {
 		t.Errorf("panels\n%q\nwant\n%q", titles, want)
 	}
-	for _, s := range []string{"Table 1", "Table 2", "<table class=\"gpnb-table\">", "<td>CG + ws</td>", "<!DOCTYPE html>"} {
+	for _, s := range []string{"Table 1", "Table 2", "<table class=\"gpnb-table\">", "<td>+ ws</td>", "<!DOCTYPE html>"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("report lacks %q", s)
 		}

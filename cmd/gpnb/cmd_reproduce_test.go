@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -255,6 +256,25 @@ func TestTableFormats(t *testing.T) {
 	if code != 0 || strings.Contains(out, "Table 2") || !strings.Contains(out, "Table 1") {
 		t.Errorf("--table 1: %q", out)
 	}
+	// The tables of runs, of one set against another, and of status.json.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--table", "runs", "--columns", "name,steps,iterations,speedup@cold:1"}, "| synthetic-40-2-1-s1-cg-warm | 2 of 2 |"},
+		{[]string{"--table", "runs", "--in", "a=" + dir + ",b=" + dir, "--columns", "name,total_s@b", "--jobs", "*-s0-*"}, "| synthetic-40-2-1-s0-cg-cold |"},
+		{[]string{"--table", "traces", "--steps", "1,2"}, "### synthetic-40-2-1 CG warm: σ and solver iterations by step"},
+		{[]string{"--table", "status"}, "| state | finished |"},
+		{[]string{"--table", "headline"}, "Table 1 beside the paper's"},
+	} {
+		args := append([]string{"table", "--in", dir}, tc.args...)
+		if code, out, stderr := runCmd(t, args...); code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("gpnb %v: exit %d, %s\n%s\nwant %q", args, code, stderr, out, tc.want)
+		}
+	}
+	if code, _, stderr := runCmd(t, "table", "--in", dir, "--table", "runs", "--columns", "nope"); code == 0 || !strings.Contains(stderr, `unknown column "nope"`) {
+		t.Errorf("--columns nope: exit %d, %s", code, stderr)
+	}
 	// Rerunning the same grid runs nothing; a different --steps is refused.
 	if code, out, _ := runCmd(t, args...); code != 0 || !strings.Contains(out, "0 run now, 6 already done") {
 		t.Errorf("rerun: %d %q", code, out)
@@ -286,7 +306,7 @@ func TestReproduceOperatorFlags(t *testing.T) {
 		if code, _, stderr := runCmd(t, args...); code != 0 {
 			t.Fatalf("gpnb %v: %s", args, stderr)
 		}
-		rs, err := repro.LoadResults(dir)
+		rs, err := results.Load(dir)
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("%v: %d results, %v", tc.flags, len(rs), err)
 		}
@@ -419,11 +439,11 @@ func TestReproduceSeeds(t *testing.T) {
 		"--solvers", "sgd", "--modes", "cold", "--exact", "never", "--steps", "2", "--batch-size", "20"); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
-	recs, err := repro.LoadResults(dir)
+	recs, err := results.Load(dir)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%d results, %v", len(recs), err)
 	}
-	if c := recs[0].Job.Config; c.Seed != 2 || c.Solver.(solvers.SGD).Seed != 2 || c.Rules != solvers.RulesAuthors {
-		t.Errorf("job %s: seed %d, SGD seed %d, rules %v", recs[0].Job.ID(), c.Seed, c.Solver.(solvers.SGD).Seed, c.Rules)
+	if c := *recs[0].Result.Config; c.Seed != 2 || c.Solver.(solvers.SGD).Seed != 2 || c.Rules != solvers.RulesAuthors {
+		t.Errorf("job %s: seed %d, SGD seed %d, rules %v", recs[0].ID(), c.Seed, c.Solver.(solvers.SGD).Seed, c.Rules)
 	}
 }

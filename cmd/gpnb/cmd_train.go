@@ -190,11 +190,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		ev = &e
 	}
-	res := opt.Result(ev)
+	res := opt.Result()
+	res.Test = ev
 	if tr.json != "-" {
 		tr.report(stdout, stderr, res, ev, opt.Hyper())
 	}
-	return writeJSON(tr.json, jsonSafe(res), stdout)
+	return writeJSON(tr.json, res, stdout)
 }
 
 // parseTrain reads gpnb train's flags.
@@ -324,20 +325,4 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 			fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
 		}
 	}
-}
-
-// trainJSON is gpnb.Result with the test metrics written as null when they
-// were not computed (--eval=false or no test part).
-type trainJSON struct {
-	gpnb.Result
-	TestRMSE *float64 `json:"test_rmse"`
-	TestLLH  *float64 `json:"test_llh"`
-}
-
-func jsonSafe(r gpnb.Result) trainJSON {
-	out := trainJSON{Result: r}
-	if r.EvalMethod != gpnb.NotEvaluated {
-		out.TestRMSE, out.TestLLH = &r.TestRMSE, &r.TestLLH
-	}
-	return out
 }

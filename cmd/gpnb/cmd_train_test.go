@@ -22,13 +22,16 @@ func TestTrainCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	r := readJSON[map[string]any](t, out)
-	for _, key := range []string{"dataset", "split", "n_train", "n_test", "d", "solver", "warm_start", "steps_done", "total_seconds", "solver_seconds", "test_rmse", "test_llh", "final", "history"} {
+	for _, key := range []string{"dataset", "split", "n_train", "n_test", "d", "solver", "warm_start", "steps_done", "total_seconds", "solver_seconds", "test", "final", "history"} {
 		if _, ok := r[key]; !ok {
 			t.Errorf("JSON lacks %q", key)
 		}
 	}
 	if r["steps_done"].(float64) != 5 || r["solver"] != "cg" || r["warm_start"] != true || len(r["history"].([]any)) != 5 {
 		t.Errorf("JSON %v", r)
+	}
+	if ev, _ := r["test"].(map[string]any); ev["test_llh"] == nil || ev["test_rmse"] == nil || ev["method"] != "cholesky" {
+		t.Errorf("test evaluation %v", r["test"])
 	}
 	h0 := r["history"].([]any)[0].(map[string]any)
 	for _, key := range []string{"step", "solver_iterations", "solver_seconds", "step_seconds", "noise", "signal", "lengthscales"} {

@@ -27,8 +27,8 @@ func TestTrainPathwiseBudget(t *testing.T) {
 	if want.Config == nil || want.Config.Estimator != gpnb.Pathwise || want.Config.Features != 200 || want.Config.Settings.Budget != 3 {
 		t.Fatalf("result config %+v", want.Config)
 	}
-	if want.Samples == nil || want.History.BudgetSteps() != 4 || want.History.UnconvergedSteps() != 0 {
-		t.Fatalf("samples %+v, %d budget stops, %d capped", want.Samples, want.History.BudgetSteps(), want.History.UnconvergedSteps())
+	if want.Test == nil || want.Test.Samples == nil || want.History.BudgetSteps() != 4 || want.History.UnconvergedSteps() != 0 {
+		t.Fatalf("evaluation %+v, %d budget stops, %d capped", want.Test, want.History.BudgetSteps(), want.History.UnconvergedSteps())
 	}
 	for _, r := range want.History {
 		if r.SolverIterations != 3 || r.SolverEpochs != 3 || len(r.FinalResiduals) != 17 {
@@ -45,8 +45,8 @@ func TestTrainPathwiseBudget(t *testing.T) {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
 	got := readJSON[gpnb.Result](t, resumed)
-	if got.Final.Noise != want.Final.Noise || got.TestLLH != want.TestLLH || got.Samples == nil || got.Samples.TestLLH != want.Samples.TestLLH {
-		t.Errorf("resumed run ends at noise %v, LLH %v, samples %+v; straight %v, %v, %+v", got.Final.Noise, got.TestLLH, got.Samples, want.Final.Noise, want.TestLLH, want.Samples)
+	if got.Final.Noise != want.Final.Noise || got.Test == nil || got.Test.TestLLH != want.Test.TestLLH || got.Test.Samples == nil || got.Test.Samples.TestLLH != want.Test.Samples.TestLLH {
+		t.Errorf("resumed run ends at noise %v, evaluation %+v; straight %v, %+v", got.Final.Noise, got.Test, want.Final.Noise, want.Test)
 	}
 	if _, _, errs := runCmd(t, "train", "--data", "synthetic-150-2-0", "--resume", ck, "--steps", "4", "--estimator", "hutchinson"); !strings.Contains(errs, "Estimator") {
 		t.Errorf("resuming with another estimator: %q", errs)

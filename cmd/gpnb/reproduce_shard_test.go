@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb/repro"
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 func TestReproduceShardFlagErrors(t *testing.T) {
@@ -105,10 +106,10 @@ func TestReproduceShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := rec.Jobs[0].ID
-	if err := os.Remove(filepath.Join(sharded, repro.JobsDir, held, repro.ResultFile)); err != nil {
+	if err := os.Remove(filepath.Join(sharded, results.JobsDir, held, results.ResultFile)); err != nil {
 		t.Fatal(err)
 	}
-	lockPath := filepath.Join(sharded, repro.JobsDir, held, repro.LockFile)
+	lockPath := filepath.Join(sharded, results.JobsDir, held, repro.LockFile)
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +198,7 @@ func TestReproduceSIGTERM(t *testing.T) {
 		t.Fatalf("uninterrupted run: %v\n%s", err, out)
 	}
 	id := "synthetic-400-3-1-s0-sgd-cold"
-	ckpt := filepath.Join(stopped, repro.JobsDir, id, repro.CheckpointFile)
+	ckpt := filepath.Join(stopped, results.JobsDir, id, repro.CheckpointFile)
 	cmd := exec.Command(bin, args(stopped)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -228,7 +229,7 @@ func TestReproduceSIGTERM(t *testing.T) {
 	if out, err := exec.Command(bin, args(stopped)...).CombinedOutput(); err != nil || !strings.Contains(string(out), "resumed from its checkpoint at step") {
 		t.Fatalf("rerun: %v\n%s", err, out)
 	}
-	segs, err := repro.ReadSegments(filepath.Join(stopped, repro.JobsDir, id))
+	segs, err := results.ReadSegments(filepath.Join(stopped, results.JobsDir, id))
 	if err != nil || len(segs) != 2 {
 		t.Fatalf("runs.json: %+v, %v; want two segments", segs, err)
 	}

@@ -28,7 +28,7 @@ func reproduceStatus(dir string, stdout io.Writer) error {
 		total += repro.EstimateCost(sj.Job)
 	}
 	r := &repro.Runner{Dir: dir}
-	all, running := map[string]int{}, 0
+	all, running := map[repro.JobState]int{}, 0
 	for k := 0; k < rec.Shards; k++ {
 		jobs := rec.JobsOf(k)
 		plan, err := r.Plan(jobs)
@@ -36,7 +36,7 @@ func reproduceStatus(dir string, stdout io.Writer) error {
 			return fmt.Errorf("shard %d/%d: %w", k, rec.Shards, err)
 		}
 		var cost float64
-		count, run := map[string]int{}, 0
+		count, run := map[repro.JobState]int{}, 0
 		for _, p := range plan {
 			cost += repro.EstimateCost(p.Job)
 			count[p.State]++
@@ -68,11 +68,11 @@ func nJobs(n int) string {
 }
 
 // planCounts is "3 done, 1 started, 2 not started, 1 running now".
-func planCounts(count map[string]int, running int) string {
+func planCounts(count map[repro.JobState]int, running int) string {
 	parts := []string{
-		fmt.Sprintf("%d done", count[repro.PlanDone]),
-		fmt.Sprintf("%d started", count[repro.PlanStarted]),
-		fmt.Sprintf("%d not started", count[repro.PlanNotStarted]),
+		fmt.Sprintf("%d done", count[repro.Done]),
+		fmt.Sprintf("%d started", count[repro.Started]),
+		fmt.Sprintf("%d not started", count[repro.NotStarted]),
 	}
 	if running > 0 {
 		parts = append(parts, fmt.Sprintf("%d running now", running))

@@ -1,21 +1,21 @@
-// Package repro reproduces the paper's experiments: it expands a grid of
-// (dataset, split, solver, cold|warm) jobs, runs them one after another with
-// a checkpoint after every marginal-likelihood step, and turns the stored
-// results into the paper's Table 1 (test log-likelihood, total runtime and
-// average warm-start speed-up) and Table 2 (appendix: RMSE, LLH, total and
-// solver runtime and speed-up per dataset, mean ± standard error over splits).
+// Package repro runs the paper's experiments: it expands a grid of
+// (dataset, split, solver, estimator, cold|warm, budget, seed) jobs and runs
+// them one after another with a checkpoint after every marginal-likelihood
+// step. Package results reads what the jobs leave and renders the tables.
 //
-// A run's output directory holds one folder per job,
+// A run's output directory holds one folder per job, named by Job.ID
+// (results.RunID),
 //
-//	DIR/jobs/<dataset>-s<split>-<solver>-<mode>/job.json     the job's configuration
-//	DIR/jobs/<dataset>-s<split>-<solver>-<mode>/checkpoint   while the job runs
-//	DIR/jobs/<dataset>-s<split>-<solver>-<mode>/result.json  a gpnb.Result, once done
+//	DIR/jobs/<id>/job.json     the job's configuration
+//	DIR/jobs/<id>/checkpoint   while the job runs
+//	DIR/jobs/<id>/result.json  a gpnb.Result, once done
+//	DIR/jobs/<id>/runs.json    the processes that ran it (results.Segment)
 //
-// (mode cold, warm, or exact for the Cholesky reference)
 // and DIR/status.json with the progress of the whole grid. Every file is
 // written atomically (temporary file, then rename), so a run may be killed at
 // any moment, SIGKILL included, and rerun with the same arguments: finished
 // jobs are skipped and the unfinished one resumes from its last step.
+// Runner.Plan says where every job stands without running anything.
 //
 // Several runs may share DIR at once (say, two gpnb reproduce over
 // overlapping grids on a machine with cores to spare): the run that works on
@@ -31,16 +31,4 @@
 //
 // The work of one job is behind the Trainer interface; GPTrainer is the real
 // one (package gpnb), and tests inject fakes.
-//
-// Reading results back is one line, in a notebook as in `gpnb table`:
-//
-//	rep, err := repro.Open("results/run")       // LoadResults + Summarise
-//	rep.Table1(repro.Minutes).Markdown(os.Stdout) // or CSV; viz.TableFromRepro draws it in HTML
-//	rep.PaperComparison().Markdown(os.Stdout)     // ours next to the paper's numbers
-//
-// Speed-up follows the paper: per dataset and solver, the mean total runtime
-// cold over the mean total runtime with warm start; Table 1's average
-// speed-up is the mean of those ratios over datasets. The tables add the
-// same ratio for total solver iterations, which does not depend on the
-// machine.
 package repro

@@ -66,7 +66,7 @@ func (g GPTrainer) Config(j Job) gpnb.Config {
 }
 
 // Train runs job j to completion; see Trainer.
-func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress func(Progress)) (*gpnb.Result, error) {
+func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress func(JobProgress)) (*gpnb.Result, error) {
 	ds, err := g.Dataset(j)
 	if err != nil {
 		return nil, err
@@ -81,13 +81,13 @@ func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress
 			return nil, fmt.Errorf("resuming from %s: %w (delete that file to restart the job from step 0)", checkpoint, err)
 		}
 		iters = o.History().TotalSolverIterations()
-		progress(Progress{Step: o.Steps(), Steps: j.Steps, SolverIterations: iters, Resumed: true})
+		progress(JobProgress{Step: o.Steps(), Steps: j.Steps, SolverIterations: iters, Resumed: true})
 	} else if o, err = gpnb.NewOptimiser(ds, cfg, gpnb.WithBackend(g.Backend)); err != nil {
 		return nil, err
 	}
 	o.AddRecorder(gpnb.Hooks{Step: func(r gpnb.StepRecord) {
 		iters += r.SolverIterations
-		progress(Progress{Step: r.Step, Steps: j.Steps, SolverIterations: iters})
+		progress(JobProgress{Step: r.Step, Steps: j.Steps, SolverIterations: iters})
 	}})
 	if err := o.RunTo(ctx, j.Steps); err != nil {
 		return nil, err
@@ -109,9 +109,10 @@ func (g GPTrainer) Train(ctx context.Context, j Job, checkpoint string, progress
 // loading and the final evaluation excluded), SolverSeconds the part of it
 // spent in the linear solver.
 func NewResult(j Job, o *gpnb.Optimiser, ev gpnb.Eval) *gpnb.Result {
-	r := o.Result(&ev)
-	r.Dataset, r.Split, r.Solver, r.WarmStart = j.Dataset, j.Split, j.Solver(), j.Config.WarmStart
-	if j.Solver() == SolverCholesky {
+	r := o.Result()
+	r.Test = &ev
+	r.Dataset, r.Split, r.Solver, r.WarmStart = j.Dataset, j.Split, j.Method().Solver, j.Config.WarmStart
+	if j.Config.Estimator == gpnb.ExactGradient {
 		r.Probes = 0
 	}
 	return &r

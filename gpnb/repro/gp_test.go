@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -24,8 +25,8 @@ type cancelAt struct {
 	cancel context.CancelFunc
 }
 
-func (c cancelAt) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
-	return c.Trainer.Train(ctx, j, ckpt, func(p Progress) {
+func (c cancelAt) Train(ctx context.Context, j Job, ckpt string, progress func(JobProgress)) (*gpnb.Result, error) {
+	return c.Trainer.Train(ctx, j, ckpt, func(p JobProgress) {
 		progress(p)
 		if j.ID() == c.id && p.Step == c.step {
 			c.cancel()
@@ -35,8 +36,8 @@ func (c cancelAt) Train(ctx context.Context, j Job, ckpt string, progress func(P
 
 // stripTimes zeroes the wall-clock fields of results: runtimes inherently
 // differ between runs; everything else must agree bit for bit.
-func stripTimes(recs []Record) []Record {
-	out := make([]Record, len(recs))
+func stripTimes(recs []results.Record) []results.Record {
+	out := make([]results.Record, len(recs))
 	for i, r := range recs {
 		r.Result.TotalSeconds, r.Result.SolverSeconds = 0, 0
 		r.Segments = nil // when and under which load the job ran
@@ -82,11 +83,11 @@ func TestGPTrainerInterruptResume(t *testing.T) {
 	if _, err := (&Runner{Dir: dirB, Trainer: GPTrainer{}}).Run(context.Background(), jobs); err != nil {
 		t.Fatal(err)
 	}
-	ra, err := LoadResults(dirA)
+	ra, err := results.Load(dirA)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := LoadResults(dirB)
+	rb, err := results.Load(dirB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +97,14 @@ func TestGPTrainerInterruptResume(t *testing.T) {
 	sa, sb := stripTimes(ra), stripTimes(rb)
 	for i := range sa {
 		if !reflect.DeepEqual(sa[i], sb[i]) {
-			t.Errorf("%s: resumed result differs from the uninterrupted one:\n%+v\n%+v", sa[i].Job.ID(), sa[i].Result, sb[i].Result)
+			t.Errorf("%s: resumed result differs from the uninterrupted one:\n%+v\n%+v", sa[i].ID(), sa[i].Result, sb[i].Result)
 		}
 		r := sa[i].Result
-		if math.IsNaN(r.TestLLH) || math.IsNaN(r.TestRMSE) || r.TestRMSE <= 0 || r.StepsDone != 4 || r.NTrain == 0 || r.NTest == 0 {
-			t.Errorf("%s: implausible result %+v", sa[i].Job.ID(), r)
+		if r.Test == nil || math.IsNaN(r.Test.TestLLH) || math.IsNaN(r.Test.TestRMSE) || r.Test.TestRMSE <= 0 || r.StepsDone != 4 || r.NTrain == 0 || r.NTest == 0 {
+			t.Errorf("%s: implausible result %+v", sa[i].ID(), r)
 		}
-		if sa[i].Job.Solver() != SolverCholesky && r.History.TotalSolverIterations() == 0 {
-			t.Errorf("%s: no solver iterations recorded", sa[i].Job.ID())
+		if sa[i].Method().Mode() != results.Exact && r.History.TotalSolverIterations() == 0 {
+			t.Errorf("%s: no solver iterations recorded", sa[i].ID())
 		}
 	}
 }
@@ -116,7 +117,7 @@ func TestGPTrainerGOMAXPROCS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got [][]Record
+	var got [][]results.Record
 	for _, procs := range []int{1, 2} {
 		old := runtime.GOMAXPROCS(procs)
 		dir := t.TempDir()
@@ -125,7 +126,7 @@ func TestGPTrainerGOMAXPROCS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := LoadResults(dir)
+		recs, err := results.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,11 +151,11 @@ func TestGPTrainerUCI(t *testing.T) {
 	if ds.NTrain() != 200 || ds.D() != 26 || ds.NTest() != 1500 || ds.Split != 3 {
 		t.Fatalf("pol split 3 subset 200: n=%d d=%d test=%d split=%d", ds.NTrain(), ds.D(), ds.NTest(), ds.Split)
 	}
-	res, err := GPTrainer{}.Train(context.Background(), j, filepath.Join(t.TempDir(), "ckpt"), func(Progress) {})
+	res, err := GPTrainer{}.Train(context.Background(), j, filepath.Join(t.TempDir(), "ckpt"), func(JobProgress) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Dataset != "pol" || res.Split != 3 || res.NTrain != 200 || res.StepsDone != 2 || res.EvalMethod != "cholesky" || math.IsNaN(res.TestLLH) {
+	if res.Dataset != "pol" || res.Split != 3 || res.NTrain != 200 || res.StepsDone != 2 || res.Test == nil || res.Test.Method != "cholesky" || math.IsNaN(res.Test.TestLLH) {
 		t.Errorf("result %+v", res)
 	}
 }
@@ -172,7 +173,7 @@ func TestGPTrainerResidualTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res [2][]Record
+	var res [2][]results.Record
 	for i, keep := range []bool{false, true} {
 		dir := t.TempDir()
 		tr := GPTrainer{KeepResiduals: keep}
@@ -184,14 +185,14 @@ func TestGPTrainerResidualTraces(t *testing.T) {
 		if !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("keep %v: interrupted run returned %v", keep, err)
 		}
-		st, err := gpnb.ReadCheckpoint(filepath.Join(dir, JobsDir, jobs[0].ID(), CheckpointFile))
+		st, err := gpnb.ReadCheckpoint(filepath.Join(dir, results.JobsDir, jobs[0].ID(), CheckpointFile))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := (&Runner{Dir: dir, Trainer: tr, KeepResiduals: keep}).Run(context.Background(), jobs); err != nil {
 			t.Fatal(err)
 		}
-		if res[i], err = LoadResults(dir); err != nil || len(res[i]) != 1 {
+		if res[i], err = results.Load(dir); err != nil || len(res[i]) != 1 {
 			t.Fatalf("keep %v: %d results, %v", keep, len(res[i]), err)
 		}
 		if st.Config.DropResidualTraces == keep || len(st.History) != 2 {
@@ -250,7 +251,7 @@ func TestRaisedCap(t *testing.T) {
 	if err := run(ref, grid(high), 0); err != nil {
 		t.Fatal(err)
 	}
-	want, err := LoadResults(ref)
+	want, err := results.Load(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,11 +273,11 @@ func TestRaisedCap(t *testing.T) {
 	if err := run(dir, grid(high), 0); err != nil {
 		t.Fatalf("rerun with a raised cap: %v", err)
 	}
-	got, err := LoadResults(dir)
+	got, err := results.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sg, sw := stripTimes(got), stripTimes(want); len(sg) != 1 || !reflect.DeepEqual(sg[0].Job, sw[0].Job) || !reflect.DeepEqual(sg[0].Result, sw[0].Result) {
+	if sg, sw := stripTimes(got), stripTimes(want); len(sg) != 1 || !reflect.DeepEqual(sg[0].Result, sw[0].Result) {
 		t.Errorf("resumed under the raised cap: %+v, want %+v", sg, sw)
 	}
 	done := t.TempDir()

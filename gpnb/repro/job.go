@@ -1,7 +1,6 @@
 package repro
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -23,14 +23,13 @@ var (
 	// ErrConfigMismatch: DIR/jobs/<id>/job.json holds a different
 	// configuration than the job being run.
 	ErrConfigMismatch = errors.New("repro: job configuration differs from the one stored")
-	// ErrNoResults: a results directory with no finished job.
-	ErrNoResults = errors.New("repro: no results")
 	// ErrInterrupted: the run was cancelled (SIGINT); rerun to resume.
 	ErrInterrupted = errors.New("repro: interrupted")
 )
 
-// The solver names a job may use. Cholesky is the exact reference: the
-// gradient of eq. (3) by Cholesky factorisation, no probes, no warm start.
+// The solver names of a grid (Grid.Solvers). Cholesky is the exact
+// gradient's reference job: the gradient of eq. (3) by Cholesky
+// factorisation, no probes, no warm start.
 const (
 	SolverCG       = "cg"
 	SolverAP       = "ap"
@@ -63,69 +62,20 @@ type Job struct {
 	Config  gpnb.Config `json:"config"`
 }
 
-// Solver is the job's solver name: cg, ap or sgd, or cholesky for the exact
-// reference.
-func (j Job) Solver() string {
-	switch {
-	case j.Config.Estimator == gpnb.ExactGradient:
-		return SolverCholesky
-	case j.Config.Solver == nil:
-		return SolverCG
-	}
-	return j.Config.Solver.Name()
-}
-
-// Mode is "warm" or "cold", or "exact" for the Cholesky reference.
-func (j Job) Mode() string {
-	switch {
-	case j.Solver() == SolverCholesky:
-		return "exact"
-	case j.Config.WarmStart:
-		return "warm"
-	}
-	return "cold"
-}
+// Method is the job's method: its solver, estimator, mode and variant,
+// which name it (ID) and its rows in the tables.
+func (j Job) Method() results.Method { return results.MethodOf(j.Config) }
 
 // ID names the job's directory: <dataset>-s<split>-<solver>-<cold|warm|exact>,
-// followed by the Variant when there is one (pol-s0-cg-warm-pathwise-b20)
-// and by -seed<k> for a seed other than 0 (Config.Seed). Jobs of the
-// paper's method (Hutchinson, no budget, seed 0) keep the IDs they had
-// before the estimator, the budget and the seed became axes of the grid,
-// so earlier results directories stay valid.
-func (j Job) ID() string {
-	id := fmt.Sprintf("%s-s%d-%s-%s", j.Dataset, j.Split, j.Solver(), j.Mode())
-	if v := j.Variant(); v != "" {
-		id += "-" + v
-	}
-	if s := j.Config.Seed; s != 0 {
-		id += fmt.Sprintf("-seed%d", s)
-	}
-	return id
-}
-
-// Variant names what sets the job apart from the paper's method, "" for
-// none: "pathwise" for the pathwise estimator (with "-f<F>" when it uses
-// other than kernel.DefaultFeatures features), and "b<B>" for a solver
-// budget of B epochs a step (Config.Settings.Budget), joined by "-".
-func (j Job) Variant() string {
-	c := j.Config
-	var parts []string
-	if c.Estimator == gpnb.Pathwise {
-		parts = append(parts, "pathwise")
-		if c.Features != 0 && c.Features != kernel.DefaultFeatures {
-			parts = append(parts, fmt.Sprintf("f%d", c.Features))
-		}
-	}
-	if b := c.Settings.Budget; b > 0 {
-		parts = append(parts, "b"+strconv.FormatFloat(b, 'g', -1, 64))
-	}
-	return strings.Join(parts, "-")
-}
+// followed by the method's variant when there is one
+// (pol-s0-cg-warm-pathwise-b20) and by -seed<k> for a seed other than 0
+// (results.RunID).
+func (j Job) ID() string { return results.RunID(j.Dataset, j.Split, j.Config.Seed, j.Method()) }
 
 // Normalize returns j in the form jobs are stored and compared in: the
 // defaults of probes, learning rate and tolerances written out (a zero
 // Config and gpnb.Paper's give the same jobs), the stopping rules written
-// out (gpnb.Config.ApplyRules), and for the exact reference the settings it
+// out (gpnb.Config.ApplyRules), and for the exact gradient the settings it
 // does not use (probes, solver settings and rules, warm start, precision)
 // cleared and its solver set to solvers.Cholesky{}.
 func (j Job) Normalize() Job {
@@ -145,8 +95,7 @@ func (j Job) Normalize() Job {
 	if c.Estimator == gpnb.Pathwise && c.Features == 0 {
 		c.Features = kernel.DefaultFeatures
 	}
-	if j.Solver() == SolverCholesky {
-		c := &j.Config
+	if c.Estimator == gpnb.ExactGradient {
 		c.Solver, c.WarmStart, c.FixedProbes, c.Probes, c.ProbeDist, c.Features = solvers.Cholesky{}, false, gpnb.ProbesAuto, 0, gpnb.Gaussian, 0
 		c.Settings, c.Rules = solvers.Settings{}, solvers.RulesPaperText // zero rule fields
 		c.Operator.Precision = kernel.Float64
@@ -212,78 +161,6 @@ func (j Job) Validate() error {
 	if _, err := c.Resolve(d); err != nil {
 		return fmt.Errorf("%w: job %s: %v", ErrGrid, j.ID(), err)
 	}
-	return nil
-}
-
-// legacyJob is job.json as gpnb wrote it before the configuration became
-// one value (gpnb.Config): the solver, warm start and a flat "settings"
-// object. LoadResults and the runner still read such files, so the results
-// of earlier runs stay usable and their unfinished jobs resumable.
-type legacyJob struct {
-	Dataset   string `json:"dataset"`
-	Split     int    `json:"split"`
-	Subset    int    `json:"subset,omitempty"`
-	Solver    string `json:"solver"`
-	WarmStart bool   `json:"warm_start"`
-	Steps     int    `json:"steps"`
-	Settings  struct {
-		Kernel             string  `json:"kernel"`
-		Probes             int     `json:"probes"`
-		LearningRate       float64 `json:"learning_rate"`
-		RelTolMean         float64 `json:"rel_tol_mean"`
-		RelTolProbes       float64 `json:"rel_tol_probes"`
-		Seed               uint64  `json:"seed"`
-		BlockSize          int     `json:"block_size"`
-		BatchSize          int     `json:"batch_size"`
-		Momentum           float64 `json:"momentum"`
-		SGDLearningRate    float64 `json:"sgd_learning_rate"`
-		SGDRawLearningRate float64 `json:"sgd_raw_learning_rate"`
-		PrecondRank        int     `json:"precond_rank"`
-		MaxIterations      int     `json:"max_iterations"`
-		Float32            bool    `json:"float32"`
-	} `json:"settings"`
-}
-
-// UnmarshalJSON reads job.json in today's form or in the legacy one.
-func (j *Job) UnmarshalJSON(b []byte) error {
-	var probe struct {
-		Settings json.RawMessage `json:"settings"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return err
-	}
-	if probe.Settings == nil {
-		type plain Job
-		return json.Unmarshal(b, (*plain)(j))
-	}
-	var l legacyJob
-	if err := json.Unmarshal(b, &l); err != nil {
-		return err
-	}
-	s := l.Settings
-	fam, err := kernel.ParseFamily(s.Kernel)
-	if err != nil {
-		return err
-	}
-	c := gpnb.Config{Kernel: fam, Probes: s.Probes, LearningRate: s.LearningRate, Seed: s.Seed, WarmStart: l.WarmStart,
-		Settings: solvers.Settings{RelTolMean: s.RelTolMean, RelTolProbes: s.RelTolProbes, MaxIterations: s.MaxIterations},
-		Rules:    solvers.RulesPaperText} // the rules before they had names
-	if s.Float32 {
-		c.Operator.Precision = kernel.Float32
-	}
-	switch l.Solver {
-	case SolverCG:
-		c.Solver = solvers.CG{PrecondRank: s.PrecondRank}
-	case SolverAP:
-		c.Solver = solvers.AP{BlockSize: s.BlockSize}
-	case SolverSGD:
-		c.Solver = solvers.SGD{BatchSize: s.BatchSize, LearningRate: s.SGDLearningRate, RawLearningRate: s.SGDRawLearningRate, Momentum: s.Momentum, Seed: s.Seed}
-	case SolverCholesky:
-		c.Estimator = gpnb.ExactGradient
-	default:
-		return fmt.Errorf("unknown solver %q", l.Solver)
-	}
-	*j = Job{Dataset: l.Dataset, Split: l.Split, Subset: l.Subset, Steps: l.Steps, Config: c}.Normalize()
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package repro
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
@@ -289,45 +288,5 @@ func TestGridSeeds(t *testing.T) {
 	}
 	if want := "pol-s0-ap-cold pol-s0-sgd-cold pol-s0-ap-cold-seed3 pol-s0-sgd-cold-seed3"; strings.Join(ids, " ") != want {
 		t.Errorf("jobs %v, want %s", ids, want)
-	}
-}
-
-// TestLegacyJobFile: job.json files written before the configuration became
-// one value (results/full holds such files) read as the jobs a grid makes
-// today under the paper's-text rules, which they ran under, so their
-// results stay usable and their jobs resumable.
-func TestLegacyJobFile(t *testing.T) {
-	for _, tc := range []struct{ legacy, solver string }{
-		{`{"dataset":"pol","split":0,"solver":"cg","warm_start":true,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0}}`, "cg"},
-		{`{"dataset":"bike","split":0,"solver":"sgd","warm_start":false,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0,"batch_size":1000,"momentum":0.9,"sgd_raw_learning_rate":100}}`, "sgd"},
-		{`{"dataset":"elevators","split":0,"solver":"ap","warm_start":false,"steps":100,"settings":{"kernel":"matern32","probes":16,"learning_rate":0.1,"rel_tol_mean":0.01,"rel_tol_probes":0.1,"seed":0,"block_size":2000}}`, "ap"},
-		{`{"dataset":"synthetic-50-2-1","split":1,"solver":"cholesky","warm_start":false,"steps":100,"settings":{"kernel":"matern32","learning_rate":0.1,"seed":0}}`, "cholesky"},
-	} {
-		var got Job
-		if err := json.Unmarshal([]byte(tc.legacy), &got); err != nil {
-			t.Fatalf("%s: %v", tc.solver, err)
-		}
-		base := paperBase()
-		base.Rules = solvers.RulesPaperText
-		g := Grid{Datasets: []string{got.Dataset}, Splits: []int{got.Split}, Solvers: []string{tc.solver}, Steps: 100,
-			Exact: ExactNever, Config: base}
-		jobs, err := g.Jobs()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want *Job
-		for i := range jobs {
-			if jobs[i].ID() == got.ID() {
-				want = &jobs[i]
-			}
-		}
-		if want == nil || !got.Equal(*want) {
-			t.Errorf("%s: legacy job %+v, grid's %+v (differ in %v)", tc.solver, got, want, got.differences(*want))
-		}
-		b, _ := json.Marshal(got)
-		var back Job
-		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(got) {
-			t.Errorf("%s: today's form %s does not round-trip: %v", tc.solver, b, err)
-		}
 	}
 }

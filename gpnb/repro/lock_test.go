@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // holdLock takes path's lock as another runner would (a separate open file,
@@ -38,7 +40,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 	dir := t.TempDir()
 	jobs := tinyGrid(t, steps)
 	held := jobs[2].ID()
-	jobDir := filepath.Join(dir, JobsDir, held)
+	jobDir := filepath.Join(dir, results.JobsDir, held)
 	other := holdLock(t, filepath.Join(jobDir, LockFile), 4242)
 
 	ft := &fakeTrainer{}
@@ -55,7 +57,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 			t.Errorf("the trainer ran %s, whose lock another runner holds", id)
 		}
 	}
-	for _, f := range []string{JobFile, ResultFile, CheckpointFile, SegmentsFile} {
+	for _, f := range []string{JobFile, results.ResultFile, CheckpointFile, results.SegmentsFile} {
 		if _, err := os.Stat(filepath.Join(jobDir, f)); !os.IsNotExist(err) {
 			t.Errorf("the held job's %s was written (%v)", f, err)
 		}
@@ -64,7 +66,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 		t.Errorf("log lacks %q:\n%s", want, log.String())
 	}
 	st := readStatus(t, dir)
-	if st.State != "stopped" || st.Done != 13 || st.Jobs[2].State != "elsewhere" {
+	if st.State != RunStopped || st.Done != 13 || st.Jobs[2].State != Elsewhere {
 		t.Errorf("status %+v", st)
 	}
 
@@ -81,7 +83,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 		t.Errorf("plan line %q", s)
 	}
 	// Finished jobs leave no lock file behind.
-	if _, err := os.Stat(filepath.Join(dir, JobsDir, jobs[0].ID(), LockFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, results.JobsDir, jobs[0].ID(), LockFile)); !os.IsNotExist(err) {
 		t.Errorf("a finished job kept its lock file: %v", err)
 	}
 
@@ -94,7 +96,7 @@ func TestRunnerSkipsJobHeldElsewhere(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(jobDir, LockFile)); !os.IsNotExist(err) {
 		t.Errorf("the job kept its lock file after finishing: %v", err)
 	}
-	if plan, _ := (&Runner{Dir: dir, Trainer: &fakeTrainer{}}).Plan(jobs); plan[2].State != PlanDone || plan[2].RunningBy != "" {
+	if plan, _ := (&Runner{Dir: dir, Trainer: &fakeTrainer{}}).Plan(jobs); plan[2].State != Done || plan[2].RunningBy != "" {
 		t.Errorf("plan after the rerun: %+v", plan[2])
 	}
 }
@@ -122,7 +124,7 @@ func TestRunnerStatusSlot(t *testing.T) {
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
-	if err != nil || st.State != "finished" || st.Done != 14 {
+	if err != nil || st.State != RunFinished || st.Done != 14 {
 		t.Errorf("status-2.json: %+v %v", st, err)
 	}
 	if want := "progress in " + filepath.Join(dir, "status-2.json") + " (another gpnb reproduce is writing status.json)"; !strings.Contains(log.String(), want) {
@@ -174,7 +176,7 @@ func TestRunnerRemovesLeftoverCheckpoint(t *testing.T) {
 	if _, err := (&Runner{Dir: dir, Trainer: &fakeTrainer{}}).Run(context.Background(), jobs); err != nil {
 		t.Fatal(err)
 	}
-	ckpt := filepath.Join(dir, JobsDir, jobs[5].ID(), CheckpointFile)
+	ckpt := filepath.Join(dir, results.JobsDir, jobs[5].ID(), CheckpointFile)
 	if err := os.WriteFile(ckpt, []byte(`{"Step":2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -8,27 +8,21 @@ import (
 	"strings"
 
 	"github.com/gpnb/gpnb/gpnb"
-)
-
-// The states of a planned job.
-const (
-	PlanDone       = "done"        // result.json is complete
-	PlanStarted    = "started"     // a checkpoint holds some steps
-	PlanNotStarted = "not started" // nothing on disk yet
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 // PlannedJob says where one job of a grid stands in a results directory.
 type PlannedJob struct {
 	Job   Job
-	State string // PlanDone, PlanStarted or PlanNotStarted
-	// Step is the number of steps the checkpoint holds (PlanStarted), or
-	// the job's Steps (PlanDone).
+	State JobState // NotStarted, Started or Done
+	// Step is the number of steps the checkpoint holds (Started), or the
+	// job's Steps (Done).
 	Step int
-	// Result is the finished job's result (PlanDone).
+	// Result is the finished job's result (Done).
 	Result *gpnb.Result
 	// Segments are the job's runs.json: which builds ran which steps, and
 	// under what load (empty for jobs run before runs.json existed).
-	Segments []Segment
+	Segments []results.Segment
 	// RunningBy, when not empty, names the process that is running the job
 	// now (it holds the job's LockFile): another gpnb reproduce.
 	RunningBy string
@@ -68,42 +62,57 @@ func (GPTrainer) CheckpointSteps(path string) (steps, unconverged int, err error
 // of jobs in r.Dir: finished, started (with the step its checkpoint holds)
 // or not started, and whether another process is running it now (its
 // LockFile is held); r.Trainer (a CheckpointReader, or nil for GPTrainer's
-// checkpoints) reads the checkpoints. As Run does, it fails with ErrConfigMismatch when a job
-// directory holds a job.json that differs from the grid's job.
+// checkpoints) reads the checkpoints. As Run does, it fails with
+// ErrConfigMismatch when a job directory holds a job.json that differs from
+// the grid's job.
 func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 	if r.Dir == "" {
 		return nil, fmt.Errorf("%w: no output directory: give --out DIR", ErrGrid)
 	}
-	out := make([]PlannedJob, len(jobs))
-	for i := range jobs {
-		j := jobs[i].Normalize()
-		if err := j.Validate(); err != nil {
+	norm := make([]Job, len(jobs))
+	for i, j := range jobs {
+		norm[i] = j.Normalize()
+		if err := norm[i].Validate(); err != nil {
 			return nil, err
 		}
-		p := PlannedJob{Job: j, State: PlanNotStarted}
-		res, _, err := r.checkJob(j)
+	}
+	return r.plan(norm, false)
+}
+
+// plan is Plan for normalised jobs. For a run (run true) it also logs the
+// jobs that go on under a raised iteration cap, and deletes the checkpoint
+// a finished job may have left (a run killed between writing result.json
+// and deleting the checkpoint leaves one: it is of no further use).
+func (r *Runner) plan(jobs []Job, run bool) ([]PlannedJob, error) {
+	out := make([]PlannedJob, len(jobs))
+	for i, j := range jobs {
+		p := PlannedJob{Job: j, State: NotStarted}
+		res, raised, err := r.checkJob(j)
 		if err != nil {
 			return nil, err
 		}
-		dir := filepath.Join(r.Dir, JobsDir, j.ID())
-		p.Segments, _ = ReadSegments(dir) // provenance only; unreadable = none
+		if run && raised != "" {
+			r.logf(false, "%s: %s\n", j.ID(), raised)
+		}
+		dir := filepath.Join(r.Dir, results.JobsDir, j.ID())
+		p.Segments, _ = results.ReadSegments(dir) // provenance only; unreadable = none
 		if busy, who := heldElsewhere(filepath.Join(dir, LockFile)); busy {
 			p.RunningBy = who
 		}
-		switch {
+		ckpt := filepath.Join(dir, CheckpointFile)
+		switch _, statErr := os.Stat(ckpt); {
 		case res != nil:
-			p.State, p.Step, p.Result = PlanDone, j.Steps, res
+			p.State, p.Step, p.Result = Done, j.Steps, res
+			if run {
+				os.Remove(ckpt)
+			}
+		case errors.Is(statErr, os.ErrNotExist):
 		default:
-			ckpt := filepath.Join(dir, CheckpointFile)
-			if _, err := os.Stat(ckpt); errors.Is(err, os.ErrNotExist) {
-				break
-			}
-			step, _, err := checkpointSteps(r.Trainer, ckpt)
-			if err != nil {
+			if step, _, err := checkpointSteps(r.Trainer, ckpt); err != nil {
 				p.Problem = err.Error()
-				break
+			} else {
+				p.State, p.Step = Started, step
 			}
-			p.State, p.Step = PlanStarted, step
 		}
 		out[i] = p
 	}
@@ -115,11 +124,11 @@ func (r *Runner) Plan(jobs []Job) ([]PlannedJob, error) {
 // iteration cap, if any) and test log-likelihood of a finished job.
 func (p PlannedJob) String() string {
 	switch p.State {
-	case PlanDone:
-		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations%s, test LLH %.3f, operator %s%s",
+	case Done:
+		return fmt.Sprintf("%-32s done: %d steps in %.1f min (solver %.1f min), %d solver iterations%s, %s, operator %s%s",
 			p.Job.ID(), p.Result.StepsDone, p.Result.TotalSeconds/60, p.Result.SolverSeconds/60,
-			p.Result.History.TotalSolverIterations(), capped(p.Result.History), p.Result.TestLLH, orDash(p.Result.Operator), p.provenance())
-	case PlanStarted:
+			p.Result.History.TotalSolverIterations(), capped(p.Result.History), testLLH(p.Result.Test), orDash(p.Result.Operator), p.provenance())
+	case Started:
 		return fmt.Sprintf("%-32s started: checkpoint at step %d/%d%s%s", p.Job.ID(), p.Step, p.Job.Steps, p.provenance(), p.running())
 	}
 	if p.RunningBy != "" {
@@ -157,6 +166,14 @@ func (p PlannedJob) running() string {
 	return "; running now in " + p.RunningBy
 }
 
+// testLLH is "test LLH 1.262", or "not evaluated".
+func testLLH(ev *gpnb.Eval) string {
+	if ev == nil {
+		return "not evaluated"
+	}
+	return fmt.Sprintf("test LLH %.3f", ev.TestLLH)
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "—"
@@ -179,7 +196,7 @@ func (p PlannedJob) provenance() string {
 	if p.RunningBy != "" {
 		upTo = 0 // its report of the step just checkpointed may be on its way
 	}
-	walkSegments(p.Segments, upTo, func(g Segment) {
+	results.WalkSegments(p.Segments, upTo, func(g results.Segment) {
 		rev := g.Environment["vcs.revision"]
 		if len(rev) > 7 {
 			rev = rev[:7]

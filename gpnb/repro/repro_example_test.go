@@ -2,9 +2,7 @@ package repro_test
 
 import (
 	"fmt"
-	"os"
 
-	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/repro"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -34,33 +32,6 @@ func ExampleGrid_Jobs() {
 	// synthetic-500-4-1-s1-ap-cold
 	// synthetic-500-4-1-s1-ap-warm
 	// synthetic-500-4-1-s1-cholesky-exact
-}
-
-// Table 1 from two finished jobs: the speed-up is the ratio of the mean total
-// runtimes, cold over warm.
-func ExampleReport_Table1() {
-	rec := func(warm bool, seconds float64, iters int) repro.Record {
-		j, _ := repro.PaperJob("pol", 0, "cg", warm, 1)
-		return repro.Record{Job: j, Result: gpnb.Result{Dataset: "pol", NTrain: 13500, D: 26, Solver: "cg", WarmStart: warm,
-			StepsDone: 1, TotalSeconds: seconds, TestLLH: 1.27, History: gpnb.History{{Step: 1, SolverIterations: iters}}}}
-	}
-	rep, err := repro.Summarise([]repro.Record{rec(false, 471.6, 9000), rec(true, 120.2, 2500)})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	t := rep.Table1(repro.Minutes)
-	t.Notes, t.Caption = nil, "(caption)"
-	t.Markdown(os.Stdout)
-	// Output:
-	// ### Table 1: test log-likelihood, total runtime and average warm-start speed-up
-	//
-	// (caption)
-	//
-	// | Solver | Test LLH pol | Total runtime (min) pol | Average speed-up | Average iteration ratio |
-	// |---|--:|--:|--:|--:|
-	// | CG | 1.27 | 7.86 | — | — |
-	// | + ws | 1.27 | 2.00 | 3.9× | 3.6× |
 }
 
 // The paper tuned SGD's learning rate per dataset (appendix B) for all of

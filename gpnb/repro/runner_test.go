@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
@@ -54,7 +55,7 @@ func (f *fakeTrainer) CheckpointSteps(path string) (steps, unconverged int, err 
 	return st.Step, 0, nil
 }
 
-func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
+func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress func(JobProgress)) (*gpnb.Result, error) {
 	f.calls = append(f.calls, j.ID())
 	if f.failIDs[j.ID()] {
 		return nil, errors.New("solver diverged (fake)")
@@ -74,7 +75,7 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 		for _, v := range st.Iters {
 			total += v
 		}
-		progress(Progress{Step: st.Step, Steps: j.Steps, SolverIterations: total, Resumed: true})
+		progress(JobProgress{Step: st.Step, Steps: j.Steps, SolverIterations: total, Resumed: true})
 	}
 	h := fnv.New64a()
 	h.Write([]byte(j.ID()))
@@ -101,7 +102,7 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 		if f.beforeStep != nil {
 			f.beforeStep()
 		}
-		progress(Progress{Step: st.Step, Steps: j.Steps, SolverIterations: total})
+		progress(JobProgress{Step: st.Step, Steps: j.Steps, SolverIterations: total})
 		if f.stopAt != nil && f.stopAt(j, st.Step) {
 			f.cancel()
 		}
@@ -111,9 +112,10 @@ func (f *fakeTrainer) Train(ctx context.Context, j Job, ckpt string, progress fu
 		hist[i] = gpnb.StepRecord{Step: i + 1, SolverIterations: it, SolverSeconds: float64(it) / 100, StepSeconds: float64(it)/100 + 0.01,
 			Residuals: [][]float64{{1, 0.5}, {0.1, 0.01}}}
 	}
-	return &gpnb.Result{Dataset: j.Dataset, Split: j.Split, NTrain: 50, D: 2, Solver: j.Solver(), WarmStart: j.Config.WarmStart,
+	c := j.Config
+	return &gpnb.Result{Dataset: j.Dataset, Split: j.Split, NTrain: 50, D: 2, Solver: j.Method().Solver, WarmStart: j.Config.WarmStart,
 		StepsDone: st.Step, TotalSeconds: hist.TotalSeconds(), SolverSeconds: hist.TotalSolverSeconds(),
-		TestRMSE: math.Abs(st.X), TestLLH: st.X, History: hist}, nil
+		Test: &gpnb.Eval{TestRMSE: math.Abs(st.X), TestLLH: st.X}, History: hist, Config: &c}, nil
 }
 
 func tinyGrid(t *testing.T, steps int) []Job {
@@ -145,17 +147,17 @@ func readStatus(t *testing.T, dir string) Status {
 
 func tableCSV(t *testing.T, dir string) string {
 	t.Helper()
-	recs, err := LoadResults(dir)
+	recs, err := results.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Summarise(recs)
+	rep, err := results.Summarise(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	rep.Table1(Seconds).CSV(&b)
-	rep.Table2(Seconds).CSV(&b)
+	rep.Table1(results.Seconds).CSV(&b)
+	rep.Table2(results.Seconds).CSV(&b)
 	return b.String()
 }
 
@@ -172,7 +174,7 @@ func TestRunnerInterruptResume(t *testing.T) {
 	if err != nil || sum.Ran != 14 || sum.Skipped != 0 || sum.Pending != 0 {
 		t.Fatalf("uninterrupted run: %+v, %v", sum, err)
 	}
-	if st := readStatus(t, dirA); st.State != "finished" || st.Done != 14 || st.Current != nil {
+	if st := readStatus(t, dirA); st.State != RunFinished || st.Done != 14 || st.Current != nil {
 		t.Errorf("status after a full run: %+v", st)
 	}
 	if !strings.Contains(logA.String(), "[1/14] synthetic-50-2-1-s0-cg-cold  step 5/5  solver iterations 65") {
@@ -190,13 +192,13 @@ func TestRunnerInterruptResume(t *testing.T) {
 		t.Errorf("interrupted summary %+v", sum)
 	}
 	st := readStatus(t, dirB)
-	if st.State != "interrupted" || st.Done != 3 || st.Jobs[3].State != "pending" {
+	if st.State != RunInterrupted || st.Done != 3 || st.Jobs[3].State != Started {
 		t.Errorf("status after interruption: %+v", st)
 	}
-	if _, err := os.Stat(filepath.Join(dirB, JobsDir, jobs[3].ID(), CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dirB, results.JobsDir, jobs[3].ID(), CheckpointFile)); err != nil {
 		t.Errorf("no checkpoint for the interrupted job: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dirB, JobsDir, jobs[2].ID(), CheckpointFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dirB, results.JobsDir, jobs[2].ID(), CheckpointFile)); !os.IsNotExist(err) {
 		t.Errorf("finished job keeps its checkpoint: %v", err)
 	}
 
@@ -206,14 +208,14 @@ func TestRunnerInterruptResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range plan {
-		want, step := PlanNotStarted, 0
+		want, step := NotStarted, 0
 		switch {
 		case i < 3:
-			want, step = PlanDone, steps
+			want, step = Done, steps
 		case i == 3:
-			want, step = PlanStarted, 3
+			want, step = Started, 3
 		}
-		if p.State != want || p.Step != step || (want == PlanDone) != (p.Result != nil) {
+		if p.State != want || p.Step != step || (want == Done) != (p.Result != nil) {
 			t.Errorf("plan of job %d (%s): %s at step %d, want %s at step %d", i, p.Job.ID(), p.State, p.Step, want, step)
 		}
 	}
@@ -246,11 +248,11 @@ func TestRunnerInterruptResume(t *testing.T) {
 	}
 	// runs.json: the interrupted job was run in two segments, steps 0-3 by
 	// build aaa at load 1.5 and 3-5 by build bbb at load 3.
-	segs, err := ReadSegments(filepath.Join(dirB, JobsDir, jobs[3].ID()))
+	segs, err := results.ReadSegments(filepath.Join(dirB, results.JobsDir, jobs[3].ID()))
 	if err != nil || len(segs) != 2 {
 		t.Fatalf("segments of the resumed job: %+v, %v", segs, err)
 	}
-	for k, want := range []Segment{{FromStep: 0, ToStep: 3, LoadMean: 1.5, LoadMax: 1.5, LoadSamples: 3}, {FromStep: 3, ToStep: 5, LoadMean: 3, LoadMax: 3, LoadSamples: 2}} {
+	for k, want := range []results.Segment{{FromStep: 0, ToStep: 3, LoadMean: 1.5, LoadMax: 1.5, LoadSamples: 3}, {FromStep: 3, ToStep: 5, LoadMean: 3, LoadMax: 3, LoadSamples: 2}} {
 		g := segs[k]
 		if g.FromStep != want.FromStep || g.ToStep != want.ToStep || g.LoadMean != want.LoadMean || g.LoadMax != want.LoadMax || g.LoadSamples != want.LoadSamples {
 			t.Errorf("segment %d: %+v, want steps %d-%d, load %v (%d samples)", k, g, want.FromStep, want.ToStep, want.LoadMean, want.LoadSamples)
@@ -260,25 +262,25 @@ func TestRunnerInterruptResume(t *testing.T) {
 		t.Errorf("segment environments %v, %v", segs[0].Environment, segs[1].Environment)
 	}
 	// LoadResults hands the segments on to Summarise (Report.Unlike).
-	recs, err := LoadResults(dirB)
+	recs, err := results.Load(dirB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		if r.Job.ID() == jobs[3].ID() && len(r.Segments) != 2 {
-			t.Errorf("LoadResults: %s has %d segments, want 2", r.Job.ID(), len(r.Segments))
+		if r.ID() == jobs[3].ID() && len(r.Segments) != 2 {
+			t.Errorf("results.Load: %s has %d segments, want 2", r.ID(), len(r.Segments))
 		}
 	}
 	if segs[0].MachineGFLOPS != 0 || segs[1].MachineGFLOPS != 47.5 {
 		t.Errorf("segment machine rates %v, %v, want 0 (no MachineRate) and 47.5", segs[0].MachineGFLOPS, segs[1].MachineGFLOPS)
 	}
-	if next, _ := ReadSegments(filepath.Join(dirB, JobsDir, jobs[4].ID())); len(next) != 1 || next[0].MachineGFLOPS != 0 {
+	if next, _ := results.ReadSegments(filepath.Join(dirB, results.JobsDir, jobs[4].ID())); len(next) != 1 || next[0].MachineGFLOPS != 0 {
 		t.Errorf("a job whose rate was NaN: segments %+v, want one with no rate", next)
 	}
 	if plan, err := (&Runner{Dir: dirB, Trainer: &fakeTrainer{}}).Plan(jobs); err != nil || !strings.Contains(plan[3].String(), "steps 0-3 by aaa (load 1.5), 3-5 by bbb (load 3.0, H·V 48 GFLOP/s)") {
 		t.Errorf("plan line of the resumed job %q, %v", plan[3].String(), err)
 	}
-	if other, _ := ReadSegments(filepath.Join(dirB, JobsDir, jobs[0].ID())); len(other) != 1 || other[0].FromStep != 0 || other[0].ToStep != steps {
+	if other, _ := results.ReadSegments(filepath.Join(dirB, results.JobsDir, jobs[0].ID())); len(other) != 1 || other[0].FromStep != 0 || other[0].ToStep != steps {
 		t.Errorf("an uninterrupted job's segments: %+v", other)
 	}
 	if ftC.calls[0] != jobs[3].ID() || ftC.starts[jobs[3].ID()] != 3 {
@@ -287,8 +289,8 @@ func TestRunnerInterruptResume(t *testing.T) {
 	if a, b := tableCSV(t, dirA), tableCSV(t, dirB); a != b {
 		t.Errorf("tables differ after interruption:\n%s\n---\n%s", a, b)
 	}
-	ra, _ := LoadResults(dirA)
-	rb, _ := LoadResults(dirB)
+	ra, _ := results.Load(dirA)
+	rb, _ := results.Load(dirB)
 	for i := range ra {
 		// The segments differ by design (the interrupted job has two).
 		ra[i].Segments, rb[i].Segments = nil, nil
@@ -328,7 +330,7 @@ func TestRunnerMaxJobsAndFailures(t *testing.T) {
 	jobs := tinyGrid(t, 2)
 	ft := &fakeTrainer{}
 	sum, err := (&Runner{Dir: dir, Trainer: ft, MaxJobs: 4}).Run(context.Background(), jobs)
-	if err != nil || sum.Ran != 4 || sum.Pending != 10 || readStatus(t, dir).State != "stopped" {
+	if err != nil || sum.Ran != 4 || sum.Pending != 10 || readStatus(t, dir).State != RunStopped {
 		t.Fatalf("max jobs: %+v, %v", sum, err)
 	}
 	// A failing job is recorded and the run goes on.
@@ -338,11 +340,11 @@ func TestRunnerMaxJobsAndFailures(t *testing.T) {
 		t.Fatalf("failure: %+v, %v", sum, err)
 	}
 	st := readStatus(t, dir)
-	if st.State != "failed" || st.Failed != 1 || st.Jobs[5].State != "failed" || st.Done != 13 {
+	if st.State != RunFailed || st.Failed != 1 || st.Jobs[5].State != Failed || st.Done != 13 {
 		t.Errorf("status after a failure: %+v", st)
 	}
 	// A torn result.json (as if written non-atomically) makes the job run again.
-	torn := filepath.Join(dir, JobsDir, jobs[0].ID(), ResultFile)
+	torn := filepath.Join(dir, results.JobsDir, jobs[0].ID(), results.ResultFile)
 	if err := os.WriteFile(torn, []byte(`{"dataset": "synth`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -352,25 +354,6 @@ func TestRunnerMaxJobsAndFailures(t *testing.T) {
 	}
 	if !reflect.DeepEqual(ft.calls, []string{jobs[0].ID(), jobs[5].ID()}) {
 		t.Errorf("rerun ran %v, want the torn and the failed job", ft.calls)
-	}
-}
-
-func TestLoadResultsErrors(t *testing.T) {
-	if _, err := LoadResults(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, ErrNoResults) || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("missing dir: %v", err)
-	}
-	empty := t.TempDir()
-	if _, err := LoadResults(empty); !errors.Is(err, ErrNoResults) {
-		t.Errorf("empty dir: %v", err)
-	}
-	os.MkdirAll(filepath.Join(empty, JobsDir, "x"), 0o755)
-	if _, err := LoadResults(empty); !errors.Is(err, ErrNoResults) || !strings.Contains(err.Error(), "gpnb reproduce") {
-		t.Errorf("no finished job: %v", err)
-	}
-	os.WriteFile(filepath.Join(empty, JobsDir, "x", ResultFile), []byte("{"), 0o644)
-	os.WriteFile(filepath.Join(empty, JobsDir, "x", JobFile), []byte("{}"), 0o644)
-	if _, err := LoadResults(empty); err == nil || !strings.Contains(err.Error(), ResultFile) {
-		t.Errorf("corrupt result: %v", err)
 	}
 }
 
@@ -451,6 +434,6 @@ type progressSpy struct {
 	after func()
 }
 
-func (p progressSpy) Train(ctx context.Context, j Job, ckpt string, progress func(Progress)) (*gpnb.Result, error) {
-	return p.Trainer.Train(ctx, j, ckpt, func(pr Progress) { progress(pr); p.after() })
+func (p progressSpy) Train(ctx context.Context, j Job, ckpt string, progress func(JobProgress)) (*gpnb.Result, error) {
+	return p.Trainer.Train(ctx, j, ckpt, func(pr JobProgress) { progress(pr); p.after() })
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpnb/gpnb/gpnb/results"
 	"github.com/gpnb/gpnb/internal/atomicfile"
 )
 
@@ -67,15 +68,15 @@ func EstimateCost(j Job) float64 {
 	}
 	n := float64(ApproxTrainSize(spec, j.Subset))
 	var f float64
-	switch j.Solver() {
-	case SolverCholesky:
+	switch m := j.Method(); {
+	case m.Mode() == results.Exact:
 		f = 1.75e-3 * n // at n = 2000, as long as 3.5 warm CG jobs
-	case SolverCG:
-		f = pick(j.Config.WarmStart, 1, 3)
-	case SolverAP:
-		f = pick(j.Config.WarmStart, 0.5, 6)
-	case SolverSGD:
-		f = pick(j.Config.WarmStart, 3, 20)
+	case m.Solver == SolverCG:
+		f = pick(m.Warm, 1, 3)
+	case m.Solver == SolverAP:
+		f = pick(m.Warm, 0.5, 6)
+	case m.Solver == SolverSGD:
+		f = pick(m.Warm, 3, 20)
 	}
 	return float64(j.Steps) * n * n * f
 }
@@ -229,17 +230,9 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 	if s.N < 1 || s.K < 0 || s.K >= s.N {
 		return nil, fmt.Errorf("%w: shard %d/%d: want 0 ≤ K < N", ErrGrid, s.K, s.N)
 	}
-	ids := map[string]bool{}
-	norm := make([]Job, len(jobs))
-	for i, j := range jobs {
-		norm[i] = j.Normalize()
-		if err := norm[i].Validate(); err != nil {
-			return nil, err
-		}
-		if ids[norm[i].ID()] {
-			return nil, fmt.Errorf("%w: job %s appears twice in the grid", ErrGrid, norm[i].ID())
-		}
-		ids[norm[i].ID()] = true
+	norm, err := normalise(jobs)
+	if err != nil {
+		return nil, err
 	}
 	if record {
 		if err := os.MkdirAll(r.Dir, 0o755); err != nil {
@@ -263,32 +256,13 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 		return nil, fmt.Errorf("%w: %s deals this grid into %d shards, not %d: run --shard K/%d, or delete %s to deal it into %d (finished jobs are skipped, started ones resume from their checkpoints in whichever shard they land)",
 			ErrGrid, path, rec.Shards, s.N, rec.Shards, path, s.N)
 	}
-	assigned, dealt := map[string]int{}, map[string]Job{}
-	for _, sj := range rec.Jobs {
-		assigned[sj.ID], dealt[sj.ID] = sj.Shard, sj.Job
+	changed, err := r.updateDeal(rec, norm, path)
+	if err != nil {
+		return nil, err
 	}
-	changed := false // rec needs writing
-	for _, j := range norm {
-		// The same comparison as Run's with job.json, raised caps included.
-		old, ok := dealt[j.ID()]
-		if !ok || reflect.DeepEqual(old, j) {
-			continue
-		}
-		dir := filepath.Join(r.Dir, JobsDir, j.ID())
-		raised, err := r.raisedCap(old, j, dir, finishedResult(j, dir))
-		if err != nil {
-			return nil, err
-		}
-		if raised == "" {
-			return nil, fmt.Errorf("%w: %s deals %s with %s, but this run asks for %s: rerun with the original arguments, use a different --out, or delete %s to deal the grid afresh",
-				ErrConfigMismatch, path, j.ID(), jobDiff(old, j, true), jobDiff(old, j, false), path)
-		}
-		for i := range rec.Jobs {
-			if rec.Jobs[i].ID == j.ID() {
-				rec.Jobs[i].Job = j
-			}
-		}
-		changed = true
+	assigned := map[string]int{}
+	for _, sj := range rec.Jobs {
+		assigned[sj.ID] = sj.Shard
 	}
 	deal := Deal(norm, s.N, assigned, r.remainingCost)
 	for _, j := range norm {
@@ -311,6 +285,41 @@ func (r *Runner) ShardJobs(jobs []Job, s Shard, record bool) ([]Job, error) {
 	return out, nil
 }
 
+// updateDeal compares each job of jobs that rec (read from path) deals
+// with the job rec holds, as Run compares a job with its job.json: a job
+// that only raises an iteration cap none of its steps reached replaces the
+// one in rec (changed then says rec needs writing); another difference is
+// ErrConfigMismatch.
+func (r *Runner) updateDeal(rec *ShardRecord, jobs []Job, path string) (changed bool, err error) {
+	dealt := map[string]int{}
+	for i, sj := range rec.Jobs {
+		dealt[sj.ID] = i
+	}
+	for _, j := range jobs {
+		i, ok := dealt[j.ID()]
+		if !ok || reflect.DeepEqual(rec.Jobs[i].Job, j) {
+			continue
+		}
+		old := rec.Jobs[i].Job
+		dir := filepath.Join(r.Dir, results.JobsDir, j.ID())
+		finished, err := finishedResult(j, dir)
+		if err != nil {
+			return false, err
+		}
+		raised, err := r.raisedCap(old, j, dir, finished)
+		if err != nil {
+			return false, err
+		}
+		if raised == "" {
+			return false, fmt.Errorf("%w: %s deals %s with %s, but this run asks for %s: rerun with the original arguments, use a different --out, or delete %s to deal the grid afresh",
+				ErrConfigMismatch, path, j.ID(), jobDiff(old, j, true), jobDiff(old, j, false), path)
+		}
+		rec.Jobs[i].Job = j
+		changed = true
+	}
+	return changed, nil
+}
+
 // remainingCost is the estimated cost a job has left in r.Dir: none when
 // it is finished, the share of its steps still to run when its checkpoint
 // can be read, all of it otherwise.
@@ -320,7 +329,7 @@ func (r *Runner) remainingCost(j Job) float64 {
 		return 0
 	}
 	if j.Steps > 0 {
-		ckpt := filepath.Join(r.Dir, JobsDir, j.ID(), CheckpointFile)
+		ckpt := filepath.Join(r.Dir, results.JobsDir, j.ID(), CheckpointFile)
 		if step, _, err := checkpointSteps(r.Trainer, ckpt); err == nil && step >= 0 && step <= j.Steps {
 			return c * float64(j.Steps-step) / float64(j.Steps)
 		}

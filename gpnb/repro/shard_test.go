@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gpnb/gpnb/gpnb/results"
 )
 
 func TestParseShard(t *testing.T) {
@@ -108,7 +110,7 @@ func TestDealEveryJobOnce(t *testing.T) {
 				}
 				for _, j := range part {
 					seen[j.ID()]++
-					if j.Solver() == SolverCholesky {
+					if j.Method().Mode() == results.Exact {
 						exact++
 					}
 				}
@@ -118,7 +120,7 @@ func TestDealEveryJobOnce(t *testing.T) {
 				if seen[j.ID()] != 1 {
 					t.Errorf("%s, N=%d: job %s is in %d shards, want 1", name, n, j.ID(), seen[j.ID()])
 				}
-				if j.Solver() == SolverCholesky {
+				if j.Method().Mode() == results.Exact {
 					wantExact++
 				}
 			}
@@ -137,7 +139,7 @@ func TestDealEveryJobOnce(t *testing.T) {
 // round-robin from a hashed offset, so equal-cost jobs spread evenly.
 func stripeShard(j Job, n int) int {
 	h := fnv.New64a()
-	h.Write([]byte(fmt.Sprintf("%s-%s-%s", j.Dataset, j.Solver(), j.Mode())))
+	h.Write([]byte(fmt.Sprintf("%s-%s-%s", j.Dataset, j.Method().Solver, j.Method().Mode())))
 	return int((uint64(j.Split) + h.Sum64()) % uint64(n))
 }
 

@@ -1,22 +1,20 @@
 package repro
 
 import (
-	"bytes"
 	"errors"
-	"math"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // TestVariantIDs: the paper's jobs keep their IDs; the pathwise estimator,
 // other feature counts and budgets name theirs.
 func TestVariantIDs(t *testing.T) {
 	j := testJob("pol", 0, 0, "cg", true)
-	if j.ID() != "pol-s0-cg-warm" || j.Variant() != "" {
-		t.Errorf("paper job: %s, variant %q", j.ID(), j.Variant())
+	if j.ID() != "pol-s0-cg-warm" || j.Method().Variant() != "" {
+		t.Errorf("paper job: %s, variant %q", j.ID(), j.Method().Variant())
 	}
 	for _, tc := range []struct {
 		est      gpnb.EstimatorKind
@@ -38,6 +36,21 @@ func TestVariantIDs(t *testing.T) {
 		if err := k.Validate(); err != nil {
 			t.Errorf("%s: %v", k.ID(), err)
 		}
+	}
+}
+
+// TestCholeskySolverIsNotExact: a job of the Cholesky solver with
+// Hutchinson's probes keeps its probes and warm start and is named by its
+// mode, not "exact"; the exact estimator's job is, whatever its solver.
+func TestCholeskySolverIsNotExact(t *testing.T) {
+	j := testJob("pol", 0, 0, "cg", true)
+	j.Config.Solver = solvers.Cholesky{}
+	if j = j.Normalize(); j.ID() != "pol-s0-cholesky-warm" || j.Config.Probes != gpnb.DefaultProbes || !j.Config.WarmStart {
+		t.Errorf("Cholesky solver, Hutchinson: %s, probes %d, warm %v", j.ID(), j.Config.Probes, j.Config.WarmStart)
+	}
+	j.Config.Estimator = gpnb.ExactGradient
+	if j = j.Normalize(); j.ID() != "pol-s0-cholesky-exact" || j.Config.Probes != 0 || j.Config.WarmStart {
+		t.Errorf("exact estimator: %s, probes %d, warm %v", j.ID(), j.Config.Probes, j.Config.WarmStart)
 	}
 }
 
@@ -80,88 +93,4 @@ func jobIDs(js []Job) []string {
 		out = append(out, j.ID())
 	}
 	return out
-}
-
-// variantRecord is fakeRecord for a variant job: pathwise results carry
-// their samples' metrics, budget runs their budget stops, and every step
-// its residuals at the stop.
-func variantRecord(warm bool, est gpnb.EstimatorKind, budget float64, iters int, llh float64) Record {
-	r := fakeRecord("pol", 0, 2000, 2000, 26, "cg", warm, 10, 8, 0.1, llh, iters)
-	r.Job.Config.Estimator, r.Job.Config.Settings.Budget = est, budget
-	r.Job = r.Job.Normalize()
-	for i := range r.Result.History {
-		h := &r.Result.History[i]
-		h.FinalResiduals = []float64{0.001 * float64(i+1), 0.01, 0.03}
-		h.SolverEpochs = float64(h.SolverIterations)
-		if budget > 0 {
-			h.SolverConverged, h.BudgetStop = false, true
-		}
-	}
-	if est == gpnb.Pathwise {
-		r.Result.Samples = &gpnb.SampleEval{TestRMSE: 0.11, TestLLH: llh - 0.01, Samples: 16}
-	}
-	return r
-}
-
-// TestVariantTables: variants are their own rows, after the paper's
-// method, with the samples' metrics and residuals at the stop in extra
-// columns; budget stops are noted as such, not as iteration caps; the
-// ablation table compares iterations and LLH with Hutchinson + ws; reports
-// without variants keep their columns.
-func TestVariantTables(t *testing.T) {
-	recs := []Record{
-		variantRecord(false, gpnb.Hutchinson, 0, 400, 1.0),
-		variantRecord(true, gpnb.Hutchinson, 0, 200, 1.0),
-		variantRecord(true, gpnb.Pathwise, 0, 100, 1.01),
-		variantRecord(false, gpnb.Pathwise, 0, 300, 1.0),
-		variantRecord(true, gpnb.Pathwise, 20, 80, 0.98),
-	}
-	rep, err := Summarise(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"cg", "cg/pathwise", "cg/pathwise-b20"}; !reflect.DeepEqual(rep.Solvers, want) {
-		t.Fatalf("solvers %v, want %v", rep.Solvers, want)
-	}
-	e := rep.Entry("pol", "cg/pathwise-b20", "warm")
-	if e == nil || e.BudgetSteps != 4 || e.UnconvergedSteps != 0 || e.SampleLLH.N != 1 || !near(e.StopResidualMean.Mean, 0.0025) || !near(e.StopResidualProbes.Mean, 0.02) {
-		t.Fatalf("budget entry %+v", e)
-	}
-	if !near(rep.IterationRatio[[2]string{"pol", "cg/pathwise"}], 3) {
-		t.Errorf("pathwise cold/warm iteration ratio %v, want 3", rep.IterationRatio[[2]string{"pol", "cg/pathwise"}])
-	}
-	var md bytes.Buffer
-	if err := rep.Table2(Minutes).Markdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	out := md.String()
-	for _, want := range []string{"| CG pathwise |", "| CG pathwise budget 20 + ws |", "Test LLH (samples)", "Residual at stop (probes)",
-		"pol CG pathwise budget 20 warm 4 of 4", "| 1.000 |"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("Table 2 lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "iteration cap") {
-		t.Errorf("budget stops reported as iteration caps:\n%s", out)
-	}
-	ab := rep.Ablation()
-	if ab == nil || len(ab.Rows) != 3 {
-		t.Fatalf("ablation rows: %+v", ab)
-	}
-	for i, want := range []float64{1, 2, 2.5} {
-		if c := ab.Rows[i][3]; !near(c.Value, want) {
-			t.Errorf("ablation row %d (%s): ratio %v, want %v", i, ab.Rows[i][1].Text, c.Value, want)
-		}
-	}
-	if d := ab.Rows[2][6].Value; math.Abs(d-(-0.02)) > 1e-12 {
-		t.Errorf("Δ LLH %v, want -0.02", d)
-	}
-
-	plain, err := Summarise(fakeRecords())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(plain.Table2(Minutes).Columns); n != 10 || plain.Ablation() != nil {
-		t.Errorf("a report without variants has %d Table 2 columns (want 10) and ablation %v", n, plain.Ablation() != nil)
-	}
 }

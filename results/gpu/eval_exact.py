@@ -57,7 +57,7 @@ def evaluate(res, root, dev):
     llh = torch.mean(-0.5 * torch.log(2 * math.pi * var) - 0.5 * (yte - mean) ** 2 / var).item()
     return {"dataset": res["dataset"], "split": res.get("split", 0), "n_train": n, "n_test": xte.shape[0],
             "solver": res.get("solver"), "warm_start": res.get("warm_start"),
-            "gpnb_test_llh": res.get("test_llh"), "gpnb_test_rmse": res.get("test_rmse"),
+            "gpnb_test_llh": (res.get("test") or {}).get("test_llh"), "gpnb_test_rmse": (res.get("test") or {}).get("test_rmse"),
             "exact_test_llh": llh, "exact_test_rmse": rmse, "method": "torch float64 Cholesky on " + torch.cuda.get_device_name(dev)}
 
 

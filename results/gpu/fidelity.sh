@@ -10,25 +10,25 @@
 #	results/gpu/build.sh                                  # development machine
 #	results/gpu/fidelity.sh                               # GPU machine, carrying .cuda
 #	for f in <files_at>/*.tar.gz; do tar -xzf "$f"; done  # development machine, repository root
-#	sh results/render-fidelity.sh                         # → results/fidelity.md
-#	bin/gpnb table --in results/full-rules                # the full-size rows
+#	RENDER_ONLY=1 sh results/fidelity/run.sh              # → results/fidelity/tables.md
+#	RENDER_ONLY=1 sh results/full-authors-rules/run.sh    # the full-size rows
 #
 # Stages, each under its own limit (SIGINT first, so gpnb saves its
 # checkpoint):
 #
-#	subsets  results/run-fidelity.sh, SGD cold and warm on the 4000-point
+#	subsets  results/fidelity/run.sh, SGD cold and warm on the 4000-point
 #	         subsets of pol and bike under both rule sets (elevators diverges
-#	         at the paper's rate: results/fidelity-notes.md); at most 30 % of
+#	         at the paper's rate: results/fidelity/README.md); at most 30 % of
 #	         the time left each
-#	full     gpnb reproduce --rules authors --out results/full-rules: pol and
-#	         bike SGD cold at full size (split 0, 100 steps), the rows that
-#	         hit the 50 000-iteration cap under the paper's text in
-#	         results/full, under the cap RERUN_CAP of results/fidelity.py
+#	full     gpnb reproduce --rules authors --out results/full-authors-rules:
+#	         pol and bike SGD cold at full size (split 0, 100 steps), the rows
+#	         that hit the 50 000-iteration cap under the paper's text in
+#	         results/full, under the cap CAP of results/full-authors-rules/run.sh
 #	         (bike cold outgrows 50 000 under these rules too); the rest of
 #	         the time
 #
 # Each output directory's jobs come back as one archive per directory
-# ($OUT/full-rules.tar.gz, $OUT/fidelity-paper.tar.gz,
+# ($OUT/full-authors-rules.tar.gz, $OUT/fidelity-paper.tar.gz,
 # $OUT/fidelity-reference.tar.gz: job.json, runs.json, result.json, and the
 # checkpoint of a job not yet finished), unpacked at the repository root.
 set -u
@@ -59,15 +59,15 @@ note "fidelity.sh on $(nvidia-smi --query-gpu=name,driver_version --format=csv,n
 # their jobs take seconds to minutes; the full-size jobs then get the rest.
 for rules in paper reference; do
 	stage "subsets $rules" 30 env GPNB="$GPNB" RULES=$rules DATASETS=pol,bike STAGES="sgd:cold sgd:warm" \
-		FLAGS="--backend cuda" sh results/run-fidelity.sh >>"$OUT/subsets.log" 2>&1
+		FLAGS="--backend cuda" sh results/fidelity/run.sh >>"$OUT/subsets.log" 2>&1
 done
 tail -n 4 "$OUT/subsets.log" | tee -a "$sum"
-cap=$(sed -n 's/^RERUN_CAP = //p' results/fidelity.py) # the one place it is set
+cap=$(sed -n 's/^CAP=//p' results/full-authors-rules/run.sh) # the one place it is set
 stage full 100 "$GPNB" reproduce --backend cuda --datasets pol,bike --splits 0 --solvers sgd --modes cold,warm --steps 100 \
-	--exact never --rules authors --max-iterations "$cap" --out results/full-rules >>"$OUT/full.log" 2>&1
+	--exact never --rules authors --max-iterations "$cap" --out results/full-authors-rules >>"$OUT/full.log" 2>&1
 tail -n 3 "$OUT/full.log" | tee -a "$sum"
 
-for d in full-rules fidelity/paper fidelity/reference; do
+for d in full-authors-rules fidelity/paper fidelity/reference; do
 	tar -czf "$OUT/$(echo "$d" | tr / -).tar.gz" --exclude lock --exclude '*.tmp' results/"$d"
 done
 note "fidelity.sh: done in $SECONDS s"

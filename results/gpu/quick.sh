@@ -10,7 +10,7 @@
 #	results/gpu/build.sh                           # development machine
 #	results/gpu/quick.sh                           # GPU machine, carrying .cuda
 #	tar -xzf quick56.tar.gz -C results/gpu         # development machine
-#	python3 results/gpu/render.py                  # → results/gpu/tables.md
+#	sh results/gpu/render.sh                       # → results/gpu/tables.md
 #
 # Stages, in order of importance; each has its own time limit and none
 # starts past the call's deadline (minus the time kept for the evaluation):
