@@ -4,8 +4,9 @@
 Usage (from the repository root, with Debian's python3, GoNB and
 GPNB_DATA set as for `make test-notebooks`):
 
-  results/speed/notebook/run.py [ROUNDS]   run, append to raw.jsonl, render
-  results/speed/notebook/run.py --render   render tables.md from raw.jsonl
+  results/speed/notebook/run.py [ROUNDS]   run, append to raw.jsonl, summarise
+
+run.sh runs it and renders tables.md with gpnb table.
 
 ROUNDS (default "pure,tagged,pure,tagged") are executions of
 notebooks/01-quickstart.ipynb, in turn, so that both builds share the
@@ -24,8 +25,8 @@ records every cell's start and end (record_timing; whole seconds with GoNB);
 the training cell is the one that calls opt.Run. Each run appends one JSON
 line to raw.jsonl: the build line, every code cell's seconds, the training
 cell's printed lines (its two runs' iterations and in-process seconds), the
-1-minute load average before and after. tables.md is rendered from
-raw.jsonl alone.
+1-minute load average before and after; summary.jsonl holds each build's
+mean and their ratio, computed from raw.jsonl alone.
 """
 import json
 import os
@@ -38,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 NOTEBOOK = os.path.join(ROOT, "notebooks", "01-quickstart.ipynb")
 RAW = os.path.join(HERE, "raw.jsonl")
-TABLE = os.path.join(HERE, "tables.md")
+SUMMARY = os.path.join(HERE, "summary.jsonl")
 TAG_LINE = "%goflags -tags=openblas"
 PURE_LINE = "%env CGO_ENABLED=0"
 # What the first cell's build line must say in each build.
@@ -112,45 +113,33 @@ def run(build):
     return {"build": build, "build_line": line, "cell_seconds": [seconds(c) for c in code], "training_cell": train,
             "training_cell_s": seconds(code[train]), "runs": runs, "notebook_s": round(wall, 1),
             "load_before": round(load0, 2), "load_after": round(load1, 2), "cores": os.cpu_count(),
-            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start))}
-
-
-# The builds' names in the tables.
-NAME = {"pure": "pure Go", "tagged": "default first cell"}
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)),
+            "in_process_s": round(sum(x["total_s"] for x in runs), 2),
+            "iterations": ", ".join(str(x["iterations"]) for x in runs)}
 
 
 def mean(xs):
     return sum(xs) / len(xs)
 
 
-def render():
-    rows = [json.loads(l) for l in open(RAW) if l.strip()]
-    out = ["# Notebook 01: the default first cell against pure Go", "",
-           "Rendered by `results/speed/notebook/run.py --render` from [raw.jsonl](raw.jsonl); see [README.md](README.md).", "",
-           "| # | build | build line (first cell) | training cell s | in-process s (cold + warm) | solver iterations (cold, warm) | notebook s | load before → after |",
-           "|--:|---|---|--:|--:|--:|--:|--:|"]
-    for i, r in enumerate(rows, 1):
-        inproc = sum(x["total_s"] for x in r["runs"])
-        its = ", ".join(str(x["iterations"]) for x in r["runs"])
-        line = r["build_line"].removeprefix("gpnb build: ")
-        out.append(f"| {i} | {NAME[r['build']]} | {line} | {r['training_cell_s']:.0f} | {inproc:.1f} | {its} | {r['notebook_s']:.0f} | {r['load_before']:.2f} → {r['load_after']:.2f} |")
+def summarise(rows):
+    """The means of each build's runs and their ratio, a JSON line a
+    measure, written to summary.jsonl for gpnb table."""
     by = {b: [r for r in rows if r["build"] == b] for b in ("pure", "tagged")}
-    if by["pure"] and by["tagged"]:
-        cell = {b: mean([r["training_cell_s"] for r in rs]) for b, rs in by.items()}
-        inproc = {b: mean([sum(x["total_s"] for x in r["runs"]) for r in rs]) for b, rs in by.items()}
-        out += ["", f"Means over {len(by['pure'])} pure-Go and {len(by['tagged'])} default runs (taken in turn, on a machine with "
-                f"{rows[0]['cores']} cores shared with other work):", "",
-                "| | pure Go | default first cell | pure / default |", "|---|--:|--:|--:|",
-                f"| training cell (nbclient's timing, whole seconds: compile, link and run) | {cell['pure']:.1f} s | {cell['tagged']:.1f} s | {cell['pure'] / cell['tagged']:.2f}× |",
-                f"| training in process (the two runs' printed totals) | {inproc['pure']:.1f} s | {inproc['tagged']:.1f} s | {inproc['pure'] / inproc['tagged']:.2f}× |"]
-    open(TABLE, "w").write("\n".join(out) + "\n")
-    print("\n".join(out))
+    if not (by["pure"] and by["tagged"]):
+        return
+    measures = [
+        ("training cell (nbclient's timing, whole seconds: compile, link and run)", lambda r: r["training_cell_s"]),
+        ("training in process (the two runs' printed totals)", lambda r: sum(x["total_s"] for x in r["runs"])),
+    ]
+    with open(SUMMARY, "w") as f:
+        for name, get in measures:
+            m = {b: mean([get(r) for r in rs]) for b, rs in by.items()}
+            f.write(json.dumps({"measure": name, "pure_runs": len(by["pure"]), "tagged_runs": len(by["tagged"]),
+                                "pure_s": m["pure"], "tagged_s": m["tagged"], "ratio": m["pure"] / m["tagged"]}) + "\n")
 
 
 def main():
-    if sys.argv[1:] == ["--render"]:
-        render()
-        return
     # As scripts/run-notebooks.sh: GoNB's tools on PATH, the UCI data.
     gopath = os.popen("go env GOPATH").read().strip()
     os.environ["PATH"] = os.path.join(gopath, "bin") + os.pathsep + os.environ["PATH"]
@@ -165,7 +154,7 @@ def main():
         print(json.dumps(r), flush=True)
         with open(RAW, "a") as f:
             f.write(json.dumps(r) + "\n")
-    render()
+    summarise([json.loads(l) for l in open(RAW) if l.strip()])
 
 
 if __name__ == "__main__":
