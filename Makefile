@@ -53,7 +53,7 @@ NVCC ?= nvcc
 help:
 	@echo "gpnb make targets:"
 	@echo "  demo             build bin/gpnb and run 'gpnb demo' (warm vs cold start, embedded data)"
-	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)), again pure Go where BLAS is used, -tags cudaemu ./cuda, test-slurm, test-notebooks"
+	@echo "  test             lint, check-notebooks, go test ./... (GPNB_DATA=$(GPNB_DATA)), again pure Go where BLAS is used, -tags cudaemu ./cuda ./gpnb/nb, test-slurm, test-notebooks"
 	@echo "  build            go build -o bin/gpnb ./cmd/gpnb (tags: '$(TAGS)'; OPENBLAS=0 for gonum's BLAS)"
 	@echo "  lint             gofmt -l (must be empty), go vet, staticcheck, go vet for $(CROSS)"
 	@echo "  echarts          npm install echarts@$(ECHARTS_VERSION) into .cache/echarts (offline charts)"
@@ -116,8 +116,8 @@ gotest: echarts
 	GPNB_REQUIRE_BROWSER=1 $(GO) test $(TAGFLAGS) -count=1 -p 1 ./...
 	@echo "==> go test, pure Go (no cgo: gonum's BLAS, Go's kernel code): the packages that use BLAS"
 	CGO_ENABLED=0 GPNB_REQUIRE_BROWSER=1 $(GO) test -count=1 -p 1 $$(CGO_ENABLED=0 $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "$(BLAS64)"}} blas{{end}}{{end}}' ./... | awk '$$2 == "blas" {print $$1}')
-	@echo "==> go test -tags cudaemu ./cuda (the GPU kernels compiled as host C++)"
-	$(GO) test -tags cudaemu -count=1 ./cuda/...
+	@echo "==> go test -tags cudaemu ./cuda ./gpnb/nb (the GPU kernels compiled as host C++; nb picks the emulated GPU)"
+	$(GO) test -tags cudaemu -count=1 ./cuda/... ./gpnb/nb
 
 # test-slurm: the array job of scripts/slurm/reproduce.sbatch on a real
 # Slurm, a one-node cluster (munged, slurmctld, slurmd) that

@@ -116,9 +116,7 @@ func deviceInfo(ordinal int) (DeviceInfo, cu.Device, error) {
 		return DeviceInfo{}, 0, fmt.Errorf("%w: device %d: %v", ErrUnavailable, ordinal, err)
 	}
 	inf := DeviceInfo{Ordinal: ordinal, Driver: cu.Version()}
-	if b, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
-		inf.DriverVersion = driverVersion(string(b))
-	}
+	inf.DriverVersion = InstalledDriver()
 	if inf.Name, err = dev.Name(); err != nil {
 		return inf, dev, fmt.Errorf("%w: device %d name: %v", ErrUnavailable, ordinal, err)
 	}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 
@@ -98,6 +99,19 @@ func (d DeviceInfo) Label() string {
 		s += fmt.Sprintf(", CUDA %d.%d", d.Driver/1000, d.Driver%1000/10)
 	}
 	return s + ")"
+}
+
+// InstalledDriver returns the version of the NVIDIA driver installed on
+// this machine (from /proc/driver/nvidia/version, e.g. "580.159.04"), or ""
+// when there is none or the file cannot be read (systems other than
+// Linux). It works in every build, so a binary without the cuda tag can
+// say that a GPU is there to use.
+func InstalledDriver() string {
+	b, err := os.ReadFile("/proc/driver/nvidia/version")
+	if err != nil {
+		return ""
+	}
+	return driverVersion(string(b))
 }
 
 // nvrmVersion is the version in the first line of /proc/driver/nvidia/version

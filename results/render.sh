@@ -1,13 +1,13 @@
 #!/bin/sh
 # Renders every table of results/ with gpnb table from the files there:
-# each experiment's tables.md (RENDER_ONLY=1 sh results/<experiment>/run.sh;
+# each experiment's tables.md (RENDER_ONLY=1 sh results/<experiment>[/<part>]/run.sh;
 # results/gpu/render.sh) and the headline of results/README.md, the block
 # between its "headline" markers. Usage: sh results/render.sh
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/results.sh # GPNB
 export GPNB
-for run in results/*/run.sh; do
+for run in results/*/run.sh results/*/*/run.sh; do
 	case "$run" in
 	results/gpu/*) sh results/gpu/render.sh ;; # its run.sh runs on the GPU machine
 	*) RENDER_ONLY=1 sh "$run" ;;

@@ -4,7 +4,8 @@
 #   - Debian packages: gcc and g++ (cgo: the openblas tag, the cudaemu
 #     tests' C++20 kernels), chromium (chart screenshots), Jupyter's nbconvert and
 #     nbclient with ipykernel (headless notebook runs), OpenBLAS (the openblas
-#     build tag), nodejs/npm (the local echarts copy);
+#     build tag of make and of the notebooks' first cell), nodejs/npm (the
+#     local echarts copy);
 #   - the Go tools pinned in tools/go.mod (gonb, goimports, gopls,
 #     staticcheck), installed into $(go env GOPATH)/bin;
 #   - the GoNB Jupyter kernel (gonb --install);

@@ -22,6 +22,7 @@ import (
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/gpnb/nb"
 	"github.com/gpnb/gpnb/gpnb/repro"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -168,19 +169,17 @@ func (b *bench) header() {
 		b.batchSize = max(100, min(1000, n*1000/13500))
 	}
 	b.methods = map[string]solvers.Method{"cg": solvers.CG{}, "ap": solvers.AP{BlockSize: b.blockSize}, "sgd": solvers.SGD{BatchSize: min(b.batchSize, n), Momentum: solvers.DefaultMomentum}}
-	vec := kernel.VectorKernel()
-	if vec == "" {
-		vec = "none (Go math.Exp)"
+	fmt.Fprintf(b.out, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; GOMAXPROCS %d, %s/%s; load %.2f\n",
+		b.ds.Source, b.ds.Split, n, d, b.steps, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, repro.SystemLoadAverage())
+	build := nb.Build()
+	fmt.Fprint(b.out, build)
+	if build.Backend.Device != nil {
+		fmt.Fprint(b.out, " (gpnb bench times the CPU operator, not the GPU)")
 	}
-	if b.prec == kernel.Mixed {
-		mk := kernel.MixedKernel()
-		if mk == "" {
-			mk = "none (float64 gemm on converted tiles: slower than float64)"
-		}
-		vec += "; mixed-precision product " + mk
+	fmt.Fprintln(b.out)
+	for _, u := range build.Upgrades() {
+		fmt.Fprintf(b.out, "  on this machine, %s\n", u)
 	}
-	fmt.Fprintf(b.out, "gpnb bench: %s split %d, n=%d, d=%d, %d Adam steps per run; BLAS %s, vectorised kernel %s, GOMAXPROCS %d, %s/%s; load %.2f\n",
-		b.ds.Source, b.ds.Split, n, d, b.steps, kernel.BLASName(), vec, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, repro.SystemLoadAverage())
 	fmt.Fprintf(b.out, "settings: Matérn-3/2, 16 probes, Adam lr 0.1, tolerances 0.01/0.1, AP block %d, SGD batch %d\n\n", b.blockSize, min(b.batchSize, n))
 }
 

@@ -280,7 +280,11 @@ func statusTable(labels, paths []string) (*results.Table, error) {
 			"machine": fmt.Sprintf("%s, %s cores (GOMAXPROCS %s), %s/%s", e["cpu"], e["numcpu"], e["gomaxprocs"], e["goos"], e["goarch"]),
 			"Go":      e["go"], "BLAS": e["blas"], "build tags": e["-tags"], "revision": e["vcs.revision"],
 		} {
-			rows[k] = append(rows[k], results.Text(v))
+			c := results.Text(v)
+			if v == "" {
+				c = results.Missing() // not recorded, e.g. a build without VCS stamping
+			}
+			rows[k] = append(rows[k], c)
 		}
 	}
 	for _, k := range order {

@@ -3,9 +3,7 @@
 package kernel
 
 import (
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -18,16 +16,9 @@ import (
 // operator uses the vectorised evaluation unless ScalarKernel is set. The
 // CPU's features come from /proc/cpuinfo, apart from the C code's cpuid.
 func TestKernelSelection(t *testing.T) {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		t.Skipf("no /proc/cpuinfo to read the CPU's features from: %v", err)
-	}
-	var flags []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
-			flags = strings.Fields(v)
-			break
-		}
+	flags := cpuFlags()
+	if flags == nil {
+		t.Skip("no /proc/cpuinfo to read the CPU's features from")
 	}
 	avx2, fma := slices.Contains(flags, "avx2"), slices.Contains(flags, "fma")
 	want, wantMixed := "", ""
@@ -42,6 +33,9 @@ func TestKernelSelection(t *testing.T) {
 	}
 	if got := MixedKernel(); got != wantMixed {
 		t.Errorf("MixedKernel() = %q on a CPU with avx2 %v, fma %v: want %q", got, avx2, fma, wantMixed)
+	}
+	if b, h := ThisBuild(), ThisHost(); !b.Cgo || b.Vector != want || b.Mixed != wantMixed || h.AVX2 != avx2 || h.FMA != fma {
+		t.Errorf("ThisBuild() = %+v, ThisHost() = %+v: want cgo, kernels %q and %q, avx2 %v, fma %v", b, h, want, wantMixed, avx2, fma)
 	}
 	x := mat.NewDense(3, 2, []float64{0, 1, 2, 3, 4, 5})
 	k := Kernel{Family: Matern32, Hyper: Hyper{Lengthscales: []float64{1, 1}, Signal: 1, Noise: 0.1}}

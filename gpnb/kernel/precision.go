@@ -107,8 +107,8 @@ func PrecisionOf(op GramOperator) Precision {
 	return Float64
 }
 
-// VectorKernel names the vectorised kernel evaluation operators use, e.g.
-// "avx2 (libmvec exp)", or returns "" when kernel values are evaluated by
+// VectorKernel names the vectorised kernel evaluation operators use,
+// "avx2+fma" or "avx2", or returns "" when kernel values are evaluated by
 // the portable Go code (builds without cgo, non-amd64 machines, CPUs
 // without AVX2). Options.ScalarKernel turns it off for one operator.
 func VectorKernel() string { return vectorKernel }

@@ -11,9 +11,15 @@
 //   - WorkDir is the folder where a notebook keeps the files its cells pass
 //     to one another: GoNB runs every cell as a new process, so values do not
 //     survive from one cell to the next, but files (results, checkpoints)
-//     do.
+//     do;
+//   - ShowBuild prints the build a notebook runs (Build: backend, kernel
+//     values, mixed precision, BLAS) and what other builds would add on this
+//     machine; gpnb bench prints the same;
+//   - PickBackend trains on the GPU when the notebook is built with
+//     `%goflags -tags=openblas,cuda` and a device is usable, else on the
+//     CPU, and says why.
 //
-// A notebook's first cells, for a notebook anywhere on disk, are in the
+// A notebook's first cell, for a notebook anywhere on disk, is in the
 // README ("Notebooks").
 package nb
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -97,6 +98,18 @@ func TestRunsTable(t *testing.T) {
 	}
 	if _, err := RunsTable(runs, []ColumnSpec{{Name: "total_s", Ref: "c", Digits: -1}}, nil, nil); err == nil {
 		t.Error("a column of a set that is not there: no error")
+	}
+	// A warm run in float32 has no cold pair in float64: their ratio would
+	// mix the precision into the warm start's.
+	f32 := sgdRun("a", true, 1000, []int{10, 10, 10, 10}, 5, 4, false)
+	f32.Path += "-float32"
+	f32.Result.Config.Operator.Precision = kernel.Float32
+	p, err := RunsTable([]Run{runs[0], f32}, []ColumnSpec{{Name: "mode", Digits: -1}, {Name: "iteration_ratio", Ref: "cold", Digits: -1}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cells(t, p); len(c) != 2 || c[1]["iteration ratio (cold)"] != "" {
+		t.Errorf("a float32 warm run against a float64 cold one: %v, want two rows, no ratio", c)
 	}
 	if _, err := ParseColumns("iterations,nope"); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown column: %v", err)

@@ -102,7 +102,8 @@ func isRatio(name string) bool {
 // dataset, split, seed and method, or nil.
 func (c *runCtx) match(r Run, set string) *Run {
 	want := r.Method()
-	if set == "cold" {
+	cold := set == "cold"
+	if cold {
 		if !want.Warm {
 			return nil
 		}
@@ -110,9 +111,16 @@ func (c *runCtx) match(r Run, set string) *Run {
 	}
 	id := RunID(r.Result.Dataset, r.Result.Split, r.Result.Config.Seed, want)
 	for i := range c.runs {
-		if o := c.runs[i]; o.Set == set && o.RunID() == id && !(o.Set == r.Set && o.Path == r.Path) {
-			return &c.runs[i]
+		o := c.runs[i]
+		if o.Set != set || o.RunID() != id || (o.Set == r.Set && o.Path == r.Path) {
+			continue
 		}
+		// A cold/warm ratio compares like with like: the same precision
+		// of K (a float32 run's iterations and time are not a float64's).
+		if cold && o.Result.Config.Operator.Precision != r.Result.Config.Operator.Precision {
+			continue
+		}
+		return &c.runs[i]
 	}
 	return nil
 }

@@ -5,7 +5,13 @@
 // it too. Only tests import it.
 package gptest
 
-import "gonum.org/v1/gonum/mat"
+import (
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // Pointwise is what the references need of a kernel; kernel.Kernel has
 // these methods.
@@ -69,4 +75,25 @@ func DH(x *mat.Dense, k Pointwise, noise float64) []*mat.Dense {
 		out[d+1].Set(a, a, 2*noise)
 	}
 	return out
+}
+
+// BuildSettings returns the settings the go command recorded in this binary
+// (runtime/debug.BuildInfo.Settings: "CGO_ENABLED", "-tags", ...), the
+// independent record of how a test binary was built, or false where it has
+// none.
+func BuildSettings() (map[string]string, bool) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil, false
+	}
+	s := map[string]string{}
+	for _, kv := range bi.Settings {
+		s[kv.Key] = kv.Value
+	}
+	return s, true
+}
+
+// HasTag reports whether the build settings s name the build tag tag.
+func HasTag(s map[string]string, tag string) bool {
+	return slices.Contains(strings.Split(s["-tags"], ","), tag)
 }
