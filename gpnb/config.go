@@ -197,6 +197,11 @@ type Config struct {
 
 	// LearningRate is Adam's step size (default 0.1).
 	LearningRate float64 `json:"learning_rate" resume:"change"`
+	// Param is the parametrisation Adam steps in: ParamSoftplus (the
+	// default, the paper's) or ParamLog, with which length scales of inputs
+	// that do not matter reach their large values in a few hundred steps
+	// instead of thousands (see Param).
+	Param Param `json:"param,omitempty"`
 	// NoiseMin, when > 0, is a floor on the noise scale σ: after every Adam
 	// step σ is raised to NoiseMin if it fell below (the authors' code's
 	// noise_scale_min, off there by default; the paper does not mention
@@ -204,6 +209,16 @@ type Config struct {
 	NoiseMin float64 `json:"noise_min,omitempty"`
 	// Seed seeds the probe generator (math/rand/v2 PCG).
 	Seed uint64 `json:"seed"`
+
+	// Until is when Run stops: after the steps asked for (UntilSteps, the
+	// default) or once the run has converged (UntilConverged; the steps
+	// are then a cap), judged by Optimiser.Converged with ConvergedTol
+	// (0 means DefaultConvergedTol) over ConvergedSteps steps in a row
+	// (0 means DefaultConvergedSteps). They change when a run ends, never
+	// its steps.
+	Until          Until   `json:"until,omitempty" resume:"change"`
+	ConvergedTol   float64 `json:"converged_tol,omitempty" resume:"change"`
+	ConvergedSteps int     `json:"converged_steps,omitempty" resume:"change"`
 
 	// Operator configures the CPU kernel operator (dense cache or
 	// matrix-free, memory budget, precision, workers). A backend given with
@@ -298,19 +313,18 @@ func (c *Config) fixedProbes() bool {
 }
 
 // maxExactN returns MaxExactN or its default.
-func (c *Config) maxExactN() int {
-	if c.MaxExactN > 0 {
-		return c.MaxExactN
-	}
-	return DefaultMaxExactN
-}
+func (c *Config) maxExactN() int { return orDefault(c.MaxExactN, DefaultMaxExactN) }
 
 // evalRelTol returns EvalRelTol or its default.
-func (c *Config) evalRelTol() float64 {
-	if c.EvalRelTol > 0 {
-		return c.EvalRelTol
+func (c *Config) evalRelTol() float64 { return orDefault(c.EvalRelTol, DefaultEvalRelTol) }
+
+// orDefault returns v when it is set (> 0), else def: the zero value of a
+// Config field that stands for a default.
+func orDefault[T int | float64](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultEvalRelTol
+	return def
 }
 
 // Resolve returns c as a run on d input dimensions uses it: every zero field
@@ -418,10 +432,18 @@ func (c *Config) check(d int) error {
 		return bad("Settings.Budget", "Budget = %v: the exact gradient solves by Cholesky, with no iterations to budget; use Hutchinson or Pathwise", c.Settings.Budget)
 	case c.Probes < 1:
 		return bad("Probes", "Probes = %d: need at least 1 probe vector (the paper uses 16)", c.Probes)
+	case !c.Param.valid():
+		return bad("Param", "unknown parametrisation %v: use ParamSoftplus or ParamLog", c.Param)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
 		return bad("LearningRate", "LearningRate = %v: must be finite and > 0 (the paper uses 0.1)", c.LearningRate)
 	case c.NoiseMin < 0 || math.IsNaN(c.NoiseMin) || math.IsInf(c.NoiseMin, 0):
 		return bad("NoiseMin", "NoiseMin = %v: must be a finite value ≥ 0 (0 means no floor on σ)", c.NoiseMin)
+	case c.Until != UntilSteps && c.Until != UntilConverged:
+		return bad("Until", "unknown stopping rule %v: use UntilSteps or UntilConverged", c.Until)
+	case c.ConvergedTol < 0 || math.IsNaN(c.ConvergedTol) || math.IsInf(c.ConvergedTol, 0):
+		return bad("ConvergedTol", "ConvergedTol = %v: must be a finite value ≥ 0 (0 means %g)", c.ConvergedTol, DefaultConvergedTol)
+	case c.ConvergedSteps < 0:
+		return bad("ConvergedSteps", "ConvergedSteps = %d: must be ≥ 0 (0 means %d)", c.ConvergedSteps, DefaultConvergedSteps)
 	case c.MaxExactN < 0:
 		return bad("MaxExactN", "MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
 	case c.EvalRelTol < 0 || math.IsNaN(c.EvalRelTol) || math.IsInf(c.EvalRelTol, 0):

@@ -1,6 +1,6 @@
 // Package gpnb is levels 1 and 2 of the paper's hierarchy of marginal
 // likelihood optimisation for iterative Gaussian processes: an Adam optimiser
-// over softplus-raw hyperparameters (level 1) driven by a Hutchinson gradient
+// over unconstrained hyperparameters (level 1) driven by a Hutchinson gradient
 // estimator (level 2, eq. 5) whose linear systems are solved by package
 // solvers (level 3). Its contribution is the warm start: probes kept fixed and
 // each solve started at the previous step's solution.
@@ -9,9 +9,11 @@
 //
 // Optimiser (NewOptimiser, Step, Run, RunTo) maximises the log marginal
 // likelihood (eq. 3) with Adam (learning rate 0.1, β = (0.9, 0.999), ε =
-// 1e-8) over raw parameters whose softplus is θ = (ℓ_1..ℓ_d, s, σ), all
-// initialised at 1.0 as in the paper. Each step asks its Estimator (level
-// 2, usable on its own through NewEstimator) for ∇L (eq. 4):
+// 1e-8) over raw parameters whose softplus (or, with Config.Param =
+// ParamLog, exponential) is θ = (ℓ_1..ℓ_d, s, σ), all initialised at 1.0 as
+// in the paper, for a number of steps or until the run has converged
+// (Config.Until, Converged). Each step asks its Estimator (level 2, usable
+// on its own through NewEstimator) for ∇L (eq. 4):
 //
 //   - Hutchinson (default): B = [y, z_1..z_s] with s = 16 Gaussian (or
 //     Rademacher) probes; the solver returns V ≈ H⁻¹B; the gradient is one
@@ -69,7 +71,8 @@
 //
 // Config is the one plain-data description of a run (JSON and gob; the
 // solver method is a serialisable value of package solvers). Zero fields
-// are defaults (Resolve writes them out); Paper gives the paper's settings.
+// are defaults (Resolve writes them out); the presets (Preset) are named
+// Configs: Paper gives the paper's settings, Fast a good model soon.
 // Fields tagged resume:"change" may change on resume (WithConfig,
 // WithChanges) or between steps (Optimiser.Change); the others are fixed by
 // the run.

@@ -527,6 +527,9 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	}
 	w := st.Work.Plus(backoff.Work)
 	rec.OperatorProducts, rec.RowEvaluations, rec.BlockEntries, rec.BlockFactorisations = w.OperatorProducts, w.RowEvaluations, w.BlockEntries, w.BlockFactorisations
+	if st.CG != nil {
+		rec.PrecondRank = st.CG.PrecondRank
+	}
 	rec.InitDistance, rec.ZeroInitDistance = distances(v0, v, b, e.st.PendingV0R0)
 	e.st.PendingV0R0 = nil
 	e.st.PrevV = matrixOf(v)

@@ -66,12 +66,14 @@ type OptimiserState struct {
 
 	// Step is the number of completed Adam steps.
 	Step int
-	// Raw are the softplus-raw parameters, Theta = Softplus(Raw), both
-	// ordered (ℓ_1..ℓ_d, s, σ).
+	// Raw are the unconstrained parameters Adam steps in, Theta the
+	// hyperparameters they stand for (Config.Param: Theta = Softplus(Raw)
+	// by default, exp(Raw) with ParamLog), both ordered (ℓ_1..ℓ_d, s, σ).
 	Raw, Theta []float64
 	// Gradient is the last step's ∇L with respect to the constrained θ.
 	Gradient []float64
-	// AdamM and AdamV are Adam's first and second moments (raw space).
+	// AdamM and AdamV are Adam's first and second moments (of the
+	// gradient with respect to Raw).
 	AdamM, AdamV []float64
 
 	// PendingStepSeconds is the time an interrupted step has used so far.
@@ -86,7 +88,8 @@ type OptimiserState struct {
 }
 
 // Optimiser is level 1 of the hierarchy: Adam maximising the marginal
-// likelihood over softplus-raw hyperparameters, with gradients from the
+// likelihood over unconstrained hyperparameters (Config.Param), with
+// gradients from the
 // level-2 estimator (Hutchinson with warm start, or exact). Create one with
 // NewOptimiser or Resume; it is not safe for concurrent use.
 type Optimiser struct {
@@ -107,7 +110,7 @@ func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, err
 	d := ds.D()
 	cfg = est.cfg
 	o := &Optimiser{ds: ds, cfg: cfg, est: est}
-	raw := cfg.Init.Raw()
+	raw := cfg.Param.Raw(cfg.Init)
 	o.st = OptimiserState{
 		Config:      cfg,
 		Fingerprint: ds.Fingerprint(),
@@ -156,7 +159,7 @@ func (o *Optimiser) Estimator() *Estimator { return o.est }
 func (o *Optimiser) Steps() int { return o.st.Step }
 
 // Hyper returns the current constrained hyperparameters.
-func (o *Optimiser) Hyper() kernel.Hyper { return kernel.HyperFromRaw(o.st.Raw) }
+func (o *Optimiser) Hyper() kernel.Hyper { return o.cfg.Param.Hyper(o.st.Raw) }
 
 // Kernel returns the current kernel.
 func (o *Optimiser) Kernel() kernel.Kernel {
@@ -215,11 +218,13 @@ func cloneHistory(h History) History {
 	return out
 }
 
-// Run performs steps more marginal-likelihood steps. It stops cleanly at the
-// next solver iteration when ctx is cancelled or the process receives
-// SIGINT (GoNB's interrupt): the in-flight solve is kept, a checkpoint is
-// saved when Config.CheckpointPath is set, and the returned error wraps
-// context.Canceled (or ctx's error) and says how to resume.
+// Run performs steps more marginal-likelihood steps, or with
+// Config.Until = UntilConverged at most that many, stopping after the first
+// step at which Converged holds (at once when it already does). It stops
+// cleanly at the next solver iteration when ctx is cancelled or the process
+// receives SIGINT (GoNB's interrupt): the in-flight solve is kept, a
+// checkpoint is saved when Config.CheckpointPath is set, and the returned
+// error wraps context.Canceled (or ctx's error) and says how to resume.
 func (o *Optimiser) Run(ctx context.Context, steps int) error {
 	if steps < 0 {
 		return fmt.Errorf("gpnb: Run: steps = %d: must be ≥ 0", steps)
@@ -230,6 +235,9 @@ func (o *Optimiser) Run(ctx context.Context, steps int) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	for i := 0; i < steps; i++ {
+		if o.cfg.Until == UntilConverged && o.Converged() {
+			return nil
+		}
 		if err := o.Step(ctx); err != nil {
 			if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
 				return err
@@ -241,7 +249,8 @@ func (o *Optimiser) Run(ctx context.Context, steps int) error {
 }
 
 // RunTo continues until total steps have been completed in all (counting
-// steps done before a Resume). It does nothing when total ≤ Steps().
+// steps done before a Resume), or, with UntilConverged, until the run has
+// converged if that comes first. It does nothing when total ≤ Steps().
 func (o *Optimiser) RunTo(ctx context.Context, total int) error {
 	if total <= o.st.Step {
 		return nil
@@ -309,25 +318,25 @@ func (o *Optimiser) Step(ctx context.Context) error {
 }
 
 // adam applies one Adam ascent step to the raw parameters, given ∇L with
-// respect to the constrained θ (chain rule through softplus).
+// respect to the constrained θ (chain rule through Config.Param).
 func (o *Optimiser) adam(grad []float64) {
 	t := float64(o.st.Step + 1)
 	lr := o.cfg.LearningRate
 	c1 := 1 - math.Pow(AdamBeta1, t)
 	c2 := 1 - math.Pow(AdamBeta2, t)
 	for i, g := range grad {
-		gr := g * kernel.SoftplusGrad(o.st.Raw[i])
+		gr := g * o.cfg.Param.grad(o.st.Raw[i])
 		o.st.AdamM[i] = AdamBeta1*o.st.AdamM[i] + (1-AdamBeta1)*gr
 		o.st.AdamV[i] = AdamBeta2*o.st.AdamV[i] + (1-AdamBeta2)*gr*gr
 		mhat := o.st.AdamM[i] / c1
 		vhat := o.st.AdamV[i] / c2
 		o.st.Raw[i] += lr * mhat / (math.Sqrt(vhat) + AdamEpsilon)
 	}
-	// σ is the last parameter; softplus is increasing, so flooring the raw
-	// value floors σ.
+	// σ is the last parameter; both parametrisations are increasing, so
+	// flooring the raw value floors σ.
 	if m := o.cfg.NoiseMin; m > 0 {
 		last := len(o.st.Raw) - 1
-		o.st.Raw[last] = math.Max(o.st.Raw[last], kernel.InvSoftplus(m))
+		o.st.Raw[last] = math.Max(o.st.Raw[last], o.cfg.Param.rawOf(m))
 	}
 }
 

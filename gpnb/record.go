@@ -70,6 +70,10 @@ type StepRecord struct {
 	BlockEntries     int `json:"block_entries"`
 	// BlockFactorisations counts AP's block Cholesky factorisations.
 	BlockFactorisations int `json:"block_factorisations,omitempty"`
+	// PrecondRank is the rank of CG's preconditioner in this step's solve
+	// (solvers.CGState.PrecondRank: the configured rank, or the one
+	// solvers.PrecondRankAuto chose for this θ), 0 without one.
+	PrecondRank int `json:"precond_rank,omitempty"`
 
 	// Where the step's time went, wall clock, for the Hutchinson estimator
 	// (0 where not recorded): BuildSeconds
@@ -243,4 +247,8 @@ type Result struct {
 	// and workers, and DropResidualTraces. Optimiser.Result and
 	// State.Result set it.
 	Config *Config `json:"config,omitempty"`
+	// Converged reports whether the run had converged (Optimiser.Converged,
+	// with the run's ConvergedTol and ConvergedSteps) after its last step,
+	// whatever its Config.Until.
+	Converged bool `json:"converged,omitempty"`
 }

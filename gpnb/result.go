@@ -1,7 +1,5 @@
 package gpnb
 
-import "github.com/gpnb/gpnb/gpnb/kernel"
-
 // Result summarises the run so far in the form `gpnb train --json` prints:
 // dataset, configuration, timings, final hyperparameters and the history.
 // Its Test is nil: set it to an Evaluate's result to record the test
@@ -20,7 +18,7 @@ func (o *Optimiser) Result() Result {
 // nil): what the charts of package viz read, so a
 // checkpoint (ReadCheckpoint) can be charted as a finished run can.
 func (st *OptimiserState) Result() Result {
-	h := kernel.HyperFromRaw(st.Raw)
+	h := st.Config.Param.Hyper(st.Raw)
 	solver := st.Config.Solver.Name()
 	if st.Config.Estimator == ExactGradient {
 		solver = "cholesky"
@@ -46,6 +44,7 @@ func (st *OptimiserState) Result() Result {
 		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
 		History:       cloneHistory(st.History),
 		Config:        &cfg,
+		Converged:     st.Config.converged(st.History, st.N),
 	}
 	if len(r.History) > 0 {
 		r.Operator = r.History[len(r.History)-1].Operator

@@ -27,7 +27,11 @@ type CG struct {
 	// rank (an extension): P = LLᵀ + σ_p²I with LLᵀ the rank-k pivoted
 	// Cholesky approximation of H − σ_p²I (plus diag(K − LLᵀ) with
 	// PrecondDiagonal), applied with the Woodbury identity. Building it costs
-	// k columns of H (RowEvaluations) and is redone on Resume.
+	// k columns of H (RowEvaluations) and O(nk²) flops, and is redone on
+	// Resume. PrecondRankAuto (−1) chooses the rank at every Start: the
+	// factorisation stops once the largest remaining diagonal entry of
+	// K − LLᵀ is below a tenth of σ_p², or at AutoRankCap(n): n/5, at most
+	// 512. The rank a solve used is CGState.PrecondRank. 0, the default, means no preconditioner.
 	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondNoise is σ_p², the variance on the preconditioner's diagonal,
 	// normally the noise variance σ² of H = K + σ²I (at most min_i H_ii).
@@ -63,11 +67,16 @@ type CGState struct {
 	// states saved before they were kept: all zero.
 	Failed []float64 `json:",omitempty"`
 	Stalls []int     `json:",omitempty"`
+	// PrecondRank is the rank of the preconditioner this solve applies
+	// (CG.PrecondRank, or the rank PrecondRankAuto chose; less where K is
+	// numerically of lower rank), 0 without one. It is set at Start and on
+	// Resume, which rebuilds the preconditioner.
+	PrecondRank int `json:",omitempty"`
 }
 
 func (s *CGState) clone() *CGState {
 	return &CGState{P: append([]float64(nil), s.P...), RZ: append([]float64(nil), s.RZ...),
-		Failed: append([]float64(nil), s.Failed...), Stalls: append([]int(nil), s.Stalls...)}
+		Failed: append([]float64(nil), s.Failed...), Stalls: append([]int(nil), s.Stalls...), PrecondRank: s.PrecondRank}
 }
 
 // checkFailed records column j's failed true-residual check at relative
@@ -85,11 +94,11 @@ func (CG) Name() string { return "cg" }
 const defaultCGMaxIter = 1000
 
 func (m CG) check() error {
-	if m.PrecondRank < 0 {
-		return fieldError("CG.PrecondRank", "CG.PrecondRank is %d: use 0 (no preconditioner) or a rank > 0", m.PrecondRank)
+	if m.PrecondRank < PrecondRankAuto {
+		return fieldError("CG.PrecondRank", "CG.PrecondRank is %d: use 0 (no preconditioner), a rank > 0, or PrecondRankAuto (−1)", m.PrecondRank)
 	}
-	if m.PrecondRank > 0 && (m.PrecondNoise < 0 || math.IsNaN(m.PrecondNoise) || math.IsInf(m.PrecondNoise, 0)) {
-		return fieldError("CG.PrecondNoise", "CG.PrecondNoise is %v: with PrecondRank > 0 set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", m.PrecondNoise)
+	if m.PrecondRank != 0 && (m.PrecondNoise < 0 || math.IsNaN(m.PrecondNoise) || math.IsInf(m.PrecondNoise, 0)) {
+		return fieldError("CG.PrecondNoise", "CG.PrecondNoise is %v: with a preconditioner (PrecondRank ≠ 0) set it to the noise variance σ² (> 0) of H = K + σ²I, or 0 to take it from the operator", m.PrecondNoise)
 	}
 	return nil
 }
@@ -192,19 +201,26 @@ func newCGSolver(op Operator, b *mat.Dense, st *State, m CG) (*cgSolver, error) 
 func (c *cgSolver) setupPrecond() error {
 	c.z = c.r
 	if c.m.PrecondRank == 0 {
+		c.st.CG.PrecondRank = 0
 		return nil
 	}
 	noise, err := c.m.precondNoise(c.op)
 	if err != nil {
 		return err
 	}
-	pc, err := newPivChol(c.op, c.m.PrecondRank, noise, c.m.PrecondDiagonal, &c.st.Work)
+	rank, auto := c.m.PrecondRank, c.m.PrecondRank == PrecondRankAuto
+	if auto {
+		rank = AutoRankCap(c.st.N)
+	}
+	c.st.CG.PrecondRank = 0
+	pc, err := newPivChol(c.op, rank, auto, noise, c.m.PrecondDiagonal, &c.st.Work)
 	if err != nil || pc == nil {
 		return err
 	}
 	if c.pre, err = pc.upload(c.sp, c.st.M); err != nil {
 		return err
 	}
+	c.st.CG.PrecondRank = pc.k
 	c.z, err = c.sp.NewBlock(c.st.N, c.st.M)
 	return err
 }
@@ -215,8 +231,7 @@ func (c *cgSolver) precondCols(cols []int) {
 	if c.pre == nil {
 		return
 	}
-	c.sp.Copy(c.z, c.r, cols)
-	c.pre.apply(c.sp, c.z, cols)
+	c.pre.apply(c.sp, c.z, c.r, cols)
 }
 
 // restart sets P[:,j] = M⁻¹R[:,j] and RZ[j] = rᵀM⁻¹r for j in cols.

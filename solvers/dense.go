@@ -76,6 +76,11 @@ func (d *DenseOperator) ColsMulTo(dst *mat.Dense, idx []int, dm *mat.Dense) {
 	}
 }
 
+// ColumnTo sets dst[:n] to column j of H (row j, by symmetry).
+func (d *DenseOperator) ColumnTo(dst []float64, j int) {
+	copy(dst[:d.n], d.full.Data[j*d.n:(j+1)*d.n])
+}
+
 // BlockTo sets dst = H[idx,idx].
 func (d *DenseOperator) BlockTo(dst *mat.SymDense, idx []int) {
 	for a, i := range idx {

@@ -22,7 +22,8 @@ import (
 // The golden test pins the arithmetic of every method: it runs fixed
 // problems and compares a SHA-256 of the whole State (every vector, scalar,
 // trace row, work count and generator byte) with hashes recorded from the
-// code as it was before the solvers' vector work moved behind Space. Any
+// code as it was before the solvers' vector work moved behind Space (the
+// preconditioned cases: since CG's preconditioner is built by BLAS). Any
 // change of a single bit in any iterate fails it; a deliberate change of the
 // arithmetic must say so and re-record the hashes (the test prints them).
 //
@@ -112,6 +113,9 @@ func hashState(st *State) string {
 		h.Write([]byte("cg"))
 		hashFloats(h, c.P)
 		hashFloats(h, c.RZ)
+		if c.PrecondRank != 0 { // kept out of the hashes of plain CG
+			hashInts(h, c.PrecondRank)
+		}
 	}
 	if a := st.AP; a != nil {
 		h.Write([]byte("ap"))
@@ -178,6 +182,7 @@ func goldenCases() []goldenCase {
 		{"cg-warm", CG{}, true, Settings{}, 10},
 		{"cg-precond", CG{PrecondRank: 20, PrecondNoise: 0.05}, false, Settings{}, 5},
 		{"cg-precond-diag-warm", CG{PrecondRank: 20, PrecondDiagonal: true, PrecondNoise: 0.05}, true, Settings{}, 5},
+		{"cg-precond-auto", CG{PrecondRank: PrecondRankAuto, PrecondNoise: 0.05}, true, Settings{}, 5},
 		{"cg-tight", CG{}, false, Settings{RelTolMean: 1e-6, RelTolProbes: 1e-4, MaxIterations: 60}, 30},
 		// Tolerances near the rounding floor: recurrence residuals meet them
 		// before true ones do, so CG's recurrence restarts.
@@ -200,11 +205,12 @@ func goldenCases() []goldenCase {
 var goldenHashes = map[string][4]string{
 	"cg":                   {"bfad8d6b6791a695f5a133a245bf5480c08e38111f3016c68434043d7c2221c3", "d933c78a7e5383eb22a70c9b3dc198478d87e6593b655a8a2589000a3f53c42f", "db35d0df558e77dac1d966f41813573b30dde4e95a002db6ba3c97fdffac76d1", "db35d0df558e77dac1d966f41813573b30dde4e95a002db6ba3c97fdffac76d1"}, // 30 iterations
 	"cg-warm":              {"6d2d182f7bb3b86e3575424a3be148d330fc2cdfb7636b929f7772eefc4976f7", "625772cd3a5620fb3f39672966840c1f4cff069f7e905700510a9f8c1776d8a3", "b4b52ddec494fd90d67e4bb13c790df3470e5ff7a3c1abb38d8356046bca428d", "b4b52ddec494fd90d67e4bb13c790df3470e5ff7a3c1abb38d8356046bca428d"}, // 31 iterations
-	"cg-precond":           {"a7ceaa488d749ace774772bb8c766d6146c258a79aea65343a91bb0d6bb303e8", "31607f97ebbb291e840d0e988dcfa0f8f14899e9cf84b4322653650b2df54bd9", "ba231880a84af5de22e706f51d84b6ece50a09c33917477de6bd71952c38dc75", "231c828f9a2923f91ab5521f7b8386fe296b42b5956963e067a49fda8dc97a43"}, // 16 iterations
-	"cg-precond-diag-warm": {"0ce2d7b5f7ec022866536fe8ffd79063ecde44b082a8a02ef8bbdbb2451a8840", "84168656dd816d24822dbfa6098c382e377c36b85dcbefa6cb042414753e7393", "cb5d9babd398b05ba7e89c3f1a1ae96faef97bcb5266fa250ec58796afcce12f", "d57b5fec6a93b317e3bd822adf98153f8127fd5db71771dca93a5540055f332a"}, // 17 iterations
+	"cg-precond":           {"8b0c37dfd75c7f3b5b7704cc3f7b405cef47fa57089b927f7153732493b2d197", "e1cf9632773f7c947106971b82019501b43aaaea108b20348584c899dbc267a6", "6c7130c9342d75f1f782dba97d8b0403a3b14f835a2eb46b8382ebe19de6bbfc", "4dad29c251ddcaf95d8ded1f23d3be999b642d23fd72ac4946d7833c7540b84c"}, // 16 iterations
+	"cg-precond-diag-warm": {"515e80c13647406cf77a4065bd9536d3e381b7db4edbc7a9e18c92c7324bebc8", "385ae8960abdbb593faa251a855a28da71f678f4ddaf700e4aaf139636e8c8ea", "05091806779df8ea4cf128d435af9366c13bc61c928508d88db9559fa32ac775", "dd3b3833c9b42bbf0a4be50498fe0d2a53dd5695d761d5b8a83e12fe394ab3b2"}, // 17 iterations
+	"cg-precond-auto":      {"1c2c90775ef1a58ced57fbd26f97c5608b2126c549455367ffb2146723bf8708", "15dcccc13cf73b6c825abf4e1c95ad8b3e7da57c1269cd36ac8aab5c52f7527e", "aa8474c7a15b0e26319c7b91ec4f6746dfb8ac466b5bc2a55074981a9abd27e8", "4bd73b3422bc3446da2e5308c54992b1a8d94faec417ca2179578202e81baacc"}, // 7 iterations, rank 60 (AutoRankCap(300))
 	"cg-tight":             {"954514c38fb2d60670887f52264ec1f613e9f31da9025bcdc00a09d53d9a267a", "98149be770217eb8e1fd121d8bd68ebad7c72127a4062454a981000644ff9683", "ec8f5eee9c9b5810f3e30a5e5ffd028cbd31ecc997409192ef592a3df6707cbe", "ec8f5eee9c9b5810f3e30a5e5ffd028cbd31ecc997409192ef592a3df6707cbe"}, // 60 iterations
 	"cg-restart":           {"2b9a3250cd889371a65783d5be012127c9caa7c413efe888bc23a6965e89b526", "2da668136b10b267596a64b4c900acf1870dc81b0511a3c5b071a1565052e58d", "49f3e4d138944290d3af98371a649b37700b32fe171d42b0a4265747fa27fc2f", "49f3e4d138944290d3af98371a649b37700b32fe171d42b0a4265747fa27fc2f"}, // 170 iterations
-	"cg-precond-restart":   {"6c60f635ceb08d2fd8db53a491eba068b1bfebd448e530ce706833f202f24d4a", "33c2fd729d2ead7f7e62a0a11571b49051021f0722101eb52a1089f40745e9d0", "caf0cf5ec8c5b0dfd0fd8e38fa548f8c2bddc9b593c0165ccf903d543eab6111", "545bae183cafb8cdda20c9ac6289b9a68eb1792f06af3e3feb4b32c4f9b83e53"}, // 108 iterations: stalls at the rounding floor (State.Stalled); it ran to the cap, 150, before stalls were detected
+	"cg-precond-restart":   {"44e38a3acba3dfa61c86b7a3348d4084dbcc2a5196423925d16a35beb744af48", "717fae8a6f27ee27522d26834d1809a4d673d04a554b31a8d4150e49dac00842", "519605a7954bd0306cb20e945006d9e269e239990ef9682856db6bd4aac857e2", "0e956a15df9610f503e63b16e6d72fe0e3c09df554a7b0f9a7c4020313495978"}, // 109 iterations: stalls at the rounding floor (State.Stalled)
 	"ap":                   {"8a17d1b64c894365975e9b9fbf2420bec3da3e12b9f183a43781682a9d84cf4f", "657ef8d3a8b97b7dff103972a60d79452da7317e3c6d44d982da08ce2de26236", "3e3d28485a1d6aa2a506646c059fc1faca7e8477542b30d92646e61c6e35745e", "03a6abd3abe64a1d960a49aefb4813e6a6aa23c984d6cd3a5faac3ba25a75b68"}, // 120 iterations
 	"ap-warm":              {"45f4fd55355b242f5cc77a346a76ebb2306bb480d65372a58d3c907c4cfac111", "321556addeabf063d5cfee9dbd242b53cbc3bdf4b6d9c711c7d74d1f4bb29d6e", "1b58dcf0474ccecf2edb311c5c1a8b5715de715c807a5e39abd6c1f79287dd6e", "3a8787afe6465453fa852187a34ff430d96231211747bc2ee920b4e76b206321"}, // 120 iterations
 	"sgd":                  {"9ef86962581453905870d7a932b414553b7fc446a4370895c7aee4c156535da4", "ab6247505fad71572b8efdccad6f61fcd34e8894a866d65f5a667c56f87219ce", "f743f34663254482087060a277de4ce7b8ef1fcc4e6b7360de31ff9d3f1be0a1", "f743f34663254482087060a277de4ce7b8ef1fcc4e6b7360de31ff9d3f1be0a1"}, // 400 iterations

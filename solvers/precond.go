@@ -7,34 +7,79 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
+
+// ColumnOperator is an Operator that gives single columns of H without a
+// product, as a dense kernel cache does by reading one of its rows. CG's
+// preconditioner reads one column at each of its k steps; from an operator
+// without ColumnTo it asks for them with ColsMulTo.
+type ColumnOperator interface {
+	Operator
+	// ColumnTo sets dst[:n] to column j of H.
+	ColumnTo(dst []float64, j int)
+}
+
+// PrecondRankAuto as CG.PrecondRank lets CG choose the rank of its
+// preconditioner at every Start (see CG.PrecondRank).
+const PrecondRankAuto = -1
+
+// Automatic rank (CG.PrecondRank = PrecondRankAuto). The pivoted Cholesky
+// factorisation stops at the first k where the largest remaining diagonal
+// entry of K − L_kL_kᵀ is at most autoRankNoise·σ²: every point is then
+// explained by the rank-k part up to a fraction of the noise, and a larger
+// rank cannot improve the preconditioned spectrum by more than that fraction
+// of σ² (the eigenvalues of P⁻¹H lie in [1, 1 + λ_max(K − LLᵀ)/σ²]). On
+// data like pol that bound is far off, and the rank stops at the cap
+// instead: AutoRankCap(n) = n/autoRankDiv, between autoRankMin and
+// autoRankMax. Up to there each pivot still cuts the iterations by more
+// than it adds to an iteration's cost (4km flops for P⁻¹ against 2nm for
+// the product with H) and to the build (one column of H and O(nk) flops);
+// autoRankMax bounds the build, O(nk²), and the n×k factor's memory at
+// large n. DESIGN.md has the measured iterations-versus-rank curves this
+// rests on.
+const (
+	autoRankNoise = 0.1
+	autoRankDiv   = 5
+	autoRankMin   = 16
+	autoRankMax   = 512
+)
+
+// AutoRankCap returns the largest rank PrecondRankAuto chooses on n points:
+// n/autoRankDiv, at least autoRankMin and at most autoRankMax (and n).
+func AutoRankCap(n int) int {
+	return min(n, max(autoRankMin, min(autoRankMax, n/autoRankDiv)))
+}
 
 // pivChol is the preconditioner P = LLᵀ + D, where LLᵀ is the rank-k
 // pivoted Cholesky approximation (Harbrecht et al. 2012; Gardner et al.
 // 2018) of K = H − σ²I and D is σ²I, or, with the diagonal correction,
 // σ²I + diag(K − LLᵀ) (the FITC approximation, which matches H's diagonal
-// exactly). P⁻¹ is applied with the Woodbury identity:
+// exactly). P⁻¹ is applied with the Woodbury identity, W = D⁻¹L:
 //
-//	P⁻¹r = D⁻¹r − D⁻¹L (I_k + LᵀD⁻¹L)⁻¹ LᵀD⁻¹r.
+//	P⁻¹r = D⁻¹r − W (I_k + LᵀD⁻¹L)⁻¹ Wᵀr.
 //
 // It is built on the host from k columns of H; upload moves it into the
 // solver's space, where it is applied.
 type pivChol struct {
 	n, k int
-	dinv []float64      // D⁻¹, n
-	l    blas64.General // n×k
-	dl   blas64.General // D⁻¹L, n×k
-	cm   *mat.SymDense  // I_k + LᵀD⁻¹L
+	dinv []float64 // D⁻¹, n
+	w    []float64 // W = D⁻¹L, n×k row-major
+	c    []float64 // I_k + LᵀD⁻¹L, k×k (upper triangle)
 }
 
 // newPivChol builds the preconditioner from the diagonal and k columns of
-// H. It stops early when the remaining diagonal of K is negligible.
-func newPivChol(op Operator, rank int, noise float64, diagCorrection bool, w *Work) (*pivChol, error) {
+// H: rank columns, or with auto the rank chosen by the rule above, up to
+// rank. It stops early when the remaining diagonal of K is negligible.
+//
+// Step k picks the largest remaining diagonal entry p, reads column p of H
+// and sets L[:,k] = (K[:,p] − L[:,:k]L[p,:k]ᵀ)/√d_p, one BLAS gemv over
+// the columns so far (kept as the rows of Lᵀ, so that each is contiguous).
+// C = I + LᵀD⁻¹L is one syrk.
+func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection bool, w *Work) (*pivChol, error) {
 	n := op.Size()
-	if rank > n {
-		rank = n
-	}
+	rank = min(rank, n)
 	d := make([]float64, n)
 	op.DiagTo(d)
 	maxd := 0.0
@@ -49,10 +94,16 @@ func newPivChol(op Operator, rank int, noise float64, diagCorrection bool, w *Wo
 		d[i] = math.Max(d[i], 0)
 		maxd = math.Max(maxd, d[i])
 	}
-	lfull := make([]float64, n*rank)
+	lt := make([]float64, rank*n) // Lᵀ: row j is column j of L
 	chosen := make([]bool, n)
-	col := mat.NewDense(n, 1, nil)
-	one := mat.NewDense(1, 1, []float64{1})
+	col := make([]float64, n)
+	x := make([]float64, rank) // L[p, :k]
+	colOp, direct := op.(ColumnOperator)
+	var colM, one *mat.Dense
+	if !direct {
+		colM, one = mat.NewDense(n, 1, col), mat.NewDense(1, 1, []float64{1})
+	}
+	idx := []int{0}
 	k := 0
 	for ; k < rank; k++ {
 		p := -1
@@ -62,32 +113,39 @@ func newPivChol(op Operator, rank int, noise float64, diagCorrection bool, w *Wo
 				p, best = i, v
 			}
 		}
-		if p < 0 || best <= 1e-12*maxd {
+		if p < 0 || best <= 1e-12*maxd || (auto && best <= autoRankNoise*noise) {
 			break
 		}
 		chosen[p] = true
-		op.ColsMulTo(col, []int{p}, one)
+		if direct {
+			colOp.ColumnTo(col, p)
+		} else {
+			idx[0] = p
+			op.ColsMulTo(colM, idx, one)
+		}
 		w.RowEvaluations++
-		cd := col.RawMatrix().Data
-		if !allFinite(cd) {
+		if !allFinite(col) {
 			return nil, fmt.Errorf("%w: CG preconditioner: column %d of H is not finite; check the hyperparameters", ErrNotFinite, p)
 		}
-		cd[p] -= noise
-		lpp := math.Sqrt(best)
-		for i := 0; i < n; i++ {
-			if chosen[i] && i != p {
-				continue // L[i,k] = 0 for earlier pivots
-			}
-			s := cd[i]
+		col[p] -= noise
+		if k > 0 {
 			for j := 0; j < k; j++ {
-				s -= lfull[i*rank+j] * lfull[p*rank+j]
+				x[j] = lt[j*n+p]
 			}
-			lfull[i*rank+k] = s / lpp
+			blas64.Gemv(blas.Trans, -1, blas64.General{Rows: k, Cols: n, Stride: n, Data: lt},
+				blas64.Vector{N: k, Inc: 1, Data: x}, 1, blas64.Vector{N: n, Inc: 1, Data: col})
 		}
-		for i := 0; i < n; i++ {
+		lpp := math.Sqrt(best)
+		row := lt[k*n : (k+1)*n]
+		for i, v := range col {
+			if chosen[i] && i != p {
+				row[i] = 0 // L[i,k] = 0 for earlier pivots
+				continue
+			}
+			l := v / lpp
+			row[i] = l
 			if !chosen[i] {
-				v := lfull[i*rank+k]
-				d[i] = math.Max(d[i]-v*v, 0)
+				d[i] = math.Max(d[i]-l*l, 0)
 			}
 		}
 		d[p] = 0
@@ -95,52 +153,74 @@ func newPivChol(op Operator, rank int, noise float64, diagCorrection bool, w *Wo
 	if k == 0 {
 		return nil, nil // K is (numerically) zero: no preconditioner needed
 	}
-	pc := &pivChol{n: n, k: k, dinv: make([]float64, n)}
-	l := make([]float64, n*k)
-	dl := make([]float64, n*k)
-	for i := 0; i < n; i++ {
+	pc := &pivChol{n: n, k: k, dinv: make([]float64, n), w: make([]float64, n*k), c: make([]float64, k*k)}
+	// S = LᵀD^(−1/2) in place, C = I + SSᵀ, W = D⁻¹L = (SD^(−1/2))ᵀ.
+	half := make([]float64, n)
+	for i := range pc.dinv {
 		di := noise
 		if diagCorrection {
 			di += d[i]
 		}
 		pc.dinv[i] = 1 / di
-		for j := 0; j < k; j++ {
-			l[i*k+j] = lfull[i*rank+j]
-			dl[i*k+j] = lfull[i*rank+j] / di
+		half[i] = math.Sqrt(pc.dinv[i])
+	}
+	s := lt[:k*n]
+	for j := 0; j < k; j++ {
+		row := s[j*n : (j+1)*n]
+		for i := range row {
+			row[i] *= half[i]
 		}
 	}
-	pc.l = blas64.General{Rows: n, Cols: k, Stride: k, Data: l}
-	pc.dl = blas64.General{Rows: n, Cols: k, Stride: k, Data: dl}
-	cm := mat.NewSymDense(k, nil)
-	// C = I + Lᵀ(D⁻¹L), symmetric; Gemm fills both triangles.
-	cg := blas64.General{Rows: k, Cols: k, Stride: k, Data: cm.RawSymmetric().Data}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, pc.l, pc.dl, 0, cg)
-	for i := 0; i < k; i++ {
-		cm.SetSym(i, i, cm.At(i, i)+1)
+	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: k, Cols: n, Stride: n, Data: s}, 0,
+		blas64.Symmetric{Uplo: blas.Upper, N: k, Stride: k, Data: pc.c})
+	for j := 0; j < k; j++ {
+		pc.c[j*k+j]++
 	}
-	pc.cm = cm
+	for i := 0; i < n; i++ {
+		wr := pc.w[i*k : (i+1)*k]
+		for j := range wr {
+			wr[j] = s[j*n+i] * half[i]
+		}
+	}
 	return pc, nil
 }
 
-// precond is a pivChol in a space, for up to m columns.
+// precond is a pivChol in a space, for up to m columns. On the host space
+// it is applied by hostApply, without the space's per-operation gathers;
+// elsewhere by the space's operations. Both do the same BLAS calls on the
+// same data, so they give the same bits.
 type precond struct {
-	dl   Block // D⁻¹L, n×k
+	k    int
+	dl   Block // W = D⁻¹L, n×k
 	dinv Block // D⁻¹, n×1
 	c    Block // Cholesky factor of I_k + LᵀD⁻¹L, k×k
 	t    Block // k×m scratch
+
+	host *hostPrecond // the host space's fused application, or nil
+}
+
+// hostPrecond holds what hostApply works on: views of the host blocks, and
+// scratch for the selected columns allocated at upload.
+type hostPrecond struct {
+	n, k   int
+	w      blas64.General    // W, n×k
+	dinv   []float64         // D⁻¹
+	c      blas64.Triangular // upper Cholesky factor of I + LᵀD⁻¹L
+	t      []float64         // k×m
+	rg, zg []float64         // n×m: R and Z gathered by column
 }
 
 // upload moves p into sp and factorises I + LᵀD⁻¹L there.
 func (p *pivChol) upload(sp Space, m int) (*precond, error) {
-	var pc precond
+	pc := precond{k: p.k}
 	var err error
-	if pc.dl, err = blockOf(sp, p.dl.Data, p.n, p.k); err != nil {
+	if pc.dl, err = blockOf(sp, p.w, p.n, p.k); err != nil {
 		return nil, err
 	}
 	if pc.dinv, err = blockOf(sp, p.dinv, p.n, 1); err != nil {
 		return nil, err
 	}
-	if pc.c, err = blockOf(sp, p.cm.RawSymmetric().Data, p.k, p.k); err != nil {
+	if pc.c, err = blockOf(sp, p.c, p.k, p.k); err != nil {
 		return nil, err
 	}
 	if pc.t, err = sp.NewBlock(p.k, m); err != nil {
@@ -152,14 +232,58 @@ func (p *pivChol) upload(sp Space, m int) (*precond, error) {
 		}
 		return nil, fmt.Errorf("solvers: CG preconditioner: the operator's space failed: %w", err)
 	}
+	if _, ok := sp.(*hostSpace); ok {
+		pc.host = &hostPrecond{n: p.n, k: p.k,
+			w:    blas64.General{Rows: p.n, Cols: p.k, Stride: p.k, Data: hb(pc.dl).data},
+			dinv: hb(pc.dinv).data,
+			c:    blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: p.k, Stride: p.k, Data: hb(pc.c).data},
+			t:    make([]float64, p.k*m), rg: make([]float64, p.n*m), zg: make([]float64, p.n*m)}
+	}
 	return &pc, nil
 }
 
-// apply overwrites z[:,cols] with P⁻¹z[:,cols]:
-// t = (D⁻¹L)ᵀz, t ← C⁻¹t, z ← D⁻¹z − (D⁻¹L)t.
-func (p *precond) apply(sp Space, z Block, cols []int) {
+// apply sets z[:,cols] = P⁻¹r[:,cols]:
+// t = Wᵀr, t ← C⁻¹t, z ← D⁻¹r − W t.
+func (p *precond) apply(sp Space, z, r Block, cols []int) {
+	if p.host != nil {
+		p.host.apply(hb(z), hb(r), cols)
+		return
+	}
+	sp.Copy(z, r, cols)
 	sp.MulT(p.t, p.dl, z, cols)
 	sp.Solve(p.t, p.c, p.t, cols)
 	sp.ScaleRows(z, p.dinv, cols)
 	sp.MulAdd(z, -1, p.dl, p.t, cols)
+}
+
+// apply is precond.apply on the host: the selected columns of r are
+// gathered once (not at all when they are every column), the two products
+// with W are single gemms over them and C⁻¹ one triangular solve pair, and
+// the result is scattered once. It allocates nothing.
+func (p *hostPrecond) apply(z, r *hostBlock, cols []int) {
+	n, m := p.n, r.c
+	w, all := sel(cols, m)
+	if w == 0 {
+		return
+	}
+	rd, zd := r.data, z.data
+	if !all {
+		rd, zd = p.rg[:n*w], p.zg[:n*w]
+		gatherCols(rd, r.data, n, m, cols)
+	}
+	R := blas64.General{Rows: n, Cols: w, Stride: w, Data: rd}
+	Z := blas64.General{Rows: n, Cols: w, Stride: w, Data: zd}
+	t := blas64.General{Rows: p.k, Cols: w, Stride: w, Data: p.t[:p.k*w]}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, p.w, R, 0, t)
+	lapack64.Potrs(p.c, t)
+	for i, di := range p.dinv {
+		zr, rr := zd[i*w:(i+1)*w], rd[i*w:(i+1)*w]
+		for a, v := range rr {
+			zr[a] = v * di
+		}
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, p.w, t, 1, Z)
+	if !all {
+		scatterCols(z.data, zd, n, m, cols)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -412,14 +413,19 @@ func TestPivCholWoodbury(t *testing.T) {
 	sys := newKernelSystem(t, x, hyper(2, 1, 1, 0.3), rhs(x, 2, 64))
 	for _, diag := range []bool{false, true} {
 		var w Work
-		pc, err := newPivChol(sys.op, 10, 0.09, diag, &w)
+		pc, err := newPivChol(sys.op, 10, false, 0.09, diag, &w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if w.RowEvaluations != 10 {
 			t.Fatalf("RowEvaluations %d, want 10", w.RowEvaluations)
 		}
-		l := mat.NewDense(60, pc.k, pc.l.Data)
+		l := mat.NewDense(60, pc.k, nil) // L = D·W
+		for i := 0; i < 60; i++ {
+			for j := 0; j < pc.k; j++ {
+				l.Set(i, j, pc.w[i*pc.k+j]/pc.dinv[i])
+			}
+		}
 		var p mat.Dense
 		p.Mul(l, l.T())
 		for i := 0; i < 60; i++ {
@@ -435,9 +441,10 @@ func TestPivCholWoodbury(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z := mat.DenseCopyOf(sys.b)
+		z := mat.NewDense(60, 2, nil)
+		rb := sp.(*hostSpace).wrap(mat.DenseCopyOf(sys.b).RawMatrix().Data, 60, 2)
 		zb := sp.(*hostSpace).wrap(z.RawMatrix().Data, 60, 2)
-		pre.apply(sp, zb, nil)
+		pre.apply(sp, zb, rb, nil)
 		var back mat.Dense
 		back.Mul(&p, z)
 		back.Sub(&back, sys.b)
@@ -1037,5 +1044,76 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := (Settings{}).Resolve(nil); !errors.Is(err, ErrSettings) {
 		t.Errorf("nil method: err = %v, want ErrSettings", err)
+	}
+}
+
+// PrecondRankAuto stops the pivoted Cholesky factorisation at the first
+// rank whose largest remaining diagonal entry of K − LLᵀ is below σ²/10,
+// else at AutoRankCap(n); the solve reports the rank it used. K = UUᵀ + εI
+// with U of rank 3: after 3 pivots the remaining diagonal is about ε, so
+// a small ε stops there and a large one goes on to the cap.
+func TestPrecondAutoRank(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{10, 10}, {50, 16}, {100, 20}, {2000, 400}, {4000, 512}, {13500, 512}, {1 << 20, 512}} {
+		if got := AutoRankCap(c.n); got != c.want {
+			t.Errorf("AutoRankCap(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+	const n, noise = 200, 0.05
+	rng := rand.New(rand.NewPCG(5, 8))
+	u := mat.NewDense(n, 3, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < 3; j++ {
+			u.Set(i, j, rng.NormFloat64())
+		}
+	}
+	b := rhs(synthX(n, 2, 9), 3, 10)
+	for _, c := range []struct {
+		eps  float64
+		rank int
+		want int
+	}{
+		{0.001, PrecondRankAuto, 3},             // ≈ ε ≤ σ²/10 after 3 pivots
+		{0.02, PrecondRankAuto, AutoRankCap(n)}, // ≈ ε > σ²/10: the cap
+		{0.02, 5, 5},
+	} {
+		h := mat.NewSymDense(n, nil)
+		h.SymOuterK(1, u)
+		for i := 0; i < n; i++ {
+			h.SetSym(i, i, h.At(i, i)+c.eps+noise)
+		}
+		op, err := NewDenseOperator(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv, err := Solve(context.Background(), op, CG{PrecondRank: c.rank, PrecondNoise: noise}, b, nil, Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sv.State().CG.PrecondRank; got != c.want || !sv.Converged() {
+			t.Errorf("ε = %g, PrecondRank %d: rank %d (converged %v), want %d", c.eps, c.rank, got, sv.Converged(), c.want)
+		}
+	}
+}
+
+// An operator without ColumnTo gives the preconditioner its columns by
+// ColsMulTo: the same values, so the same bits.
+func TestPrecondColumnFallback(t *testing.T) {
+	x := synthX(150, 2, 12)
+	sys := newKernelSystem(t, x, hyper(2, 0.7, 1, 0.1), rhs(x, 3, 13))
+	m := CG{PrecondRank: 12, PrecondNoise: 0.01, PrecondDiagonal: true}
+	direct, err := Solve(context.Background(), sys.op, m, sys.b, nil, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain Operator = struct{ Operator }{sys.op} // hides ColumnTo
+	if _, ok := plain.(ColumnOperator); ok {
+		t.Fatal("the wrapper still has ColumnTo")
+	}
+	fallback, err := Solve(context.Background(), plain, m, sys.b, nil, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hashState(direct.State()) != hashState(fallback.State()) {
+		t.Fatal("the preconditioner built from ColsMulTo differs from the one built from ColumnTo")
 	}
 }

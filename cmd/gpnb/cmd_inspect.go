@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -275,8 +276,11 @@ func describeMethod(c gpnb.Config, n int) string {
 	authors := solvers.RulesOf(c.Settings, method) == solvers.RulesAuthors
 	switch m := method.(type) {
 	case solvers.CG:
-		if m.PrecondRank > 0 {
+		switch {
+		case m.PrecondRank > 0:
 			parts = append(parts, fmt.Sprintf("pivoted-Cholesky preconditioner of rank %d", m.PrecondRank))
+		case m.PrecondRank == solvers.PrecondRankAuto:
+			parts = append(parts, fmt.Sprintf("pivoted-Cholesky preconditioner of automatic rank (at most %d)", solvers.AutoRankCap(n)))
 		}
 	case solvers.AP:
 		if m, err = m.Resolve(n); err == nil {
@@ -331,7 +335,14 @@ func describeMethod(c gpnb.Config, n int) string {
 			}
 		}
 	}
-	parts = append(parts, fmt.Sprintf("Adam learning rate %g, seed %d", c.LearningRate, c.Seed))
+	adam := fmt.Sprintf("Adam learning rate %g", c.LearningRate)
+	if c.Param != gpnb.ParamSoftplus {
+		adam += fmt.Sprintf(" in %s θ", c.Param)
+	}
+	parts = append(parts, fmt.Sprintf("%s, seed %d", adam, c.Seed))
+	if c.Until == gpnb.UntilConverged {
+		parts = append(parts, "until converged")
+	}
 	return "; " + strings.Join(parts, ", ")
 }
 
@@ -420,12 +431,20 @@ func (in *inspection) writeSteps(b io.Writer, rows gpnb.History) error {
 	if budget {
 		head += "res. at stop\t"
 	}
+	// The preconditioner's rank, where a step had one (--precond-rank).
+	rank := slices.ContainsFunc(rows, func(r gpnb.StepRecord) bool { return r.PrecondRank > 0 })
+	if rank {
+		head += "precond rank\t"
+	}
 	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.1f\t%.4g\t%.4g\t%.4g\t%s\t%s\t", r.Step, r.SolverIterations, stepEnd(r),
 			r.StepSeconds, r.SolverSeconds, r.Noise, r.Signal, stat.Mean(r.Lengthscales, nil), formatDist(r.InitDistance), formatDist(r.ZeroInitDistance))
 		if budget {
 			fmt.Fprintf(tw, "%s\t", formatStop(r))
+		}
+		if rank {
+			fmt.Fprintf(tw, "%d\t", r.PrecondRank)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -57,7 +57,7 @@ func (f *reproduceFlags) register(fs *flag.FlagSet, stderr io.Writer) {
 	f.seeds = fs.String("seeds", "", "seeds or ranges (0-4), a job each (...-seedK; empty: --seed)")
 	def := defaultTarget()
 	def.Config.DropResidualTraces = true
-	f.rf.register(fs, stderr, def, except("solver", "warm-start", "checkpoint", "estimator", "budget", "noise", "signal", "lengthscales"))
+	f.rf.register(fs, stderr, def, except("solver", "warm-start", "checkpoint", "estimator", "budget", "noise", "signal", "lengthscales", "until", "converged-tol", "converged-steps"))
 	f.bf.register(fs)
 }
 

@@ -44,6 +44,13 @@ type solveResult struct {
 	// solution, null when n > 6000.
 	RelErrorVsCholesky *float64 `json:"rel_error_vs_cholesky"`
 	Seconds            float64  `json:"seconds"`
+	// StartSeconds is the part of Seconds spent in the solver's Start
+	// (building CG's preconditioner, where there is one).
+	StartSeconds float64 `json:"start_seconds"`
+	// PrecondRank is the rank of CG's preconditioner (the one
+	// --precond-rank auto chose), 0 without one.
+	PrecondRank int    `json:"precond_rank,omitempty"`
+	Operator    string `json:"operator"`
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
@@ -52,7 +59,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	var rf runFlags
 	df.register(fs, stderr)
 	rf.register(fs, stderr, defaultTarget(), func(name string) bool {
-		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations")(name) ||
+		return only("kernel", "noise", "signal", "lengthscales", "solver", "seed", "tol-mean", "tol-probes", "max-iterations", "operator", "memory-budget", "precision", "workers")(name) ||
 			slices.ContainsFunc([][]string{methodFlags["cg"], methodFlags["ap"], methodFlags["sgd"]}, func(fl []string) bool { return slices.Contains(fl, name) })
 	})
 	nprobes := fs.Int("probes", 16, "Gaussian probe vectors z_j (0: y alone)")
@@ -68,7 +75,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	method, probes, seed := cfg.Solver, *nprobes, cfg.Seed
-	op, err := kernel.NewOperator(ds.XTrain, k, kernel.Options{})
+	op, err := kernel.NewOperator(ds.XTrain, k, cfg.Operator)
 	if err != nil {
 		return err
 	}
@@ -77,14 +84,22 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	settings := cfg.Settings
 
 	start := time.Now()
-	sv, err := solvers.Solve(context.Background(), op, method, b, nil, settings)
+	sv, err := method.Start(op, b, nil, settings)
 	if err != nil {
 		return fmt.Errorf("solve: %w", err)
 	}
+	startSecs := time.Since(start).Seconds()
+	if err := solvers.Run(context.Background(), sv); err != nil {
+		return fmt.Errorf("solve: %w", err)
+	}
 	secs := time.Since(start).Seconds()
+	st := sv.State()
 	res := solveResult{
 		Dataset: ds.Name, Solver: method.Name(), N: n, D: ds.D(), Kernel: k.Family.String(), Probes: probes,
-		Progress: sv.State().Progress(), Seconds: secs,
+		Progress: st.Progress(), Seconds: secs, StartSeconds: startSecs, Operator: op.Storage(),
+	}
+	if st.CG != nil {
+		res.PrecondRank = st.CG.PrecondRank
 	}
 	if n <= solveCholeskyLimit {
 		e, err := solveRelError(op, b, sv.Solution())
@@ -95,7 +110,10 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if *jsonPath == "" {
 		fmt.Fprintf(stdout, "%s: %s, n = %d, %d right-hand sides\n", ds, method.Name(), n, 1+probes)
-		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s\n", res.Iteration, res.Converged, res.Seconds)
+		fmt.Fprintf(stdout, "%d iterations, converged %v, %.3f s (%.3f s to start)\n", res.Iteration, res.Converged, res.Seconds, res.StartSeconds)
+		if res.PrecondRank > 0 {
+			fmt.Fprintf(stdout, "preconditioner rank %d\n", res.PrecondRank)
+		}
 		fmt.Fprintf(stdout, "relative residual: mean %.3g, probes max %.3g\n", res.RelResiduals[0], maxOf(res.RelResiduals[1:]))
 		if res.RelErrorVsCholesky != nil {
 			fmt.Fprintf(stdout, "relative error vs Cholesky: %.3g\n", *res.RelErrorVsCholesky)

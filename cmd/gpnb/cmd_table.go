@@ -30,7 +30,7 @@ type tableFlags struct {
 func (f *tableFlags) register(fs *flag.FlagSet) {
 	f.in = fs.String("in", "", "comma-separated PATH or LABEL=PATH: results directories, result files, or logs (required)")
 	f.format = fs.String("format", "md", "output format: md (Markdown), csv or html (a styled, self-contained page)")
-	f.which = fs.String("table", "all", "1, 2, all, paper, headline, ablation, convergence, budget (summaries); runs, traces, split, status (runs); bench, tests, jsonl (logs)")
+	f.which = fs.String("table", "all", "1, 2, all, paper, headline, ablation, convergence, budget (summaries); runs, traces, split, status (runs); bench, tests, jsonl (logs); versus")
 	f.unit = fs.String("unit", "min", "runtime unit: min (like the paper) or s")
 	f.out = fs.String("out", "", "output file (default stdout); written atomically")
 	f.columns = fs.String("columns", "", "runs: name[@LABEL|@cold][:decimals][=Header] (an unknown name lists them); bench: unit@LABEL[:ratio]; jsonl: keys")
@@ -60,7 +60,7 @@ func (f *tableFlags) parseIn() error {
 }
 
 func runTable(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("table", "--in DIR[,DIR...] [--table 1|2|all|paper|headline|ablation|convergence|budget|runs|traces|split|status|bench|tests|jsonl] [--format md|csv|html] [--unit min|s] [--columns LIST] [--out FILE]", stderr)
+	fs := newFlagSet("table", "--in DIR[,DIR...] [--table 1|2|all|paper|headline|ablation|convergence|budget|runs|traces|split|status|bench|tests|jsonl|versus] [--format md|csv|html] [--unit min|s] [--columns LIST] [--out FILE]", stderr)
 	var f tableFlags
 	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -105,6 +105,16 @@ func (f *tableFlags) tables() ([]*results.Table, error) {
 		return one(results.BenchTable(all, results.ParseBenchColumns(*f.columns)))
 	case "tests":
 		return ifOK(results.TestsTable(f.labels, f.paths))
+	case "versus":
+		var fits []results.Fit
+		for i, p := range f.paths {
+			fit, err := results.ReadFit(f.labels[i], p)
+			if err != nil {
+				return nil, err
+			}
+			fits = append(fits, fit)
+		}
+		return one(results.VersusTable(fits))
 	case "status":
 		return ifOK(statusTable(f.labels, f.paths))
 	case "jsonl":
@@ -121,7 +131,7 @@ func (f *tableFlags) tables() ([]*results.Table, error) {
 	}
 	build, ok := tableKinds[*f.which]
 	if !ok {
-		return nil, fmt.Errorf("--table %q: use 1, 2, all, paper, headline, ablation, convergence, budget, runs, traces, split, bench or jsonl", *f.which)
+		return nil, fmt.Errorf("--table %q: use 1, 2, all, paper, headline, ablation, convergence, budget, runs, traces, split, bench, jsonl or versus", *f.which)
 	}
 	unit, err := results.ParseTimeUnit(*f.unit)
 	if err != nil {

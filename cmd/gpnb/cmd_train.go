@@ -144,6 +144,7 @@ type trainRun struct {
 	rf             runFlags
 	bf             backendFlags
 	steps          int
+	preset         string
 	resume, json   string
 	eval           bool
 	quiet, verbose bool
@@ -205,7 +206,8 @@ func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
 	tr.df.register(fs, stderr)
 	tr.rf.register(fs, stderr, defaultTarget(), nil)
 	tr.bf.register(fs)
-	fs.IntVar(&tr.steps, "steps", 100, "Adam steps (with --resume: in all)")
+	fs.IntVar(&tr.steps, "steps", 100, fmt.Sprintf("Adam steps (with --resume: in all; --until converged: at most, default %d)", gpnb.ConvergedMaxSteps))
+	fs.StringVar(&tr.preset, "preset", "", presetUsage())
 	fs.StringVar(&tr.resume, "resume", "", "continue checkpoint `FILE`'s run")
 	fs.StringVar(&tr.json, "json", "", "write the result to `FILE` (-: stdout)")
 	fs.BoolVar(&tr.eval, "eval", true, "test RMSE and log-likelihood at the end")
@@ -217,15 +219,31 @@ func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
 	if tr.steps < 0 {
 		return nil, fmt.Errorf("--steps %d: must be ≥ 0", tr.steps)
 	}
+	if tr.preset != "" && tr.resume != "" {
+		return nil, errors.New("--preset applies to a new run: a resumed run keeps the configuration it started with")
+	}
 	return tr, nil
 }
 
-// config sets the run's configuration: the flags', or with --resume the
-// checkpoint's with the flags given applied (refused where they would
-// change the run), saved where it was read from unless --checkpoint.
+// config sets the run's configuration: the flags' over the --preset's, or
+// with --resume the checkpoint's with the flags given applied (refused
+// where they would change the run), saved where it was read from unless
+// --checkpoint. A run until converged without --steps gets
+// gpnb.ConvergedMaxSteps steps at most.
 func (tr *trainRun) config() error {
+	err := tr.configure()
+	if err == nil && tr.cfg.Until == gpnb.UntilConverged && !tr.rf.given("steps") {
+		tr.steps = gpnb.ConvergedMaxSteps
+	}
+	return err
+}
+
+func (tr *trainRun) configure() error {
 	ds := tr.ds
 	if tr.resume == "" {
+		if err := tr.rf.applyPreset(tr.preset, ds.Name); err != nil {
+			return err
+		}
 		c, err := tr.rf.config(ds.Name, ds.NTrain(), ds.D())
 		tr.cfg = c
 		return err
@@ -309,6 +327,13 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 	fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
 		ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
 		res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
+	if cfg.Until == gpnb.UntilConverged {
+		if res.Converged {
+			fmt.Fprintf(stdout, "converged after %d steps\n", res.StepsDone)
+		} else {
+			fmt.Fprintf(stderr, "gpnb train: warning: stopped at --steps %d before converging: give more steps (--resume continues the run), or a larger --converged-tol\n", tr.steps)
+		}
+	}
 	if b := res.History.BudgetSteps(); b > 0 {
 		fmt.Fprintf(stdout, "%d of %d steps stopped at the budget of %g epochs (%.4g epochs in all)\n", b, res.StepsDone, cfg.Settings.Budget, res.History.TotalSolverEpochs())
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 func TestTrainCommand(t *testing.T) {
@@ -187,6 +190,45 @@ func TestTrainSIGINT(t *testing.T) {
 	}
 	if r.StepsDone != total || len(r.History) != total {
 		t.Errorf("resumed run did %d steps (history %d), want %d", r.StepsDone, len(r.History), total)
+	}
+}
+
+// TestTrainPreset: --preset fast trains until converged (well before its
+// cap of gpnb.ConvergedMaxSteps steps, reported on stdout and in the JSON)
+// with the preset's choices, and every step records its preconditioner's
+// rank; a flag given beside the preset wins over it.
+func TestTrainPreset(t *testing.T) {
+	dir := t.TempDir()
+	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
+	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--precision", "float64", "--json", out, "--checkpoint", ckpt)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := readJSON[gpnb.Result](t, out)
+	if !r.Converged || r.StepsDone >= gpnb.ConvergedMaxSteps || !strings.Contains(stdout, fmt.Sprintf("converged after %d steps", r.StepsDone)) {
+		t.Errorf("converged %v after %d steps; stdout %q", r.Converged, r.StepsDone, stdout)
+	}
+	c := r.Config
+	if c.Until != gpnb.UntilConverged || c.Param != gpnb.ParamLog || !c.WarmStart || c.Probes != gpnb.FastProbes || c.Operator.Precision != kernel.Float64 {
+		t.Errorf("config %+v: want the fast preset with float64 as given", c)
+	}
+	if cg, ok := c.Solver.(solvers.CG); !ok || cg.PrecondRank != solvers.PrecondRankAuto {
+		t.Errorf("solver %#v, want CG with the automatic preconditioner", c.Solver)
+	}
+	for _, h := range r.History {
+		if k := h.PrecondRank; k < 1 || k > solvers.AutoRankCap(150) {
+			t.Fatalf("step %d used a preconditioner of rank %d, want 1..%d", h.Step, k, solvers.AutoRankCap(150))
+		}
+	}
+	// gpnb inspect says so too: the run's description and a rank column.
+	_, text, _ := runCmd(t, "inspect", ckpt, "--last", "1")
+	for _, want := range []string{"automatic rank", "in log θ", "until converged", "precond rank"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("gpnb inspect does not say %q:\n%s", want, text)
+		}
+	}
+	if code, _, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "slow"); code == 0 || !strings.Contains(errs, "unknown preset") {
+		t.Errorf("--preset slow: exit %d, %q", code, errs)
 	}
 }
 

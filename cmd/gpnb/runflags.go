@@ -80,8 +80,12 @@ var runFlagTable = []runFlag{
 	{"probes", "probe vectors (pathwise: samples)", []string{"Config.Probes"}, positiveField("Config.Probes")},
 	{"probe-dist", "or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
 	{"lr", "Adam's learning rate", []string{"Config.LearningRate"}, positiveField("Config.LearningRate")},
+	{"param", "Adam's θ: softplus (the paper's) or log", []string{"Config.Param"}, textField("Config.Param")},
 	{"noise-min", "floor on σ (0: none)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
 	{"seed", "seed of the probes and SGD's batches", []string{"Config.Seed"}, scalarField("Config.Seed")},
+	{"until", "steps, or converged (--steps is then a cap)", []string{"Config.Until"}, textField("Config.Until")},
+	{"converged-tol", fmt.Sprintf("converged: L/n rises less a step (0: %g)", gpnb.DefaultConvergedTol), []string{"Config.ConvergedTol"}, scalarField("Config.ConvergedTol")},
+	{"converged-steps", fmt.Sprintf("converged: window in steps (0: %d)", gpnb.DefaultConvergedSteps), []string{"Config.ConvergedSteps"}, scalarField("Config.ConvergedSteps")},
 	{"tol-mean", "tolerance of H v = y", []string{"Config.Settings.RelTolMean"}, positiveField("Config.Settings.RelTolMean")},
 	{"tol-probes", "tolerance of the probe systems", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
 	{"max-iterations", "cap a step (0: cg 1000, ap 20000, sgd 50000)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
@@ -101,7 +105,7 @@ var runFlagTable = []runFlag{
 	{"max-exact-n", fmt.Sprintf("largest n for Cholesky (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
 	{"eval-tol", fmt.Sprintf("CG tolerance of tests beyond it (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
 
-	{"precond-rank", "CG: preconditioner rank (0: none)", []string{"CG.PrecondRank"}, scalarField("CG.PrecondRank")},
+	{"precond-rank", "CG: preconditioner rank (0: none), or auto", []string{"CG.PrecondRank"}, precondRank},
 	{"precond-noise", "CG: its σ² (0: the operator's)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
 	{"precond-diagonal", "CG: add diag(K − LLᵀ) to it", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
 	{"block-size", "AP: block size (at most n)", []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
@@ -174,6 +178,46 @@ func (r *runFlags) register(fs *flag.FlagSet, stderr io.Writer, def runTarget, k
 			fs.Var(f.value(&r.t), f.name, f.usage)
 		}
 	}
+}
+
+// applyPreset makes the named preset (gpnb.Preset, for the chosen solver
+// and the dataset) the defaults under the flags given: every flag that was
+// not given on the command line and whose value in the preset differs from
+// the paper's settings takes the preset's value, so a preset changes
+// defaults, never an explicit flag. "" applies none.
+func (r *runFlags) applyPreset(name, dataset string) error {
+	if name == "" {
+		return nil
+	}
+	c, err := gpnb.Preset(name, r.t.Solver, dataset)
+	if err != nil {
+		return fmt.Errorf("--preset: %w", err)
+	}
+	paper, err := gpnb.Paper(r.t.Solver, dataset)
+	if err != nil {
+		return fmt.Errorf("--preset: %w", err)
+	}
+	// Both with their stopping rules written out, so that a preset's rules
+	// reach the rule flags.
+	t, tp := targetOf(c.ApplyRules()), targetOf(paper.ApplyRules())
+	for _, f := range runFlagTable {
+		if r.given(f.name) || r.fs.Lookup(f.name) == nil {
+			continue
+		}
+		v := f.value(&t).String()
+		if v == f.value(&tp).String() {
+			continue
+		}
+		if err := f.value(&r.t).Set(v); err != nil {
+			return fmt.Errorf("--preset %s: --%s: %w", name, f.name, err)
+		}
+	}
+	return nil
+}
+
+// presetUsage is the help of --preset.
+func presetUsage() string {
+	return strings.Join(gpnb.PresetNames, " or ") + ": defaults for the other flags (see README)"
 }
 
 // defaultTarget is the paper's settings (gpnb.Paper) with every method's
@@ -548,6 +592,35 @@ func (s sgdRateValue) Set(v string) error {
 		}
 		m.LearningRate = x
 	}
+	return nil
+}
+
+// precondRank is --precond-rank: a rank ≥ 0, or auto
+// (solvers.PrecondRankAuto).
+func precondRank(t *runTarget) flag.Value { return precondRankValue{fieldOf(t, "CG.PrecondRank")} }
+
+type precondRankValue struct{ v reflect.Value }
+
+func (p precondRankValue) String() string {
+	if !p.v.IsValid() {
+		return ""
+	}
+	if p.v.Int() == solvers.PrecondRankAuto {
+		return "auto"
+	}
+	return strconv.FormatInt(p.v.Int(), 10)
+}
+
+func (p precondRankValue) Set(x string) error {
+	if strings.EqualFold(strings.TrimSpace(x), "auto") {
+		p.v.SetInt(solvers.PrecondRankAuto)
+		return nil
+	}
+	k, err := strconv.Atoi(strings.TrimSpace(x))
+	if err != nil || k < 0 {
+		return errors.New("give a rank ≥ 0 (0: no preconditioner) or auto")
+	}
+	p.v.SetInt(int64(k))
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/internal/fieldtest"
 	"github.com/gpnb/gpnb/solvers"
 )
@@ -139,7 +140,7 @@ func TestConfigErrorsNameTheirFlag(t *testing.T) {
 	for _, tc := range [][]string{
 		{"--momentum", "1.5", "--solver", "sgd"},
 		{"--block-size", "-3", "--solver", "ap"},
-		{"--precond-rank", "-1"},
+		{"--precond-noise", "-1", "--precond-rank", "5"},
 		{"--features", "3", "--estimator", "pathwise"},
 		{"--noise-min", "-1"},
 		{"--max-epochs", "-2"},
@@ -275,4 +276,84 @@ func TestHelpIsShort(t *testing.T) {
 			t.Errorf("gpnb train --help lists %d flags, fewer than the %d run flags", len(lines), len(runFlagTable))
 		}
 	}
+}
+
+// --precond-rank takes a rank or auto (solvers.PrecondRankAuto), and prints
+// what it parses.
+func TestPrecondRankFlag(t *testing.T) {
+	for in, want := range map[string]int{"auto": solvers.PrecondRankAuto, "AUTO": solvers.PrecondRankAuto, "0": 0, "100": 100} {
+		var tg runTarget
+		v := precondRank(&tg)
+		if err := v.Set(in); err != nil || tg.CG.PrecondRank != want {
+			t.Errorf("--precond-rank %s: %d (%v), want %d", in, tg.CG.PrecondRank, err, want)
+		}
+		if back := v.String(); back != strings.ToLower(in) {
+			t.Errorf("--precond-rank %s prints as %s", in, back)
+		}
+	}
+	for _, bad := range []string{"-1", "-3", "x", ""} {
+		var tg runTarget
+		if err := precondRank(&tg).Set(bad); err == nil {
+			t.Errorf("--precond-rank %q accepted", bad)
+		}
+	}
+}
+
+// --preset paper gives what no preset gives, for every solver; --preset
+// fast gives gpnb.Preset(fast) where no flag was given, and the flags given
+// win.
+func TestPresetFlags(t *testing.T) {
+	const d = 3
+	parse := func(args ...string) gpnb.Config {
+		t.Helper()
+		c, err := presetConfig(t, d, args...).Resolve(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, s := range []string{"cg", "ap", "sgd", "cholesky"} {
+		if diff := parse("--solver", s).Differences(parse("--solver", s, "--preset", "paper"), false); len(diff) > 0 {
+			t.Errorf("--solver %s: --preset paper changes %v", s, diff)
+		}
+	}
+	fast, err := gpnb.Preset("fast", "cg", "pol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast.Init = kernel.DefaultHyper(d)
+	if fast, err = fast.Resolve(d); err != nil {
+		t.Fatal(err)
+	}
+	if diff := parse("--preset", "fast").Differences(fast, false); len(diff) > 0 {
+		t.Errorf("--preset fast differs from gpnb.Preset(fast) in %v", diff)
+	}
+	given := parse("--preset", "fast", "--probes", "8", "--precision", "float32", "--precond-rank", "0", "--param", "softplus")
+	want := fast
+	want.Probes, want.Operator.Precision, want.Solver, want.Param = 8, kernel.Float32, solvers.CG{}, gpnb.ParamSoftplus
+	if diff := given.Differences(want, false); len(diff) > 0 {
+		t.Errorf("flags given with --preset fast: differs from the preset with them in %v", diff)
+	}
+}
+
+// presetConfig returns the configuration gpnb train's run flags and
+// --preset give for args on pol (500 points) with d input dimensions.
+func presetConfig(t *testing.T, d int, args ...string) gpnb.Config {
+	t.Helper()
+	var rf runFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rf.register(fs, io.Discard, defaultTarget(), nil)
+	preset := fs.String("preset", "", "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := rf.applyPreset(*preset, "pol"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := rf.config("pol", 500, d)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return c
 }

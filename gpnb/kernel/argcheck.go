@@ -114,6 +114,14 @@ func (c ArgCheck) DiagTo(dst []float64) {
 	}
 }
 
+// ColumnTo checks ColumnTo's arguments: len(dst) ≥ n and j in [0, n).
+func (c ArgCheck) ColumnTo(dst []float64, j int) {
+	if len(dst) < c.N {
+		panic(fmt.Sprintf("%s: ColumnTo: len(dst) = %d, want ≥ %d", c.Pkg, len(dst), c.N))
+	}
+	c.indices("ColumnTo", []int{j})
+}
+
 // CrossMulTo checks CrossMulTo(dst, xs, v): Xs is ns×d, V is n×m and dst is
 // ns×m (or empty, then resized). It returns ns and m.
 func (c ArgCheck) CrossMulTo(dst, xs, v *mat.Dense) (ns, m int) {

@@ -879,6 +879,37 @@ func (o *Operator) DiagTo(dst []float64) {
 	o.k.Hyper.GramDiagTo(dst[:o.n])
 }
 
+// ColumnTo sets dst[:n] to column j of H, K[:,j] + σ²e_j, without a
+// product: row j of the dense cache (K is symmetric; float32 values convert
+// exactly), or n kernel values computed in matrix-free mode, on the calling
+// goroutine. Its values are those of ColsMulTo with a single column and a
+// coefficient 1. It is what CG's pivoted-Cholesky preconditioner reads, a
+// column at each of its k steps (solvers.ColumnOperator).
+func (o *Operator) ColumnTo(dst []float64, j int) {
+	o.check().ColumnTo(dst, j)
+	n := o.n
+	defer o.timed(&o.productNs)()
+	row := o.iota[j : j+1]
+	if o.mode == ModeDense {
+		gatherKRange(o, dst, n, row, 0, n)
+	} else {
+		if len(o.scratch) == 0 {
+			o.scratch = append(o.scratch, new(scratch))
+		}
+		for c0 := 0; c0 < n; c0 += colChunk {
+			c1 := min(n, c0+colChunk)
+			copy(dst[c0:c1], o.kTileFree(o.scratch[0], row, o.iota[c0:c1]))
+		}
+		if o.opt.Precision == Float32 { // K rounded, as its float32 products have it
+			for i, v := range dst[:n] {
+				dst[i] = float64(float32(v))
+			}
+		}
+	}
+	dst[j] += o.noise2()
+	o.rows.Add(1)
+}
+
 // CrossMulTo sets dst = K(Xs, X)·V, where Xs is ns×d, V is n×m and dst is
 // ns×m: the predictive mean at test inputs Xs when V = H⁻¹y. There is no
 // noise term, and it is computed in float64 whatever the operator's

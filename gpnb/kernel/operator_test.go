@@ -180,6 +180,40 @@ func TestOperatorAgainstExplicit(t *testing.T) {
 	}
 }
 
+// TestColumnTo: a column of H read without a product is the column
+// ColsMulTo gives for a coefficient 1, bit for bit, in every mode and
+// precision, and the explicit H's column (within the precision's rounding
+// of K).
+func TestColumnTo(t *testing.T) {
+	const n, d = 57, 3
+	x := testX(n, d, 5)
+	k := testKernel(Matern32, d)
+	h := explicitH(x, k)
+	one := mat.NewDense(1, 1, []float64{1})
+	for _, mode := range []Mode{ModeDense, ModeMatrixFree} {
+		for _, prec := range []Precision{Float64, Float32, Mixed} {
+			op, err := NewOperator(x, k, Options{Mode: mode, Precision: prec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, n)
+			want := mat.NewDense(n, 1, nil)
+			for _, j := range []int{0, 17, n - 1} {
+				op.ColumnTo(got, j)
+				op.ColsMulTo(want, []int{j}, one)
+				for i, v := range got {
+					if math.Float64bits(v) != math.Float64bits(want.At(i, 0)) {
+						t.Fatalf("%v %v: ColumnTo(%d)[%d] = %v, ColsMulTo gives %v", mode, prec, j, i, v, want.At(i, 0))
+					}
+					if !closeTo(v, h.At(i, j), 1e-300, rel32) {
+						t.Fatalf("%v %v: ColumnTo(%d)[%d] = %v, H has %v", mode, prec, j, i, v, h.At(i, j))
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestNearDuplicates checks that points a tiny distance apart get the same
 // kernel value as direct per-pair evaluation. Matern12's e^{−r} has slope −1
 // at r = 0, so an error δ in r² ≈ 0 would show up as √δ in K.
@@ -356,6 +390,8 @@ func TestShapePanics(t *testing.T) {
 		"ColsMulTo D":    func() { op.ColsMulTo(mat.NewDense(10, 2, nil), []int{1, 2}, mat.NewDense(3, 2, nil)) },
 		"BlockTo dst":    func() { op.BlockTo(mat.NewSymDense(3, nil), []int{1, 2}) },
 		"DiagTo":         func() { op.DiagTo(make([]float64, 9)) },
+		"ColumnTo dst":   func() { op.ColumnTo(make([]float64, 9), 1) },
+		"ColumnTo j":     func() { op.ColumnTo(make([]float64, 10), 10) },
 		"CrossMulTo Xs":  func() { op.CrossMulTo(mat.NewDense(4, 2, nil), mat.NewDense(4, 3, nil), v) },
 		"Reduce dst":     func() { op.Reduce(make([]float64, 3), v, v) },
 		"ReduceDense W":  func() { op.ReduceDense(make([]float64, 4), mat.NewDense(10, 9, nil)) },

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,15 +11,19 @@ import (
 )
 
 // ReadJSONLines reads a file of JSON objects, one a line (blank lines
-// skipped), as results/gpu's Python scripts write their runs.
+// skipped), as results/gpu's Python scripts write their runs, or a file
+// that holds one JSON object over any number of lines (gpnb solve --json).
 func ReadJSONLines(path string) ([]map[string]any, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	var one map[string]any
+	if err := json.Unmarshal(b, &one); err == nil {
+		return []map[string]any{one}, nil
+	}
 	var out []map[string]any
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
 	for n := 1; sc.Scan(); n++ {
 		if strings.TrimSpace(sc.Text()) == "" {

@@ -248,6 +248,11 @@ func TestJSONLines(t *testing.T) {
 	if _, err := JSONLinesTable(rows, ""); err == nil {
 		t.Error("no columns: no error")
 	}
+	// One object over several lines, as gpnb solve --json writes it.
+	os.WriteFile(p, []byte("{\n  \"precond_rank\": 400,\n  \"iteration\": 46\n}\n"), 0o644)
+	if rows, err := ReadJSONLines(p); err != nil || len(rows) != 1 || rows[0]["iteration"] != 46.0 {
+		t.Errorf("an indented object: %v, %v", rows, err)
+	}
 }
 
 // TestBudgetPairs compares the worst residual over tolerance at the stop,
