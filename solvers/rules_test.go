@@ -505,7 +505,7 @@ func TestFieldErrors(t *testing.T) {
 		{Check(SGD{Momentum: 1}), "SGD.Momentum"},
 		{Check(SGD{LearningRate: 1, RawLearningRate: 2}), "SGD.LearningRate"},
 		{Check(AP{BlockSize: -1}), "AP.BlockSize"},
-		{Check(CG{PrecondRank: -1}), "CG.PrecondRank"},
+		{Check(CG{PrecondRank: PrecondRankAuto - 1}), "CG.PrecondRank"},
 		{Rules(9).Check(), "Rules"},
 	} {
 		var fe *FieldError
