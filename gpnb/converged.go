@@ -40,8 +40,8 @@ const ConvergedMaxSteps = 1000
 // measurements behind them.
 const (
 	// DefaultConvergedTol bounds the rate at which the run still raises
-	// the log marginal likelihood per training point, L/n, a step: a run
-	// stopped there has reached the plateau of its test log-likelihood.
+	// the log marginal likelihood per training point, L/n, a step
+	// (DESIGN.md has what a run stopped there leaves).
 	DefaultConvergedTol = 3e-4
 	// DefaultConvergedSteps is the window P of the test: a little longer
 	// than Adam's momentum (β₁ = 0.9) remembers, and long enough that the

@@ -1,0 +1,161 @@
+#!/bin/sh
+# gpnb train --preset fast against scikit-learn's exact GP, and the
+# measurements behind the preset's choices (results/speed/fast-preset/
+# README.md), side by side on this machine. Each stage writes its files
+# into out/ and is skipped when they exist, so rerunning finishes what an
+# earlier run left; run it under nohup, alone: every ratio assumes both
+# sides saw the same load, and each measurement records the load before and
+# after it (out/meta-NAME.json). RENDER_ONLY=1 only renders tables.md.
+#
+#   STAGES="fast2000 curve2000 fast4000 curve4000 full ablation stop bench curvefull" sh results/speed/fast-preset/run.sh
+#
+# fastN:     pol split 0, N training points (subset seed 58); the subset is
+#            exported to CSV (export.go) and fitted by scikit-learn
+#            (sklearn_fit.py) right after gpnb train --preset fast (each
+#            is redone, next to the other, when its file is deleted).
+# curveN:    CG iterations against preconditioner rank at scikit-learn's θ
+#            of fastN (gpnb solve, mixed precision, 64 probes, from zero);
+#            curvefull at the θ of results/speed's full-size mixed run.
+# full:      full pol, CG + warm start, 100 steps, the paper's settings in
+#            float64, then the same with --precision mixed --precond-rank auto.
+# ablation:  at n = 2000, the fast preset with one choice changed at a time.
+# stop:      the fast preset until converged and for 200 steps on 2000
+#            points of elevators and on a synthetic set.
+# bench:     BenchmarkPrecond (a preconditioned CG iteration over a plain one).
+# lbfgs/ (run by hand, see lbfgs/main.go): Adam against L-BFGS.
+set -eu
+cd "$(dirname "$0")/../../.."
+. scripts/results.sh # GPNB, GPNB_DATA
+D=results/speed/fast-preset
+OUT=$D/out
+WORK=${WORK:-${TMPDIR:-/tmp}/gpnb-fast-preset}
+mkdir -p "$OUT" "$WORK"
+PY=/usr/bin/python3 # Debian's, with python3-sklearn
+SEED=58
+BUILD=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo "+dirty")
+
+# measure NAME CMD...: runs CMD, writing $OUT/meta-NAME.json with the
+# command, the build, the machine and its 1-minute load before and after.
+measure() {
+	what=$1
+	shift
+	before=$(uptime)
+	t0=$(date +%s.%N)
+	"$@"
+	t1=$(date +%s.%N)
+	after=$(uptime)
+	load() { echo "$1" | sed 's/.*load average: *//; s/,.*//'; }
+	cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: *//')
+	jq -n --arg command "$*" --arg build "$BUILD" --arg date "$(date -u '+%Y-%m-%d %H:%M')" --arg cpu "$cpu" \
+		--arg before "$before" --arg after "$after" --argjson t0 "$t0" --argjson t1 "$t1" \
+		--argjson lb "$(load "$before")" --argjson la "$(load "$after")" --argjson nproc "$(nproc)" \
+		'{command: $command, build: $build, date: $date, wall_seconds: ($t1 - $t0), nproc: $nproc, cpu: $cpu,
+		  uptime_before: $before, uptime_after: $after, load_before: $lb, load_after: $la}' >"$OUT/meta-$what.json"
+}
+
+theta_of() { # θ flags of a scikit-learn fit's JSON
+	jq -r '"--noise \(.noise) --signal \(.signal) --lengthscales \(.lengthscales | map(tostring) | join(","))"' "$1"
+}
+
+train() { # name flags...: one gpnb train run into out/NAME.json
+	name=$1
+	shift
+	[ -f "$OUT/$name.json" ] || measure "$name" "$GPNB" train "$@" --residuals=false --quiet --json "$OUT/$name.json"
+}
+
+fast() { # n
+	n=$1
+	train "gpnb-$n" --data pol --split 0 --subset "$n" --subset-seed $SEED --preset fast
+	[ -f "$OUT/sklearn-$n.json" ] && return 0
+	go run $D/export.go -data pol -split 0 -subset "$n" -subset-seed $SEED -out "$WORK/pol-$n"
+	measure "sklearn-$n" sh -c "$PY $D/sklearn_fit.py $WORK/pol-$n > $OUT/sklearn-$n.json.tmp && mv $OUT/sklearn-$n.json.tmp $OUT/sklearn-$n.json"
+}
+
+curve() { # name data-flags θ-flags ranks
+	name=$1 dflags=$2 theta=$3 ranks=$4
+	for r in $ranks; do
+		f="$OUT/curve-$name-$r.json"
+		[ -f "$f" ] && continue
+		# shellcheck disable=SC2086
+		measure "curve-$name-$r" "$GPNB" solve $dflags --solver cg --precision mixed --probes 64 --precond-rank "$r" $theta --json "$f"
+	done
+}
+
+
+CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 512"
+if [ "${RENDER_ONLY:-0}" != 1 ]; then
+	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full ablation stop bench curvefull}; do
+		case $stage in
+		fast2000) fast 2000 ;;
+		fast4000) fast 4000 ;;
+		curve2000) curve 2000 "--data pol --subset 2000 --subset-seed $SEED" "$(theta_of "$OUT/sklearn-2000.json")" "$CURVE_RANKS_2000" ;;
+		curve4000) curve 4000 "--data pol --subset 4000 --subset-seed $SEED" "$(theta_of "$OUT/sklearn-4000.json")" "$CURVE_RANKS_4000" ;;
+		curvefull) curve full "--data pol" "$(theta_of $D/full-theta.json)" "$CURVE_RANKS_full" ;;
+		full)
+			train full-float64 --data pol --solver cg --warm-start --steps 100
+			train full-fast --data pol --solver cg --warm-start --steps 100 --precision mixed --precond-rank auto ;;
+		ablation)
+			steps=$(jq .steps_done "$OUT/gpnb-2000.json")
+			for a in "probes16 --probes 16" "probes32 --probes 32" "seed1 --seed 1" "seed2 --seed 2" "softplus --param softplus --until steps --steps $steps" "steps200 --until steps --steps 200"; do
+				# shellcheck disable=SC2086
+				train "ablation-${a%% *}" --data pol --split 0 --subset 2000 --subset-seed $SEED --preset fast ${a#* }
+			done ;;
+		stop)
+			for ds in elevators synthetic-2000-8-3; do
+				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --until steps --steps 200
+				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast
+			done ;;
+		bench)
+			[ -f "$OUT/bench.txt" ] || measure bench sh -c "go test -tags openblas -run '^\$' -bench Precond -benchtime 40x ./solvers/ > $OUT/bench.txt.tmp && mv $OUT/bench.txt.tmp $OUT/bench.txt" ;;
+		*) echo "unknown stage $stage" >&2; exit 2 ;;
+		esac
+	done
+fi
+
+# inputs LABEL=FILE...: the --in list of those files that exist.
+inputs() {
+	list=""
+	for x in "$@"; do
+		[ -f "${x#*=}" ] && list="$list${list:+,}$x"
+	done
+	echo "$list"
+}
+# table IN ARGS...: gpnb table --in IN ARGS..., or nothing when IN is empty.
+table() {
+	[ -n "$1" ] || return 0
+	in=$1
+	shift
+	"$GPNB" table --in "$in" "$@"
+	echo
+}
+{
+	echo "# results/speed/fast-preset: tables"
+	echo
+	echo "Rendered by \`RENDER_ONLY=1 sh $D/run.sh\` (gpnb table) from out/; nothing is typed by hand."
+	echo
+	table "$(inputs \
+		"scikit-learn=$OUT/sklearn-2000.json" "gpnb --preset fast=$OUT/gpnb-2000.json" \
+		"16 probes=$OUT/ablation-probes16.json" "32 probes=$OUT/ablation-probes32.json" \
+		"probe seed 1=$OUT/ablation-seed1.json" "probe seed 2=$OUT/ablation-seed2.json" \
+		"softplus θ (as many steps)=$OUT/ablation-softplus.json" "200 steps=$OUT/ablation-steps200.json")" --table versus --title "pol, 2000 training points: the fast preset beside scikit-learn, and one choice changed at a time"
+	table "$(inputs \
+		"scikit-learn=$OUT/sklearn-4000.json" "gpnb --preset fast=$OUT/gpnb-4000.json")" --table versus --title "pol, 4000 training points: the fast preset beside scikit-learn"
+	table "$(inputs \
+		"float64=$OUT/full-float64.json" "mixed + automatic rank=$OUT/full-fast.json")" --table versus --title "Full pol, 100 steps: float64 against mixed precision with the automatic preconditioner"
+	for ds in elevators synthetic-2000-8-3; do
+		table "$(inputs \
+			"200 steps=$OUT/stop-$ds-200.json" "until converged=$OUT/stop-$ds.json")" --table versus --title "The stop on $ds (2000 points): 200 steps against until converged"
+	done
+	for name in 2000 4000 full; do
+		eval "ranks=\$CURVE_RANKS_$name"
+		files=""
+		for r in $ranks; do
+			files="$files $OUT/curve-$name-$r.json"
+		done
+		# shellcheck disable=SC2086
+		table "$(inputs $files)" --table jsonl --title "CG iterations against preconditioner rank: pol, n = $name, at scikit-learn's θ" \
+			--columns "n,precond_rank=rank,iteration=iterations,seconds:2=seconds,start_seconds:2=of which building P"
+	done
+	table "$(inputs "$OUT/bench.txt")" --table bench
+} >"$D/tables.md.tmp"
+mv "$D/tables.md.tmp" "$D/tables.md"
