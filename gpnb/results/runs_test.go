@@ -197,8 +197,12 @@ func TestTimeSplit(t *testing.T) {
 			t.Errorf("part %d (%s): %s s, want %s", i, got[i]["part"], got[i]["seconds"], want)
 		}
 	}
-	if s := markdown(t, TimeSplit(r)); !strings.Contains(s, "| 20 % |") || !strings.Contains(s, "8 block factorisations") {
+	if s := markdown(t, TimeSplit(r)); !strings.Contains(s, "| 20 % |") || !strings.Contains(s, "8 block factorisations") || strings.Contains(s, "preconditioner") {
 		t.Errorf("split:\n%s", s)
+	}
+	r.Result.History[2].PrecondRank = 512
+	if got := cells(t, TimeSplit(r))[2]["part"]; !strings.Contains(got, "preconditioner's build, rank ≤ 512") {
+		t.Errorf("start row with a preconditioner: %q", got)
 	}
 }
 

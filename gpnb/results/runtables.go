@@ -230,16 +230,22 @@ func trace(group []Run, exact *Run, steps []int) *Table {
 
 // TimeSplit is where the steps' time of a run went, from its step records:
 // the kernel build, the gradient reduction, the solver's start (a warm
-// start's product), the block updates that factorised their block, the
-// other solver iterations and the rest, in seconds summed over the steps
-// and as shares of the summed step time.
+// start's product, and the build of CG's preconditioner where it has one),
+// the block updates that factorised their block, the other solver
+// iterations and the rest, in seconds summed over the steps and as shares
+// of the summed step time.
 func TimeSplit(r Run) *Table {
 	var step, solver, build, start, factor, reduce float64
-	var updates, factorisations int
+	var updates, factorisations, rank int
 	for _, s := range r.Result.History {
+		rank = max(rank, s.PrecondRank)
 		step, solver, build, start = step+s.StepSeconds, solver+s.SolverSeconds, build+s.BuildSeconds, start+s.StartSeconds
 		factor, reduce = factor+s.FactorSeconds, reduce+s.ReduceSeconds
 		updates, factorisations = updates+s.SolverIterations, factorisations+s.BlockFactorisations
+	}
+	startName := "solver Start (the warm start's B − H·V0: one product of all columns)"
+	if rank > 0 {
+		startName = fmt.Sprintf("solver Start (B − H·V0, and the preconditioner's build, rank ≤ %d)", rank)
 	}
 	t := &Table{Title: fmt.Sprintf("Where a step's time goes: %s, %s, n = %d, %d steps (%s)", r.Result.Dataset, r.Method().Label(), r.Result.NTrain, len(r.Result.History), r.Name),
 		Caption: fmt.Sprintf("%d solver iterations (block updates) and %d block factorisations in all; seconds summed over the steps and their shares of the summed step time.", updates, factorisations),
@@ -250,7 +256,7 @@ func TimeSplit(r Run) *Table {
 	}{
 		{"kernel build (SetKernel: the dense n² cache for the new θ)", build},
 		{"gradient reduction (Reduce: n²(d+2) over pairs)", reduce},
-		{"solver Start (the warm start's B − H·V0: one product of all columns)", start},
+		{startName, start},
 		{"block updates that factorised their block (Cholesky of H_II, k³/3, plus the update)", factor},
 		{"other solver iterations (block updates)", solver - start - factor},
 		{"the rest (probes, copies, Adam)", step - solver - build - reduce},
