@@ -106,7 +106,10 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 				train "ablation-${a%% *}" --data pol --split 0 --subset 2000 --subset-seed $SEED --preset fast ${a#* }
 			done ;;
 		stop)
-			for ds in elevators synthetic-2000-8-3; do
+			table "$(inputs \
+		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" \
+		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json")" --table split --unit s
+	for ds in elevators synthetic-2000-8-3; do
 				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --until steps --steps 200
 				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast
 			done ;;
@@ -149,6 +152,9 @@ table() {
 		"float64=$OUT/full-float64.json" "mixed + automatic rank=$OUT/full-fast.json")" --table versus --title "Full pol, 100 steps: float64 against mixed precision with the automatic preconditioner"
 	table "$(inputs \
 		"float64=$OUT/fulltext-float64.json" "mixed + automatic rank=$OUT/fulltext-fast.json")" --table versus --title "Full pol, 100 steps, the paper's text's stopping rules: float64 against mixed precision with the automatic preconditioner"
+	table "$(inputs \
+		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" \
+		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json")" --table split --unit s
 	for ds in elevators synthetic-2000-8-3; do
 		table "$(inputs \
 			"200 steps=$OUT/stop-$ds-200.json" "until converged=$OUT/stop-$ds.json")" --table versus --title "The stop on $ds (2000 points): 200 steps against until converged"
@@ -159,8 +165,10 @@ table() {
 		for r in $ranks; do
 			files="$files $OUT/curve-$name-$r.json"
 		done
+		at="n = $name, at scikit-learn's θ"
+		[ "$name" = full ] && at="all 13 500 training points, at the θ of results/speed's mixed run (full-theta.json)"
 		# shellcheck disable=SC2086
-		table "$(inputs $files)" --table jsonl --title "CG iterations against preconditioner rank: pol, n = $name, at scikit-learn's θ" \
+		table "$(inputs $files)" --table jsonl --title "CG iterations against preconditioner rank: pol, $at" \
 			--columns "n,precond_rank=rank,iteration=iterations,seconds:2=seconds,start_seconds:2=of which building P"
 	done
 	table "$(inputs "$OUT/bench.txt")" --table bench
