@@ -7,7 +7,7 @@
 # sides saw the same load, and each measurement records the load before and
 # after it (out/meta-NAME.json). RENDER_ONLY=1 only renders tables.md.
 #
-#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext ablation stop bench curvefull" sh results/speed/fast-preset/run.sh
+#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull" sh results/speed/fast-preset/run.sh
 #
 # fastN:     pol split 0, N training points (subset seed 58); the subset is
 #            exported to CSV (export.go) and fitted by scikit-learn
@@ -20,6 +20,7 @@
 #            float64, then the same with --precision mixed --precond-rank auto.
 # fulltext:  the same pair under the paper's text's stopping rules
 #            (--rules paper-text: columns freeze one by one).
+# fullrank:  fulltext's mixed run at fixed ranks 128 and 256 (auto: 512).
 # ablation:  at n = 2000, the fast preset with one choice changed at a time.
 # stop:      the fast preset until converged and for 200 steps on 2000
 #            points of elevators and on a synthetic set.
@@ -86,7 +87,7 @@ curve() { # name data-flags θ-flags ranks
 
 CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 512"
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
-	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext ablation stop bench curvefull}; do
+	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull}; do
 		case $stage in
 		fast2000) fast 2000 ;;
 		fast4000) fast 4000 ;;
@@ -99,6 +100,10 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 		fulltext)
 			train fulltext-float64 --data pol --solver cg --warm-start --steps 100 --rules paper-text
 			train fulltext-fast --data pol --solver cg --warm-start --steps 100 --rules paper-text --precision mixed --precond-rank auto ;;
+		fullrank)
+			for r in 128 256; do
+				train "fulltext-rank$r" --data pol --solver cg --warm-start --steps 100 --rules paper-text --precision mixed --precond-rank $r
+			done ;;
 		ablation)
 			steps=$(jq .steps_done "$OUT/gpnb-2000.json")
 			for a in "probes16 --probes 16" "probes32 --probes 32" "seed1 --seed 1" "seed2 --seed 2" "softplus --param softplus --until steps --steps $steps" "steps200 --until steps --steps 200"; do
@@ -108,7 +113,8 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 		stop)
 			table "$(inputs \
 		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" \
-		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json")" --table split --unit s
+		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json" \
+		"fulltext-rank128=$OUT/fulltext-rank128.json" "fulltext-rank256=$OUT/fulltext-rank256.json")" --table split --unit s
 	for ds in elevators synthetic-2000-8-3; do
 				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --until steps --steps 200
 				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast
@@ -151,10 +157,12 @@ table() {
 	table "$(inputs \
 		"float64=$OUT/full-float64.json" "mixed + automatic rank=$OUT/full-fast.json")" --table versus --title "Full pol, 100 steps: float64 against mixed precision with the automatic preconditioner"
 	table "$(inputs \
-		"float64=$OUT/fulltext-float64.json" "mixed + automatic rank=$OUT/fulltext-fast.json")" --table versus --title "Full pol, 100 steps, the paper's text's stopping rules: float64 against mixed precision with the automatic preconditioner"
+		"float64=$OUT/fulltext-float64.json" "mixed + automatic rank=$OUT/fulltext-fast.json" \
+		"mixed + rank 128=$OUT/fulltext-rank128.json" "mixed + rank 256=$OUT/fulltext-rank256.json")" --table versus --title "Full pol, 100 steps, the paper's text's stopping rules: float64 against mixed precision with the preconditioner at the automatic rank (512 here) and at fixed ranks"
 	table "$(inputs \
 		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" \
-		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json")" --table split --unit s
+		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json" \
+		"fulltext-rank128=$OUT/fulltext-rank128.json" "fulltext-rank256=$OUT/fulltext-rank256.json")" --table split --unit s
 	for ds in elevators synthetic-2000-8-3; do
 		table "$(inputs \
 			"200 steps=$OUT/stop-$ds-200.json" "until converged=$OUT/stop-$ds.json")" --table versus --title "The stop on $ds (2000 points): 200 steps against until converged"
