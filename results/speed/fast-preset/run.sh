@@ -20,7 +20,8 @@
 #            float64, then the same with --precision mixed --precond-rank auto.
 # fulltext:  the same pair under the paper's text's stopping rules
 #            (--rules paper-text: columns freeze one by one).
-# fullrank:  fulltext's mixed run at fixed ranks 128 and 256 (auto: 512).
+# fullrank:  fulltext's mixed run at fixed ranks 128 and 256 (auto: 512),
+#            and full's at rank 256.
 # ablation:  at n = 2000, the fast preset with one choice changed at a time.
 # stop:      the fast preset until converged and for 200 steps on 2000
 #            points of elevators and on a synthetic set.
@@ -103,7 +104,8 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 		fullrank)
 			for r in 128 256; do
 				train "fulltext-rank$r" --data pol --solver cg --warm-start --steps 100 --rules paper-text --precision mixed --precond-rank $r
-			done ;;
+			done
+			train full-rank256 --data pol --solver cg --warm-start --steps 100 --precision mixed --precond-rank 256 ;;
 		ablation)
 			steps=$(jq .steps_done "$OUT/gpnb-2000.json")
 			for a in "probes16 --probes 16" "probes32 --probes 32" "seed1 --seed 1" "seed2 --seed 2" "softplus --param softplus --until steps --steps $steps" "steps200 --until steps --steps 200"; do
@@ -112,7 +114,7 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 			done ;;
 		stop)
 			table "$(inputs \
-		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" \
+		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" "full-rank256=$OUT/full-rank256.json" \
 		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json" \
 		"fulltext-rank128=$OUT/fulltext-rank128.json" "fulltext-rank256=$OUT/fulltext-rank256.json")" --table split --unit s
 	for ds in elevators synthetic-2000-8-3; do
@@ -155,12 +157,13 @@ table() {
 	table "$(inputs \
 		"scikit-learn=$OUT/sklearn-4000.json" "gpnb --preset fast=$OUT/gpnb-4000.json")" --table versus --title "pol, 4000 training points: the fast preset beside scikit-learn"
 	table "$(inputs \
-		"float64=$OUT/full-float64.json" "mixed + automatic rank=$OUT/full-fast.json")" --table versus --title "Full pol, 100 steps: float64 against mixed precision with the automatic preconditioner"
+		"float64=$OUT/full-float64.json" "mixed + automatic rank=$OUT/full-fast.json" \
+		"mixed + rank 256=$OUT/full-rank256.json")" --table versus --title "Full pol, 100 steps: float64 against mixed precision with the preconditioner at the automatic rank (512 here) and at rank 256"
 	table "$(inputs \
 		"float64=$OUT/fulltext-float64.json" "mixed + automatic rank=$OUT/fulltext-fast.json" \
 		"mixed + rank 128=$OUT/fulltext-rank128.json" "mixed + rank 256=$OUT/fulltext-rank256.json")" --table versus --title "Full pol, 100 steps, the paper's text's stopping rules: float64 against mixed precision with the preconditioner at the automatic rank (512 here) and at fixed ranks"
 	table "$(inputs \
-		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" \
+		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" "full-rank256=$OUT/full-rank256.json" \
 		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json" \
 		"fulltext-rank128=$OUT/fulltext-rank128.json" "fulltext-rank256=$OUT/fulltext-rank256.json")" --table split --unit s
 	for ds in elevators synthetic-2000-8-3; do
