@@ -113,11 +113,7 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 				train "ablation-${a%% *}" --data pol --split 0 --subset 2000 --subset-seed $SEED --preset fast ${a#* }
 			done ;;
 		stop)
-			table "$(inputs \
-		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" "full-rank256=$OUT/full-rank256.json" \
-		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json" \
-		"fulltext-rank128=$OUT/fulltext-rank128.json" "fulltext-rank256=$OUT/fulltext-rank256.json")" --table split --unit s
-	for ds in elevators synthetic-2000-8-3; do
+			for ds in elevators synthetic-2000-8-3; do
 				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --until steps --steps 200
 				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast
 			done ;;
