@@ -5,7 +5,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 
-	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 // cholBlock is the block size of choleskyUpper: its trailing updates are
@@ -44,14 +44,14 @@ func choleskyUpper(a blas64.Symmetric) (blas64.Triangular, bool) {
 		}
 		// Block row k to the right of the diagonal: X = Uₖₖ⁻ᵀ A[k, j].
 		rest := blocks - k - 1
-		kernel.ForTiles(rest, 0, func(_, t int) {
+		par.ForTiles(rest, 0, func(_, t int) {
 			j0, j1 := span(blocks - 1 - t)
 			x := blas64.General{Rows: k1 - k0, Cols: j1 - j0, Stride: lda, Data: a.Data[k0*lda+j0:]}
 			blas64.Trsm(blas.Left, blas.Trans, 1, ukk, x)
 		})
 		// Trailing update A[i, j] -= Xᵢᵀ Xⱼ for k < i ≤ j, one task per
 		// block column j (the largest first).
-		kernel.ForTiles(rest, 0, func(_, t int) {
+		par.ForTiles(rest, 0, func(_, t int) {
 			j0, j1 := span(blocks - 1 - t)
 			xj := blas64.General{Rows: k1 - k0, Cols: j1 - j0, Stride: lda, Data: a.Data[k0*lda+j0:]}
 			blas64.Syrk(blas.Trans, -1, xj, 1, blas64.Symmetric{N: j1 - j0, Stride: lda, Uplo: blas.Upper, Data: a.Data[j0*lda+j0:]})

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 // ErrNotPositiveDefinite is returned (wrapped) when the Cholesky factorisation
@@ -105,7 +106,7 @@ const tileRows = 64
 // on up to GOMAXPROCS goroutines. fn must write only to its own tile's
 // outputs.
 func parallelTiles(n int, fn func(t, lo, hi int)) {
-	kernel.ForTiles((n+tileRows-1)/tileRows, 0, func(_, t int) {
+	par.ForTiles((n+tileRows-1)/tileRows, 0, func(_, t int) {
 		fn(t, t*tileRows, min((t+1)*tileRows, n))
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 // DefaultFeatures is the default number of random Fourier features F, the
@@ -302,7 +304,7 @@ func (p *PriorSamples) FeaturesTo(dst, x *mat.Dense, k Kernel) error {
 	ot := p.freqsT(k)
 	X, D := x.RawMatrix(), dst.RawMatrix()
 	alpha := p.scale(k)
-	ForTiles(tiles(n, rowTile), gomaxprocs(), func(_, t int) {
+	par.ForTiles(tiles(n, rowTile), gomaxprocs(), func(_, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		for a := i0; a < i1; a++ {
 			row := D.Data[a*D.Stride : a*D.Stride+p.Features]
@@ -345,7 +347,7 @@ func (p *PriorSamples) evalTo(dst, x blas64.General, k Kernel) {
 	nt := tiles(n, rowTile)
 	workers := min(gomaxprocs(), nt)
 	bufs := make([][]float64, workers) // one rowTile×F block of features per goroutine
-	ForTiles(nt, workers, func(wk, t int) {
+	par.ForTiles(nt, workers, func(wk, t int) {
 		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 		bufs[wk] = grow(bufs[wk], (i1-i0)*f)
 		trigTile(bufs[wk], sub(x, i0, i1), ot)

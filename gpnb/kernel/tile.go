@@ -2,11 +2,11 @@ package kernel
 
 import (
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 // Fixed work partition. Every product, reduction and cache build is cut into
@@ -254,45 +254,7 @@ func (o *Operator) run(ntiles int, fn func(s *scratch, t int)) {
 	for len(o.scratch) < w {
 		o.scratch = append(o.scratch, new(scratch))
 	}
-	ForTiles(ntiles, w, func(i, t int) { fn(o.scratch[i], t) })
+	par.ForTiles(ntiles, w, func(i, t int) { fn(o.scratch[i], t) })
 }
 
-// ForTiles calls fn(w, t) for every tile t < ntiles on up to workers
-// goroutines (at least one; workers ≤ 0 means GOMAXPROCS) and returns when
-// all have returned. w < workers is the index of the goroutine, for its own
-// buffers. Tiles are handed out in order from one shared counter, so a slow
-// tile does not hold up the others. fn must determine tile t's output from
-// its inputs alone, never from what an earlier tile left in w's buffers:
-// then the result does not depend on the schedule, and a partition that
-// depends on the problem size only gives the same bits on any number of
-// cores. It is the one work queue of the module.
-func ForTiles(ntiles, workers int, fn func(w, t int)) {
-	if workers <= 0 {
-		workers = gomaxprocs()
-	}
-	workers = max(1, min(workers, ntiles))
-	if workers == 1 {
-		for t := 0; t < ntiles; t++ {
-			fn(0, t)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= ntiles {
-					return
-				}
-				fn(w, t)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-func tiles(n, size int) int { return (n + size - 1) / size }
+func tiles(n, size int) int { return par.Tiles(n, size) }
