@@ -170,10 +170,11 @@ func BenchmarkPerIteration(b *testing.B) {
 
 // BenchmarkPrecond compares a preconditioned CG iteration with a plain one,
 // side by side on the same load: each round times one plain iteration, one
-// iteration with the pivoted-Cholesky preconditioner of rank 100, and one
-// build of that preconditioner, on pol subsets of 2000 and 4000 points
-// (synthetic data of that size without GPNB_DATA) with the mixed-precision
-// dense operator, the paper's 17 right-hand sides, θ = 1 but σ = 0.1.
+// iteration with the pivoted-Cholesky preconditioner, and one build of that
+// preconditioner: at rank 100 on pol subsets of 2000 and 4000 points, and
+// at ranks 256 and 512 on all of pol's 13 500 (synthetic data of that size
+// without GPNB_DATA), with the mixed-precision dense operator, the paper's
+// 17 right-hand sides, θ = 1 but σ = 0.1.
 // pre/plain is the median over the rounds of the preconditioned
 // iteration's time over the plain one's, build/plain the median of the
 // build's over a plain iteration: medians of each round's ratio, so that a
@@ -182,8 +183,9 @@ func BenchmarkPerIteration(b *testing.B) {
 //
 //	go test -tags openblas -run '^$' -bench Precond -benchtime 40x ./solvers/
 func BenchmarkPrecond(b *testing.B) {
-	for _, n := range []int{2000, 4000} {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+	for _, c := range []struct{ n, rank int }{{2000, 100}, {4000, 100}, {13500, 256}, {13500, 512}} {
+		n, rank := c.n, c.rank
+		b.Run(fmt.Sprintf("n=%d/rank=%d", n, rank), func(b *testing.B) {
 			op, rhs := precondProblem(b, n)
 			// Tolerances no solve meets, so that every column stays active.
 			settings := Settings{RelTolMean: 1e-15, RelTolProbes: 1e-15, MaxIterations: 1 << 30}
@@ -195,12 +197,12 @@ func BenchmarkPrecond(b *testing.B) {
 				}
 				return sv
 			}
-			plain, pre := start(CG{}), start(CG{PrecondRank: 100})
+			plain, pre := start(CG{}), start(CG{PrecondRank: rank})
 			var preRatio, buildRatio, plainMs []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if plain.Done() || pre.Done() {
-					plain, pre = start(CG{}), start(CG{PrecondRank: 100})
+					plain, pre = start(CG{}), start(CG{PrecondRank: rank})
 				}
 				t0 := time.Now()
 				if err := plain.Iterate(); err != nil {
@@ -212,7 +214,7 @@ func BenchmarkPrecond(b *testing.B) {
 				}
 				t2 := time.Now()
 				var w Work
-				if _, err := newPivChol(op, 100, false, noise, false, &w); err != nil {
+				if _, err := newPivChol(op, rank, false, noise, false, &w); err != nil {
 					b.Fatal(err)
 				}
 				tPlain := t1.Sub(t0).Seconds()

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 // ColumnOperator is an Operator that gives single columns of H without a
@@ -50,6 +52,27 @@ const (
 // n/autoRankDiv, at least autoRankMin and at most autoRankMax (and n).
 func AutoRankCap(n int) int {
 	return min(n, max(autoRankMin, min(autoRankMax, n/autoRankDiv)))
+}
+
+// The preconditioner's build and application run over fixed tiles of
+// precondTile rows, and C = I + LᵀD⁻¹L over blocks of precondBlock of its
+// rows, on every core (package par). Both partitions depend on n and k
+// alone, so the bits do not depend on the number of cores; with n ≤
+// precondTile and k ≤ precondBlock they are one tile and one block, and the
+// BLAS calls are those of a serial build. They are variables only so that
+// tests can shrink them to exercise many tiles and blocks.
+var (
+	precondTile  = 1024
+	precondBlock = 128
+)
+
+// upperPair returns block t of the upper triangle of an nb×nb grid of
+// blocks, row by row: (0,0), (0,1), …, (0,nb−1), (1,1), ….
+func upperPair(t, nb int) (a, b int) {
+	for a = 0; t >= nb-a; a++ {
+		t -= nb - a
+	}
+	return a, a + t
 }
 
 // pivChol is the preconditioner P = LLᵀ + D, where LLᵀ is the rank-k
@@ -104,15 +127,16 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 		colM, one = mat.NewDense(n, 1, col), mat.NewDense(1, 1, []float64{1})
 	}
 	idx := []int{0}
+	nt := par.Tiles(n, precondTile)
+	tileBest, tilePivot := make([]float64, nt), make([]int, nt)
+	p, best := -1, 0.0
+	for i, v := range d {
+		if v > best {
+			p, best = i, v
+		}
+	}
 	k := 0
 	for ; k < rank; k++ {
-		p := -1
-		best := 0.0
-		for i, v := range d {
-			if !chosen[i] && v > best {
-				p, best = i, v
-			}
-		}
 		if p < 0 || best <= 1e-12*maxd || (auto && best <= autoRankNoise*noise) {
 			break
 		}
@@ -128,27 +152,45 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 			return nil, fmt.Errorf("%w: CG preconditioner: column %d of H is not finite; check the hyperparameters", ErrNotFinite, p)
 		}
 		col[p] -= noise
-		if k > 0 {
-			for j := 0; j < k; j++ {
-				x[j] = lt[j*n+p]
-			}
-			blas64.Gemv(blas.Trans, -1, blas64.General{Rows: k, Cols: n, Stride: n, Data: lt},
-				blas64.Vector{N: k, Inc: 1, Data: x}, 1, blas64.Vector{N: n, Inc: 1, Data: col})
+		for j := 0; j < k; j++ {
+			x[j] = lt[j*n+p]
 		}
 		lpp := math.Sqrt(best)
 		row := lt[k*n : (k+1)*n]
-		for i, v := range col {
-			if chosen[i] && i != p {
-				row[i] = 0 // L[i,k] = 0 for earlier pivots
-				continue
+		// Each tile of rows updates its part of the column, of L[:,k] and
+		// of the diagonal, and finds its largest remaining entry; the
+		// tiles' maxima are then compared in order, which picks the first
+		// of equal entries as one scan would.
+		par.ForTiles(nt, 0, func(_, t int) {
+			lo, hi := par.Span(t, n, precondTile)
+			if k > 0 {
+				blas64.Gemv(blas.Trans, -1, blas64.General{Rows: k, Cols: hi - lo, Stride: n, Data: lt[lo:]},
+					blas64.Vector{N: k, Inc: 1, Data: x}, 1, blas64.Vector{N: hi - lo, Inc: 1, Data: col[lo:hi]})
 			}
-			l := v / lpp
-			row[i] = l
-			if !chosen[i] {
-				d[i] = math.Max(d[i]-l*l, 0)
+			tb, tp := 0.0, -1
+			for i := lo; i < hi; i++ {
+				if chosen[i] && i != p {
+					row[i] = 0 // L[i,k] = 0 for earlier pivots
+					continue
+				}
+				l := col[i] / lpp
+				row[i] = l
+				if !chosen[i] {
+					d[i] = math.Max(d[i]-l*l, 0)
+					if d[i] > tb {
+						tb, tp = d[i], i
+					}
+				}
+			}
+			tileBest[t], tilePivot[t] = tb, tp
+		})
+		d[p] = 0
+		p, best = -1, 0.0
+		for t, v := range tileBest {
+			if v > best {
+				p, best = tilePivot[t], v
 			}
 		}
-		d[p] = 0
 	}
 	if k == 0 {
 		return nil, nil // K is (numerically) zero: no preconditioner needed
@@ -165,30 +207,47 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 		half[i] = math.Sqrt(pc.dinv[i])
 	}
 	s := lt[:k*n]
-	for j := 0; j < k; j++ {
-		row := s[j*n : (j+1)*n]
-		for i := range row {
-			row[i] *= half[i]
+	par.ForTiles(nt, 0, func(_, t int) {
+		lo, hi := par.Span(t, n, precondTile)
+		for j := 0; j < k; j++ {
+			row := s[j*n+lo : j*n+hi]
+			for i, h := range half[lo:hi] {
+				row[i] *= h
+			}
 		}
-	}
-	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: k, Cols: n, Stride: n, Data: s}, 0,
-		blas64.Symmetric{Uplo: blas.Upper, N: k, Stride: k, Data: pc.c})
+		for i := lo; i < hi; i++ {
+			wr := pc.w[i*k : (i+1)*k]
+			for j := range wr {
+				wr[j] = s[j*n+i] * half[i]
+			}
+		}
+	})
+	// C = I + SSᵀ by blocks of precondBlock rows of S: a syrk on the
+	// diagonal, a gemm above it.
+	nb := par.Tiles(k, precondBlock)
+	par.ForTiles(nb*(nb+1)/2, 0, func(_, t int) {
+		a, b := upperPair(t, nb)
+		a0, a1 := par.Span(a, k, precondBlock)
+		b0, b1 := par.Span(b, k, precondBlock)
+		sa := blas64.General{Rows: a1 - a0, Cols: n, Stride: n, Data: s[a0*n : a1*n]}
+		if a == b {
+			blas64.Syrk(blas.NoTrans, 1, sa, 0, blas64.Symmetric{Uplo: blas.Upper, N: a1 - a0, Stride: k, Data: pc.c[a0*k+a0:]})
+			return
+		}
+		sb := blas64.General{Rows: b1 - b0, Cols: n, Stride: n, Data: s[b0*n : b1*n]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, sa, sb, 0, blas64.General{Rows: a1 - a0, Cols: b1 - b0, Stride: k, Data: pc.c[a0*k+b0:]})
+	})
 	for j := 0; j < k; j++ {
 		pc.c[j*k+j]++
-	}
-	for i := 0; i < n; i++ {
-		wr := pc.w[i*k : (i+1)*k]
-		for j := range wr {
-			wr[j] = s[j*n+i] * half[i]
-		}
 	}
 	return pc, nil
 }
 
 // precond is a pivChol in a space, for up to m columns. On the host space
-// it is applied by hostApply, without the space's per-operation gathers;
-// elsewhere by the space's operations. Both do the same BLAS calls on the
-// same data, so they give the same bits.
+// it is applied by hostPrecond.apply, without the space's per-operation
+// gathers and on every core; elsewhere by the space's operations. On up to
+// precondTile rows both make the same BLAS calls on the same data, so they
+// give the same bits; beyond, the host sums Wᵀr tile by tile.
 type precond struct {
 	k    int
 	dl   Block // W = D⁻¹L, n×k
@@ -207,6 +266,7 @@ type hostPrecond struct {
 	dinv   []float64         // D⁻¹
 	c      blas64.Triangular // upper Cholesky factor of I + LᵀD⁻¹L
 	t      []float64         // k×m
+	part   []float64         // tiles×k×m: each row tile's part of Wᵀr
 	rg, zg []float64         // n×m: R and Z gathered by column
 }
 
@@ -238,6 +298,9 @@ func (p *pivChol) upload(sp Space, m int) (*precond, error) {
 			dinv: hb(pc.dinv).data,
 			c:    blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: p.k, Stride: p.k, Data: hb(pc.c).data},
 			t:    make([]float64, p.k*m), rg: make([]float64, p.n*m), zg: make([]float64, p.n*m)}
+		if nt := par.Tiles(p.n, precondTile); nt > 1 {
+			pc.host.part = make([]float64, nt*p.k*m)
+		}
 	}
 	return &pc, nil
 }
@@ -258,8 +321,9 @@ func (p *precond) apply(sp Space, z, r Block, cols []int) {
 
 // apply is precond.apply on the host: the selected columns of r are
 // gathered once (not at all when they are every column), the two products
-// with W are single gemms over them and C⁻¹ one triangular solve pair, and
-// the result is scattered once. It allocates nothing.
+// with W are gemms over them, tile by tile of rows (the tiles' parts of Wᵀr
+// summed in tile order), C⁻¹ is one triangular solve pair, and the result
+// is scattered once. It allocates nothing but the work queue's goroutines.
 func (p *hostPrecond) apply(z, r *hostBlock, cols []int) {
 	n, m := p.n, r.c
 	w, all := sel(cols, m)
@@ -269,21 +333,47 @@ func (p *hostPrecond) apply(z, r *hostBlock, cols []int) {
 	rd, zd := r.data, z.data
 	if !all {
 		rd, zd = p.rg[:n*w], p.zg[:n*w]
-		gatherCols(rd, r.data, n, m, cols)
 	}
-	R := blas64.General{Rows: n, Cols: w, Stride: w, Data: rd}
-	Z := blas64.General{Rows: n, Cols: w, Stride: w, Data: zd}
-	t := blas64.General{Rows: p.k, Cols: w, Stride: w, Data: p.t[:p.k*w]}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, p.w, R, 0, t)
-	lapack64.Potrs(p.c, t)
-	for i, di := range p.dinv {
-		zr, rr := zd[i*w:(i+1)*w], rd[i*w:(i+1)*w]
-		for a, v := range rr {
-			zr[a] = v * di
+	kw := p.k * w
+	nt := par.Tiles(n, precondTile)
+	t := blas64.General{Rows: p.k, Cols: w, Stride: w, Data: p.t[:kw]}
+	par.ForTiles(nt, 0, func(_, i int) {
+		lo, hi := par.Span(i, n, precondTile)
+		if !all {
+			gatherCols(rd[lo*w:hi*w], r.data[lo*m:hi*m], hi-lo, m, cols)
+		}
+		ti := t
+		if nt > 1 {
+			ti.Data = p.part[i*kw : (i+1)*kw]
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, p.rows(lo, hi), blas64.General{Rows: hi - lo, Cols: w, Stride: w, Data: rd[lo*w : hi*w]}, 0, ti)
+	})
+	if nt > 1 {
+		copy(t.Data, p.part[:kw])
+		for i := 1; i < nt; i++ {
+			for a, v := range p.part[i*kw : (i+1)*kw] {
+				t.Data[a] += v
+			}
 		}
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, p.w, t, 1, Z)
-	if !all {
-		scatterCols(z.data, zd, n, m, cols)
-	}
+	lapack64.Potrs(p.c, t)
+	par.ForTiles(nt, 0, func(_, i int) {
+		lo, hi := par.Span(i, n, precondTile)
+		for j, di := range p.dinv[lo:hi] {
+			row := (lo + j) * w
+			zr, rr := zd[row:row+w], rd[row:row+w]
+			for a, v := range rr {
+				zr[a] = v * di
+			}
+		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, p.rows(lo, hi), t, 1, blas64.General{Rows: hi - lo, Cols: w, Stride: w, Data: zd[lo*w : hi*w]})
+		if !all {
+			scatterCols(z.data[lo*m:hi*m], zd[lo*w:hi*w], hi-lo, m, cols)
+		}
+	})
+}
+
+// rows returns rows [lo, hi) of W.
+func (p *hostPrecond) rows(lo, hi int) blas64.General {
+	return blas64.General{Rows: hi - lo, Cols: p.k, Stride: p.k, Data: p.w.Data[lo*p.k : hi*p.k]}
 }

@@ -10,9 +10,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
@@ -407,56 +409,123 @@ func TestPreconditionerFewerIterations(t *testing.T) {
 }
 
 // The Woodbury preconditioner applies (LLᵀ + D)⁻¹ exactly, and with the
-// diagonal correction P reproduces H's diagonal.
+// diagonal correction P reproduces H's diagonal; so it does when its build
+// and application are cut into many tiles and blocks, to selected columns.
 func TestPivCholWoodbury(t *testing.T) {
 	x := synthX(60, 2, 63)
-	sys := newKernelSystem(t, x, hyper(2, 1, 1, 0.3), rhs(x, 2, 64))
-	for _, diag := range []bool{false, true} {
+	sys := newKernelSystem(t, x, hyper(2, 1, 1, 0.3), rhs(x, 3, 64))
+	for _, tiles := range [][2]int{{precondTile, precondBlock}, {16, 4}} {
+		defer setPrecondTiles(tiles[0], tiles[1])()
+		for _, diag := range []bool{false, true} {
+			var w Work
+			pc, err := newPivChol(sys.op, 10, false, 0.09, diag, &w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.RowEvaluations != 10 {
+				t.Fatalf("RowEvaluations %d, want 10", w.RowEvaluations)
+			}
+			l := mat.NewDense(60, pc.k, nil) // L = D·W
+			for i := 0; i < 60; i++ {
+				for j := 0; j < pc.k; j++ {
+					l.Set(i, j, pc.w[i*pc.k+j]/pc.dinv[i])
+				}
+			}
+			var p mat.Dense
+			p.Mul(l, l.T())
+			for i := 0; i < 60; i++ {
+				if diag {
+					// D = σ²I + diag(K − LLᵀ), so P_ii = H_ii.
+					p.Set(i, i, sys.h.At(i, i))
+				} else {
+					p.Set(i, i, p.At(i, i)+0.09)
+				}
+			}
+			sp := HostSpace(sys.op)
+			pre, err := pc.upload(sp, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cols := range [][]int{nil, {0, 2}} {
+				z := mat.NewDense(60, 3, nil)
+				rb := sp.(*hostSpace).wrap(mat.DenseCopyOf(sys.b).RawMatrix().Data, 60, 3)
+				zb := sp.(*hostSpace).wrap(z.RawMatrix().Data, 60, 3)
+				pre.apply(sp, zb, rb, cols)
+				var back mat.Dense
+				back.Mul(&p, z)
+				for _, j := range []int{0, 1, 2} {
+					if cols != nil && !slices.Contains(cols, j) {
+						if c := mat.Col(nil, j, z); floats.Norm(c, 2) != 0 {
+							t.Fatalf("tiles %v, diag %v: column %d is not selected but was written", tiles, diag, j)
+						}
+						continue
+					}
+					e := floats.Distance(mat.Col(nil, j, &back), mat.Col(nil, j, sys.b), 2) / floats.Norm(mat.Col(nil, j, sys.b), 2)
+					if e > 1e-10 {
+						t.Fatalf("tiles %v, diag %v, columns %v: P·(P⁻¹b) − b in column %d relative %g", tiles, diag, cols, j, e)
+					}
+				}
+			}
+			// LLᵀ ≤ K on the diagonal (a pivoted Cholesky never overshoots).
+			var llt mat.Dense
+			llt.Mul(l, l.T())
+			for i := 0; i < 60; i++ {
+				if llt.At(i, i) > sys.h.At(i, i)-0.09+1e-12 {
+					t.Fatalf("(LLᵀ)_%d%d = %g exceeds K_ii = %g", i, i, llt.At(i, i), sys.h.At(i, i)-0.09)
+				}
+			}
+		}
+	}
+}
+
+// setPrecondTiles sets the preconditioner's tile and block sizes and
+// returns a function that restores them.
+func setPrecondTiles(tile, block int) func() {
+	t, b := precondTile, precondBlock
+	precondTile, precondBlock = tile, block
+	return func() { precondTile, precondBlock = t, b }
+}
+
+// The tiled build and application of the preconditioner give the same
+// bits on any number of cores, and pick the pivots of one serial scan.
+func TestPivCholTilesDeterministic(t *testing.T) {
+	n := 70
+	x := synthX(n, 2, 65)
+	sys := newKernelSystem(t, x, hyper(2, 1, 1, 0.3), rhs(x, 3, 66))
+	run := func(procs int) ([]float64, []float64, []float64) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		var w Work
-		pc, err := newPivChol(sys.op, 10, false, 0.09, diag, &w)
+		pc, err := newPivChol(sys.op, 20, false, 0.09, false, &w)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if w.RowEvaluations != 10 {
-			t.Fatalf("RowEvaluations %d, want 10", w.RowEvaluations)
-		}
-		l := mat.NewDense(60, pc.k, nil) // L = D·W
-		for i := 0; i < 60; i++ {
-			for j := 0; j < pc.k; j++ {
-				l.Set(i, j, pc.w[i*pc.k+j]/pc.dinv[i])
-			}
-		}
-		var p mat.Dense
-		p.Mul(l, l.T())
-		for i := 0; i < 60; i++ {
-			if diag {
-				// D = σ²I + diag(K − LLᵀ), so P_ii = H_ii.
-				p.Set(i, i, sys.h.At(i, i))
-			} else {
-				p.Set(i, i, p.At(i, i)+0.09)
-			}
 		}
 		sp := HostSpace(sys.op)
-		pre, err := pc.upload(sp, 2)
+		pre, err := pc.upload(sp, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		z := mat.NewDense(60, 2, nil)
-		rb := sp.(*hostSpace).wrap(mat.DenseCopyOf(sys.b).RawMatrix().Data, 60, 2)
-		zb := sp.(*hostSpace).wrap(z.RawMatrix().Data, 60, 2)
-		pre.apply(sp, zb, rb, nil)
-		var back mat.Dense
-		back.Mul(&p, z)
-		back.Sub(&back, sys.b)
-		if e := mat.Norm(&back, 2) / mat.Norm(sys.b, 2); e > 1e-10 {
-			t.Fatalf("diag %v: P·(P⁻¹b) − b relative %g", diag, e)
+		z := make([]float64, n*3)
+		pre.apply(sp, sp.(*hostSpace).wrap(z, n, 3), sp.(*hostSpace).wrap(mat.DenseCopyOf(sys.b).RawMatrix().Data, n, 3), nil)
+		return pc.w, pc.c, z
+	}
+	serialW, serialC, serialZ := run(1) // one tile, one block: the serial build
+	defer setPrecondTiles(8, 6)()
+	w1, c1, z1 := run(1)
+	for _, procs := range []int{2, 5} {
+		w, c, z := run(procs)
+		if !floatbits.Equal(w, w1) || !floatbits.Equal(c, c1) || !floatbits.Equal(z, z1) {
+			t.Fatalf("GOMAXPROCS %d: the tiled preconditioner's bits differ from one core's", procs)
 		}
-		// LLᵀ ≤ K on the diagonal (a pivoted Cholesky never overshoots).
-		var llt mat.Dense
-		llt.Mul(l, l.T())
-		for i := 0; i < 60; i++ {
-			if llt.At(i, i) > sys.h.At(i, i)-0.09+1e-12 {
-				t.Fatalf("(LLᵀ)_%d%d = %g exceeds K_ii = %g", i, i, llt.At(i, i), sys.h.At(i, i)-0.09)
+	}
+	// Against the serial build: the same pivots (W's zero pattern) and
+	// values up to rounding in the tiles' order of summation.
+	for _, c := range []struct {
+		name      string
+		got, want []float64
+	}{{"W", w1, serialW}, {"C", c1, serialC}, {"P⁻¹b", z1, serialZ}} {
+		for i := range c.want {
+			if (c.got[i] == 0) != (c.want[i] == 0) || math.Abs(c.got[i]-c.want[i]) > 1e-12*(1+math.Abs(c.want[i])) {
+				t.Fatalf("%s[%d] = %v tiled, %v serial", c.name, i, c.got[i], c.want[i])
 			}
 		}
 	}
