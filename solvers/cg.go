@@ -31,9 +31,7 @@ type CG struct {
 	// Resume. PrecondRankAuto (−1) chooses the rank at every Start: the
 	// factorisation stops once the largest remaining diagonal entry of
 	// K − LLᵀ is below a tenth of σ_p², or at AutoRankCap(n): n/5, at most
-	// 512 and at most the rank whose n×k factor fills 32 MiB (310 at
-	// n = 13 500). The rank a solve used is CGState.PrecondRank. 0, the
-	// default, means no preconditioner.
+	// 512. The rank a solve used is CGState.PrecondRank. 0, the default, means no preconditioner.
 	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondNoise is σ_p², the variance on the preconditioner's diagonal,
 	// normally the noise variance σ² of H = K + σ²I (at most min_i H_ii).

@@ -34,33 +34,24 @@ const PrecondRankAuto = -1
 // rank cannot improve the preconditioned spectrum by more than that fraction
 // of σ² (the eigenvalues of P⁻¹H lie in [1, 1 + λ_max(K − LLᵀ)/σ²]). On
 // data like pol that bound is far off, and the rank stops at the cap
-// instead: AutoRankCap(n) = n/autoRankDiv, at least autoRankMin and at most
-// autoRankMax, and at most autoRankBytes/(8n), the rank whose n×k factor
-// (float64) fits in autoRankBytes. Up to n/5 each pivot still cuts the
-// iterations of a solve from zero by more than it adds to an iteration's
-// cost (4km flops for P⁻¹ against 2nm for the product with H) and to the
-// build (one column of H and O(nk) flops). But P⁻¹ reads the factor twice
-// an iteration and the build reads it once a pivot, O(nk²) in all, at every
-// step: once the factor outgrows a processor's cache both cost far more
-// than their flops, and after a warm start fewer iterations are left to
-// save. The byte cap binds above n = 8192. DESIGN.md has the measured
-// curves and runs this rests on.
+// instead: AutoRankCap(n) = n/autoRankDiv, between autoRankMin and
+// autoRankMax. Up to there each pivot still cuts the iterations by more
+// than it adds to an iteration's cost (4km flops for P⁻¹ against 2nm for
+// the product with H) and to the build (one column of H and O(nk) flops);
+// autoRankMax bounds the build, O(nk²), and the n×k factor's memory at
+// large n. DESIGN.md has the measured iterations-versus-rank curves this
+// rests on.
 const (
 	autoRankNoise = 0.1
 	autoRankDiv   = 5
 	autoRankMin   = 16
 	autoRankMax   = 512
-	autoRankBytes = 32 << 20
 )
 
 // AutoRankCap returns the largest rank PrecondRankAuto chooses on n points:
-// n/autoRankDiv, at most autoRankMax and autoRankBytes/(8n), at least
-// autoRankMin, and at most n.
+// n/autoRankDiv, at least autoRankMin and at most autoRankMax (and n).
 func AutoRankCap(n int) int {
-	if n <= 0 {
-		return 0
-	}
-	return min(n, max(autoRankMin, min(autoRankMax, n/autoRankDiv, autoRankBytes/(8*n))))
+	return min(n, max(autoRankMin, min(autoRankMax, n/autoRankDiv)))
 }
 
 // The preconditioner's build and application run over fixed tiles of
