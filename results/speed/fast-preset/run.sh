@@ -20,8 +20,10 @@
 #            float64, then the same with --precision mixed --precond-rank auto.
 # fulltext:  the same pair under the paper's text's stopping rules
 #            (--rules paper-text: columns freeze one by one).
-# fullrank:  fulltext's mixed run at fixed ranks 128 and 256 (auto: 512),
-#            and full's at rank 256.
+# fullrank:  fulltext's mixed run at fixed ranks 256 and 512.
+# (full-auto310 and fulltext-auto310 are full-fast and fulltext-fast run on
+# build daf5a86, whose automatic rank was capped at 310 at full size; no
+# stage reruns them.)
 # ablation:  at n = 2000, the fast preset with one choice changed at a time.
 # stop:      the fast preset until converged and for 200 steps on 2000
 #            points of elevators and on a synthetic set.
@@ -86,7 +88,7 @@ curve() { # name data-flags θ-flags ranks
 }
 
 
-CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 512"
+CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 256 512"
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
 	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull}; do
 		case $stage in
@@ -102,10 +104,9 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 			train fulltext-float64 --data pol --solver cg --warm-start --steps 100 --rules paper-text
 			train fulltext-fast --data pol --solver cg --warm-start --steps 100 --rules paper-text --precision mixed --precond-rank auto ;;
 		fullrank)
-			for r in 128 256; do
+			for r in 512 256; do
 				train "fulltext-rank$r" --data pol --solver cg --warm-start --steps 100 --rules paper-text --precision mixed --precond-rank $r
-			done
-			train full-rank256 --data pol --solver cg --warm-start --steps 100 --precision mixed --precond-rank 256 ;;
+			done ;;
 		ablation)
 			steps=$(jq .steps_done "$OUT/gpnb-2000.json")
 			for a in "probes16 --probes 16" "probes32 --probes 32" "seed1 --seed 1" "seed2 --seed 2" "softplus --param softplus --until steps --steps $steps" "steps200 --until steps --steps 200"; do
@@ -154,14 +155,16 @@ table() {
 		"scikit-learn=$OUT/sklearn-4000.json" "gpnb --preset fast=$OUT/gpnb-4000.json")" --table versus --title "pol, 4000 training points: the fast preset beside scikit-learn"
 	table "$(inputs \
 		"float64=$OUT/full-float64.json" "mixed + automatic rank=$OUT/full-fast.json" \
-		"mixed + rank 256=$OUT/full-rank256.json")" --table versus --title "Full pol, 100 steps: float64 against mixed precision with the preconditioner at the automatic rank (512 here) and at rank 256"
+		"mixed + automatic rank capped at 310 (daf5a86)=$OUT/full-auto310.json")" --table versus --title "Full pol, 100 steps: float64 against mixed precision with the preconditioner at the automatic rank"
 	table "$(inputs \
 		"float64=$OUT/fulltext-float64.json" "mixed + automatic rank=$OUT/fulltext-fast.json" \
-		"mixed + rank 128=$OUT/fulltext-rank128.json" "mixed + rank 256=$OUT/fulltext-rank256.json")" --table versus --title "Full pol, 100 steps, the paper's text's stopping rules: float64 against mixed precision with the preconditioner at the automatic rank (512 here) and at fixed ranks"
+		"mixed + rank 256=$OUT/fulltext-rank256.json" "mixed + rank 512=$OUT/fulltext-rank512.json" \
+		"mixed + automatic rank capped at 310 (daf5a86)=$OUT/fulltext-auto310.json")" --table versus --title "Full pol, 100 steps, the paper's text's stopping rules: float64 against mixed precision with the preconditioner at the automatic rank and at fixed ranks"
 	table "$(inputs \
-		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" "full-rank256=$OUT/full-rank256.json" \
+		"full-float64=$OUT/full-float64.json" "full-fast=$OUT/full-fast.json" "full-auto310=$OUT/full-auto310.json" \
 		"fulltext-float64=$OUT/fulltext-float64.json" "fulltext-fast=$OUT/fulltext-fast.json" \
-		"fulltext-rank128=$OUT/fulltext-rank128.json" "fulltext-rank256=$OUT/fulltext-rank256.json")" --table split --unit s
+		"fulltext-rank256=$OUT/fulltext-rank256.json" "fulltext-rank512=$OUT/fulltext-rank512.json" \
+		"fulltext-auto310=$OUT/fulltext-auto310.json")" --table split --unit s
 	for ds in elevators synthetic-2000-8-3; do
 		table "$(inputs \
 			"200 steps=$OUT/stop-$ds-200.json" "until converged=$OUT/stop-$ds.json")" --table versus --title "The stop on $ds (2000 points): 200 steps against until converged"
