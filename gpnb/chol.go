@@ -31,8 +31,8 @@ func choleskyUpper(a blas64.Symmetric) (blas64.Triangular, bool) {
 	if n <= cholBlock {
 		return lapack64.Potrf(a)
 	}
-	blocks := (n + cholBlock - 1) / cholBlock
-	span := func(j int) (int, int) { return j * cholBlock, min((j+1)*cholBlock, n) }
+	blocks := par.Tiles(n, cholBlock)
+	span := func(j int) (int, int) { return par.Span(j, n, cholBlock) }
 	for k := 0; k < blocks; k++ {
 		k0, k1 := span(k)
 		ukk, ok := lapack64.Potrf(blas64.Symmetric{N: k1 - k0, Stride: lda, Uplo: blas.Upper, Data: a.Data[k0*lda+k0:]})

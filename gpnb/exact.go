@@ -106,8 +106,9 @@ const tileRows = 64
 // on up to GOMAXPROCS goroutines. fn must write only to its own tile's
 // outputs.
 func parallelTiles(n int, fn func(t, lo, hi int)) {
-	par.ForTiles((n+tileRows-1)/tileRows, 0, func(_, t int) {
-		fn(t, t*tileRows, min((t+1)*tileRows, n))
+	par.ForTiles(par.Tiles(n, tileRows), 0, func(_, t int) {
+		lo, hi := par.Span(t, n, tileRows)
+		fn(t, lo, hi)
 	})
 }
 

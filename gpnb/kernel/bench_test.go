@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 // Benchmarks on a pol-shaped problem: n = 13500, d = 26, 17 right-hand sides
@@ -196,7 +198,7 @@ func BenchmarkBuildDensePol(b *testing.B) {
 	// kernel evaluation. The square gemm is the machine's peak.
 	z := op.z
 	refSec := timeIt(1, func() {
-		op.run(tiles(n, rowTile), func(s *scratch, t int) {
+		op.run(par.Tiles(n, rowTile), func(s *scratch, t int) {
 			i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
 			for j0 := i0; j0 < n; j0 += colChunk {
 				j1 := min(n, j0+colChunk)

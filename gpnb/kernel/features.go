@@ -304,8 +304,8 @@ func (p *PriorSamples) FeaturesTo(dst, x *mat.Dense, k Kernel) error {
 	ot := p.freqsT(k)
 	X, D := x.RawMatrix(), dst.RawMatrix()
 	alpha := p.scale(k)
-	par.ForTiles(tiles(n, rowTile), gomaxprocs(), func(_, t int) {
-		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+	par.ForTiles(par.Tiles(n, rowTile), gomaxprocs(), func(_, t int) {
+		i0, i1 := par.Span(t, n, rowTile)
 		for a := i0; a < i1; a++ {
 			row := D.Data[a*D.Stride : a*D.Stride+p.Features]
 			trigTile(row, sub(X, a, a+1), ot)
@@ -344,11 +344,11 @@ func (p *PriorSamples) evalTo(dst, x blas64.General, k Kernel) {
 	ot := p.freqsT(k)
 	w := blas64.General{Rows: f, Cols: s, Stride: s, Data: p.Weights}
 	alpha := p.scale(k)
-	nt := tiles(n, rowTile)
+	nt := par.Tiles(n, rowTile)
 	workers := min(gomaxprocs(), nt)
 	bufs := make([][]float64, workers) // one rowTile×F block of features per goroutine
 	par.ForTiles(nt, workers, func(wk, t int) {
-		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+		i0, i1 := par.Span(t, n, rowTile)
 		bufs[wk] = grow(bufs[wk], (i1-i0)*f)
 		trigTile(bufs[wk], sub(x, i0, i1), ot)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha,

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
@@ -287,8 +289,8 @@ func (o *Operator) setKernel(k Kernel) {
 // K is exactly symmetric and each value is computed once.
 func build[T float](o *Operator, k []T) {
 	n, d := o.n, o.d
-	o.run(tiles(n, rowTile), func(s *scratch, t int) {
-		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+	o.run(par.Tiles(n, rowTile), func(s *scratch, t int) {
+		i0, i1 := par.Span(t, n, rowTile)
 		nr := i1 - i0
 		zr, qr := o.z[i0*d:i1*d], o.sq[i0:i1]
 		for j0 := i0; j0 < n; j0 += colChunk {
@@ -641,8 +643,8 @@ func mulTo[T float](o *Operator, D, V blas64.General, vt general[T], pbuf *[]T) 
 		}
 		return
 	}
-	o.run(tiles(n, rowTile), func(s *scratch, t int) {
-		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+	o.run(par.Tiles(n, rowTile), func(s *scratch, t int) {
+		i0, i1 := par.Span(t, n, rowTile)
 		mulRows(o, s, sub(D, i0, i1), o.iota[i0:i1], o.iota, vt)
 		for a := i0; a < i1; a++ {
 			blas64.Implementation().Daxpy(vc, s2, V.Data[a*V.Stride:], 1, D.Data[a*D.Stride:], 1)
@@ -661,18 +663,18 @@ func mulTo[T float](o *Operator, D, V blas64.General, vt general[T], pbuf *[]T) 
 func mulFreeSym[T float](o *Operator, D blas64.General, vt general[T], pbuf *[]T) {
 	n, m := o.n, vt.Rows
 	bs := symTile
-	nt := tiles(n, bs)
+	nt := par.Tiles(n, bs)
 	for a := 0; a < n; a++ {
 		clear(D.Data[a*D.Stride : a*D.Stride+m])
 	}
 	*pbuf = grow(*pbuf, nt*bs*m)
 	p := *pbuf
 	for I := 0; I < nt; I++ {
-		i0, i1 := I*bs, min(n, (I+1)*bs)
+		i0, i1 := par.Span(I, n, bs)
 		nr := i1 - i0
 		o.run(nt-I, func(s *scratch, q int) {
 			J := I + q
-			j0, j1 := J*bs, min(n, (J+1)*bs)
+			j0, j1 := par.Span(J, n, bs)
 			nc := j1 - j0
 			kt, _ := kTile[T](o, s, o.iota[i0:i1], o.iota[j0:j1])
 			kb := general[T]{Rows: nr, Cols: nc, Stride: nc, Data: kt}
@@ -719,8 +721,8 @@ func (o *Operator) RowsMulTo(dst *mat.Dense, idx []int, v *mat.Dense) {
 func rowsMulTo[T float](o *Operator, D blas64.General, idx []int, V blas64.General, vt general[T]) {
 	vc := V.Cols
 	s2 := o.noise2()
-	o.run(tiles(len(idx), rowTile), func(s *scratch, t int) {
-		i0, i1 := t*rowTile, min(len(idx), (t+1)*rowTile)
+	o.run(par.Tiles(len(idx), rowTile), func(s *scratch, t int) {
+		i0, i1 := par.Span(t, len(idx), rowTile)
 		mulRows(o, s, sub(D, i0, i1), idx[i0:i1], o.iota, vt)
 		for a := i0; a < i1; a++ {
 			blas64.Implementation().Daxpy(vc, s2, V.Data[idx[a]*V.Stride:], 1, D.Data[a*D.Stride:], 1)
@@ -766,8 +768,8 @@ func colsMulTo[T float](o *Operator, out blas64.General, idx []int, Dm blas64.Ge
 		// K[I, idx] is a block of the cache, multiplied in place (one gemm
 		// per tile, long dot products against Dᵀ).
 		dt := convertInto(vt, Dm, true)
-		o.run(tiles(n, rowTile), func(s *scratch, t int) {
-			i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+		o.run(par.Tiles(n, rowTile), func(s *scratch, t int) {
+			i0, i1 := par.Span(t, n, rowTile)
 			mulRows(o, s, sub(out, i0, i1), o.iota[i0:i1], idx, dt)
 		})
 		return
@@ -779,8 +781,9 @@ func colsMulTo[T float](o *Operator, out blas64.General, idx []int, Dm blas64.Ge
 	if !ok {
 		d = convertInto(dbuf, Dm, false)
 	}
-	o.run(tiles(n, rowTile), func(s *scratch, t int) {
-		colsMulDense(o, s, out, t*rowTile, min(n, (t+1)*rowTile), idx, d)
+	o.run(par.Tiles(n, rowTile), func(s *scratch, t int) {
+		i0, i1 := par.Span(t, n, rowTile)
+		colsMulDense(o, s, out, i0, i1, idx, d)
 	})
 }
 
@@ -829,7 +832,7 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 		// copy of each row's segment when idx is contiguous, a gather
 		// otherwise; no intermediate tile.
 		cont := contiguous(idx)
-		o.run(tiles(m, rowTile), func(_ *scratch, t int) {
+		o.run(par.Tiles(m, rowTile), func(_ *scratch, t int) {
 			for a := t * rowTile; a < min(m, (t+1)*rowTile); a++ {
 				ia := idx[a]
 				row := S.Data[a*S.Stride+a : a*S.Stride+m]
@@ -850,8 +853,8 @@ func (o *Operator) BlockTo(dst *mat.SymDense, idx []int) {
 		return
 	}
 	f32 := o.opt.Precision == Float32
-	o.run(tiles(m, rowTile), func(s *scratch, t int) {
-		i0, i1 := t*rowTile, min(m, (t+1)*rowTile)
+	o.run(par.Tiles(m, rowTile), func(s *scratch, t int) {
+		i0, i1 := par.Span(t, m, rowTile)
 		for j0 := i0; j0 < m; j0 += colChunk {
 			j1 := min(m, j0+colChunk)
 			buf := o.kTileFree(s, idx[i0:i1], idx[j0:j1])
@@ -935,8 +938,8 @@ func (o *Operator) CrossMulTo(dst, xs, v *mat.Dense) {
 	}
 	V, D := v.RawMatrix(), dst.RawMatrix()
 	vt := convertInto(&o.vt, V, true)
-	o.run(tiles(ns, rowTile), func(s *scratch, t int) {
-		i0, i1 := t*rowTile, min(ns, (t+1)*rowTile)
+	o.run(par.Tiles(ns, rowTile), func(s *scratch, t int) {
+		i0, i1 := par.Span(t, ns, rowTile)
 		nr := i1 - i0
 		dt := sub(D, i0, i1)
 		for j0 := 0; j0 < n; j0 += colChunk {

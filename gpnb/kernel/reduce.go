@@ -4,6 +4,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/internal/par"
 )
 
 // Reduce sets dst[k] = Σ_ab W_ab ∂H_ab/∂θ_k for W = A·Bᵀ, where A and B are
@@ -145,10 +147,10 @@ func (o *Operator) pairRow(s *scratch, g, w, qc []float64, thr float64, cs []flo
 // whatever the schedule.
 func (o *Operator) reduce(dst []float64, trace float64, wtile func(s *scratch, i0, i1, j0, j1 int, sym bool) ([]float64, int)) {
 	n, d := o.n, o.d
-	nt := tiles(n, rowTile)
+	nt := par.Tiles(n, rowTile)
 	o.partial = grow(o.partial, nt*(d+1))
 	o.run(nt, func(s *scratch, t int) {
-		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+		i0, i1 := par.Span(t, n, rowTile)
 		nr := i1 - i0
 		part := o.partial[t*(d+1) : (t+1)*(d+1)]
 		clear(part)
@@ -228,7 +230,7 @@ func (o *Operator) reduce(dst []float64, trace float64, wtile func(s *scratch, i
 	o.rows.Add(int64(n))
 	var evals int64
 	for t := 0; t < nt; t++ {
-		i0, i1 := t*rowTile, min(n, (t+1)*rowTile)
+		i0, i1 := par.Span(t, n, rowTile)
 		evals += int64(i1-i0) * int64(n-i0)
 	}
 	o.evals.Add(evals)

@@ -256,5 +256,3 @@ func (o *Operator) run(ntiles int, fn func(s *scratch, t int)) {
 	}
 	par.ForTiles(ntiles, w, func(i, t int) { fn(o.scratch[i], t) })
 }
-
-func tiles(n, size int) int { return par.Tiles(n, size) }
