@@ -34,7 +34,9 @@ type CG struct {
 	// 512. The rank a solve used is CGState.PrecondRank. 0, the default, means no preconditioner.
 	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondNoise is σ_p², the variance on the preconditioner's diagonal,
-	// normally the noise variance σ² of H = K + σ²I (at most min_i H_ii).
+	// normally the noise variance σ² of H = K + σ²I (at most min_i H_ii);
+	// P's diagonal takes 10⁻⁹·tr(K) instead where σ_p² is below that
+	// (precondJitter), so that its Woodbury form stays accurate as σ → 0.
 	// The solver does not know σ: 0 means "ask the operator", which works
 	// when it implements NoiseVariancer; otherwise set it (> 0) whenever
 	// PrecondRank > 0.

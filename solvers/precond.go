@@ -75,6 +75,16 @@ func upperPair(t, nb int) (a, b int) {
 	return a, a + t
 }
 
+// precondJitter bounds the condition of the preconditioner's small system:
+// σ_p² is at least precondJitter·tr(K), so C = I + LᵀD⁻¹L, whose largest
+// eigenvalue is at most 1 + tr(K)/σ_p², has a condition number below
+// 1 + 1/precondJitter, and the Woodbury form's D⁻¹r − W·C⁻¹Wᵀr, two terms of
+// size ‖r‖/σ_p² that cancel where P is large, keeps its error at about
+// 10⁻⁷ of them as σ² → 0. Only a σ² below it is raised (a near-noiseless
+// target with no floor on σ); the preconditioned spectrum's spread,
+// (λ_max(K − LLᵀ) + σ²)/σ², is about the same for either.
+const precondJitter = 1e-9
+
 // pivChol is the preconditioner P = LLᵀ + D, where LLᵀ is the rank-k
 // pivoted Cholesky approximation (Harbrecht et al. 2012; Gardner et al.
 // 2018) of K = H − σ²I and D is σ²I, or, with the diagonal correction,
@@ -105,7 +115,7 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 	rank = min(rank, n)
 	d := make([]float64, n)
 	op.DiagTo(d)
-	maxd := 0.0
+	maxd, trace := 0.0, 0.0
 	for i := range d {
 		d[i] -= noise
 		if math.IsNaN(d[i]) || math.IsInf(d[i], 0) {
@@ -116,8 +126,10 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 		}
 		d[i] = math.Max(d[i], 0)
 		maxd = math.Max(maxd, d[i])
+		trace += d[i]
 	}
-	lt := make([]float64, rank*n) // Lᵀ: row j is column j of L
+	dnoise := math.Max(noise, precondJitter*trace) // σ_p² on P's diagonal
+	lt := make([]float64, rank*n)                  // Lᵀ: row j is column j of L
 	chosen := make([]bool, n)
 	col := make([]float64, n)
 	x := make([]float64, rank) // L[p, :k]
@@ -137,7 +149,7 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 	}
 	k := 0
 	for ; k < rank; k++ {
-		if p < 0 || best <= 1e-12*maxd || (auto && best <= autoRankNoise*noise) {
+		if p < 0 || best <= 1e-12*maxd || (auto && best <= autoRankNoise*dnoise) {
 			break
 		}
 		chosen[p] = true
@@ -199,7 +211,7 @@ func newPivChol(op Operator, rank int, auto bool, noise float64, diagCorrection 
 	// S = LᵀD^(−1/2) in place, C = I + SSᵀ, W = D⁻¹L = (SD^(−1/2))ᵀ.
 	half := make([]float64, n)
 	for i := range pc.dinv {
-		di := noise
+		di := dnoise
 		if diagCorrection {
 			di += d[i]
 		}
