@@ -213,12 +213,14 @@ type Config struct {
 	// Until is when Run stops: after the steps asked for (UntilSteps, the
 	// default) or once the run has converged (UntilConverged; the steps
 	// are then a cap), judged by Optimiser.Converged with ConvergedTol
-	// (0 means DefaultConvergedTol) over ConvergedSteps steps in a row
+	// (0 means DefaultConvergedTol) and ConvergedGrad (0 means
+	// DefaultConvergedGrad) over ConvergedSteps steps in a row
 	// (0 means DefaultConvergedSteps). They change when a run ends, never
 	// its steps.
 	Until          Until   `json:"until,omitempty" resume:"change"`
 	ConvergedTol   float64 `json:"converged_tol,omitempty" resume:"change"`
 	ConvergedSteps int     `json:"converged_steps,omitempty" resume:"change"`
+	ConvergedGrad  float64 `json:"converged_grad,omitempty" resume:"change"`
 
 	// Operator configures the CPU kernel operator (dense cache or
 	// matrix-free, memory budget, precision, workers). A backend given with
@@ -444,6 +446,8 @@ func (c *Config) check(d int) error {
 		return bad("ConvergedTol", "ConvergedTol = %v: must be a finite value ≥ 0 (0 means %g)", c.ConvergedTol, DefaultConvergedTol)
 	case c.ConvergedSteps < 0:
 		return bad("ConvergedSteps", "ConvergedSteps = %d: must be ≥ 0 (0 means %d)", c.ConvergedSteps, DefaultConvergedSteps)
+	case c.ConvergedGrad < 0 || math.IsNaN(c.ConvergedGrad) || math.IsInf(c.ConvergedGrad, 0):
+		return bad("ConvergedGrad", "ConvergedGrad = %v: must be a finite value ≥ 0 (0 means %g)", c.ConvergedGrad, DefaultConvergedGrad)
 	case c.MaxExactN < 0:
 		return bad("MaxExactN", "MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
 	case c.EvalRelTol < 0 || math.IsNaN(c.EvalRelTol) || math.IsInf(c.EvalRelTol, 0):

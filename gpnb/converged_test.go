@@ -51,6 +51,9 @@ func TestConvergedRule(t *testing.T) {
 		v := 5e-3 * float64(1-2*(k%2))
 		return []float64{v, v, v}
 	}
+	creeping := func(k int) []float64 { return []float64{1, 1, math.Pow(0.9999, float64(k))} }
+	pulled := func(int) []float64 { return []float64{0, 0, -2 * DefaultConvergedGrad} }
+	pulledLess := func(int) []float64 { return []float64{0, 0, -DefaultConvergedGrad / 2} }
 	for _, c2 := range []struct {
 		name        string
 		theta, grad func(int) []float64
@@ -62,6 +65,11 @@ func TestConvergedRule(t *testing.T) {
 		{"ℓ growing 1 % a step, a gradient just below tol's", growing, medium, true},
 		{"ℓ and σ growing 1 % a step, a gradient just below tol's", growingTwo, medium, false},
 		{"s jittering ±5 % with a jittering gradient", jitter, alternating, true},
+		// σ creeping down 0.01 % a step under a steady gradient of twice
+		// DefaultConvergedGrad: L/n rises by 2·10⁻⁶ a step, below tol, but
+		// the gradient says the step is held back, not done.
+		{"σ creeping under a gradient above ConvergedGrad", creeping, pulled, false},
+		{"σ creeping under a gradient below ConvergedGrad", creeping, pulledLess, true},
 	} {
 		h := run(c2.theta, c2.grad)
 		if got := c.converged(h, n); got != c2.want {
@@ -70,6 +78,64 @@ func TestConvergedRule(t *testing.T) {
 		if c.converged(h[:2*p-1], n) {
 			t.Errorf("%s: converged after %d < 2P steps", c2.name, 2*p-1)
 		}
+	}
+	// σ held on its floor by a gradient that pulls it below: settled.
+	floor := func(int) []float64 { return []float64{1, 1, 0.01} }
+	h := run(floor, pulled)
+	if c.converged(h, n) {
+		t.Error("σ at 0.01 pulled down, no floor: converged")
+	}
+	c.NoiseMin = 0.01
+	if !c.converged(h, n) {
+		t.Error("σ on its floor 0.01, pulled down: not converged")
+	}
+}
+
+// A run that stops once converged halves Adam's rate when a
+// hyperparameter goes back and forth by about the rate a step, once per
+// 2P steps and at most MaxAdamHalvings times; a drift in one direction, a
+// rate halved within the window, or a run for a number of steps does not.
+func TestAdamHalvings(t *testing.T) {
+	const p = 4
+	c, err := Config{ConvergedSteps: p, Until: UntilConverged, LearningRate: 0.1}.Resolve(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(n, halvings int, logEll func(k int) float64) History {
+		h := make(History, n)
+		for k := range h {
+			h[k] = StepRecord{Step: k + 1, Lengthscales: []float64{math.Exp(logEll(k))}, Signal: 1, Noise: 1, AdamHalvings: halvings}
+		}
+		return h
+	}
+	swing := func(k int) float64 { return 0.1 * float64(k%2) }  // ±0.1 a step
+	drift := func(k int) float64 { return 0.1 * float64(k) }    // +0.1 a step
+	small := func(k int) float64 { return 0.01 * float64(k%2) } // ±0.01 a step
+	for _, c2 := range []struct {
+		name  string
+		h     History
+		until Until
+		want  int
+	}{
+		{"swinging by the rate", run(2*p+1, 0, swing), UntilConverged, 1},
+		{"swinging by the halved rate", run(2*p+1, 1, func(k int) float64 { return swing(k) / 2 }), UntilConverged, 2},
+		{"swinging by a tenth of the rate", run(2*p+1, 0, small), UntilConverged, 0},
+		{"drifting by the rate", run(2*p+1, 0, drift), UntilConverged, 0},
+		{"swinging, too few steps", run(2*p, 0, swing), UntilConverged, 0},
+		{"swinging at the last halving", run(2*p+1, MaxAdamHalvings, swing), UntilConverged, MaxAdamHalvings},
+		{"swinging, a fixed number of steps", run(2*p+1, 0, swing), UntilSteps, 0},
+	} {
+		cc := c
+		cc.Until = c2.until
+		if got := cc.adamHalvings(c2.h); got != c2.want {
+			t.Errorf("%s: %d halvings, want %d", c2.name, got, c2.want)
+		}
+	}
+	// Halved within the window: no second halving until 2P steps later.
+	h := run(2*p+1, 1, swing)
+	h[p].AdamHalvings = 0
+	if got := c.adamHalvings(h); got != 1 {
+		t.Errorf("halved within the window: %d halvings, want 1", got)
 	}
 }
 

@@ -79,22 +79,31 @@ type EstimatorState struct {
 // rate. Each step starts again at the configured rate.
 const MaxRateBackoffs = 4
 
-// Backoff is what one step's solve spent on attempts abandoned for
+// Backoff is what one step's solve spent on attempts it abandoned: for
 // diverging, before its last restart at half the learning rate (see
-// MaxRateBackoffs).
+// MaxRateBackoffs), or for failing on a float32 K, before its restart in
+// float64 (see Recovery).
 type Backoff struct {
 	Halvings   int          // restarts at half the rate so far
 	Iterations int          // iterations of the abandoned attempts
 	Rows       int          // rows of H they read (solvers.State.Rows)
 	Work       solvers.Work // their work
+	// Float64 reports that the solve was started again in float64 after
+	// it failed on K stored in float32 (RecoveryFloat64).
+	Float64 bool `json:",omitempty"`
 }
 
-// add counts an abandoned attempt whose final state is st.
-func (b *Backoff) add(st *solvers.State) {
-	b.Halvings++
+// spend counts an abandoned attempt whose final state is st.
+func (b *Backoff) spend(st *solvers.State) {
 	b.Iterations += st.Iteration
 	b.Rows += st.Rows
 	b.Work = b.Work.Plus(st.Work)
+}
+
+// add counts an attempt abandoned for diverging, whose final state is st.
+func (b *Backoff) add(st *solvers.State) {
+	b.Halvings++
+	b.spend(st)
 }
 
 // halved returns m with its learning rate halved k times; methods other
@@ -302,10 +311,24 @@ func (e *Estimator) Gradient(ctx context.Context, k kernel.Kernel, dst []float64
 	return checkGrad(dst)
 }
 
-// operator returns H_θ for k, rebuilding the estimator's operator in place
-// (reusing its n² cache) after the first call when it can.
+// operator returns H_θ for k in the precision a step at k uses
+// (stepPrecision).
 func (e *Estimator) operator(k kernel.Kernel) (kernel.GramOperator, error) {
-	if r, ok := e.op.(kernel.Rekerneler); ok && e.op != nil {
+	return e.operatorIn(k, e.precisionFor(k))
+}
+
+// precisionFor returns the precision of a step's operator at kernel k:
+// Config.Operator.Precision, or Float64 where a Mixed K's rounding is too
+// large for k's σ² (stepPrecision). A Backend chooses its own.
+func (e *Estimator) precisionFor(k kernel.Kernel) kernel.Precision {
+	return stepPrecision(e.cfg.Operator.Precision, k.Hyper, e.n)
+}
+
+// operatorIn returns H_θ for k stored in precision p (the CPU operator's;
+// a Backend chooses its own), rebuilding the estimator's operator in place
+// (reusing its n² cache) after the first call when it can.
+func (e *Estimator) operatorIn(k kernel.Kernel, p kernel.Precision) (kernel.GramOperator, error) {
+	if r, ok := e.op.(kernel.Rekerneler); ok && e.op != nil && (e.backend != nil || kernel.PrecisionOf(e.op) == p) {
 		if err := r.SetKernel(k); err != nil {
 			return nil, err
 		}
@@ -314,7 +337,7 @@ func (e *Estimator) operator(k kernel.Kernel) (kernel.GramOperator, error) {
 	if err := e.Close(); err != nil {
 		return nil, err
 	}
-	op, err := e.newOperator(e.x, k)
+	op, err := e.newOperator(e.x, k, p)
 	if err != nil {
 		return nil, err
 	}
@@ -350,8 +373,8 @@ func operatorErr(op kernel.GramOperator) error {
 }
 
 // newOperator builds H_θ for inputs x with the estimator's Backend, or the
-// CPU operator.
-func (e *Estimator) newOperator(x *mat.Dense, k kernel.Kernel) (kernel.GramOperator, error) {
+// CPU operator in precision p.
+func (e *Estimator) newOperator(x *mat.Dense, k kernel.Kernel, p kernel.Precision) (kernel.GramOperator, error) {
 	if e.backend != nil {
 		op, err := e.backend(x, k)
 		if err != nil {
@@ -362,7 +385,9 @@ func (e *Estimator) newOperator(x *mat.Dense, k kernel.Kernel) (kernel.GramOpera
 		}
 		return op, nil
 	}
-	return kernel.NewOperator(x, k, e.cfg.Operator)
+	opt := e.cfg.Operator
+	opt.Precision = p
+	return kernel.NewOperator(x, k, opt)
 }
 
 // drawProbes fills the n×s probe matrix column by column from the generator.
@@ -391,13 +416,17 @@ func (e *Estimator) drawProbes() {
 // resuming mid-solve, the step's record).
 func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []float64, rec *StepRecord) error {
 	n, s := e.n, e.cfg.Probes
+	resumed := e.st.Pending != nil
+	prec := e.precisionFor(k)
+	if resumed && e.st.PendingBackoff.Float64 {
+		prec = kernel.Float64
+	}
 	tBuild := time.Now()
-	op, err := e.operator(k)
+	op, err := e.operatorIn(k, prec)
 	if err != nil {
 		return fmt.Errorf("building the kernel operator: %w", err)
 	}
 	rec.BuildSeconds = time.Since(tBuild).Seconds()
-	resumed := e.st.Pending != nil
 	if resumed && !floatbits.Equal(e.st.PendingTheta, k.Hyper.Vector()) {
 		return fmt.Errorf("an interrupted solve at θ = %v is pending, but the gradient was asked at θ = %v: continue it at the same hyperparameters", e.st.PendingTheta, k.Hyper.Vector())
 	}
@@ -445,6 +474,7 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 	}
 	defer func() { sol.Close() }() // a device backend's vectors
 	solverSec := e.st.PendingSolverSeconds + time.Since(tSolve).Seconds()
+solve:
 	for {
 		var ierr error // the error that ended the solve, if one did
 		for !sol.Done() {
@@ -477,25 +507,37 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 				return oerr
 			}
 		}
-		if !diverged(e.cfg.Solver, sol.State(), ierr) || backoff.Halvings >= MaxRateBackoffs {
-			if ierr == nil {
-				break // done; a stall at the last halving is recorded as such
+		t := time.Now()
+		switch {
+		case e.backend == nil && prec.Stores32() && failed(sol, ierr):
+			// The solve failed on K's float32 rounding: start it again from
+			// its initial guess on a float64 K (RecoveryFloat64).
+			backoff.spend(sol.State())
+			backoff.Float64, prec = true, kernel.Float64
+			sol.Close()
+			if op, err = e.operatorIn(k, prec); err != nil {
+				e.st.Pending = nil
+				return fmt.Errorf("building the kernel operator in float64: %w", err)
 			}
+			sol, err = halved(e.cfg.Solver, backoff.Halvings).Start(op, b, v0, e.cfg.Settings)
+		case diverged(e.cfg.Solver, sol.State(), ierr) && backoff.Halvings < MaxRateBackoffs:
+			// Diverged: start again from the initial guess at half the rate.
+			backoff.add(sol.State())
+			sol.Close()
+			sol, err = halved(e.cfg.Solver, backoff.Halvings).Start(op, b, v0, e.cfg.Settings)
+		case ierr == nil:
+			break solve // done; a stall at the last halving is recorded as such
+		default:
 			e.st.Pending = nil
 			if errors.Is(ierr, solvers.ErrDiverged) && backoff.Halvings > 0 {
 				return fmt.Errorf("solver iteration: %w (after %d restarts at half the rate, at 1/%d of the configured rate: set a lower one)", ierr, backoff.Halvings, 1<<backoff.Halvings)
 			}
-			return fmt.Errorf("solver iteration: %w", ierr)
+			return fmt.Errorf("solver iteration: %w%s", ierr, breakdownAdvice(ierr, k.Hyper, e.cfg.NoiseMin))
 		}
-		// Diverged: start again from the initial guess at half the rate.
-		backoff.add(sol.State())
-		sol.Close()
-		t := time.Now()
-		sol, err = halved(e.cfg.Solver, backoff.Halvings).Start(op, b, v0, e.cfg.Settings)
 		solverSec += time.Since(t).Seconds()
 		if err != nil {
 			e.st.Pending = nil
-			return fmt.Errorf("starting the solver again at half the rate: %w", err)
+			return fmt.Errorf("starting the solver again: %w", err)
 		}
 	}
 	st := sol.State()
@@ -516,6 +558,8 @@ func (e *Estimator) solveGradient(ctx context.Context, k kernel.Kernel, grad []f
 
 	rec.SolverIterations = st.Iteration + backoff.Iterations
 	rec.RateBackoffs, rec.BackoffIterations = backoff.Halvings, backoff.Iterations
+	rec.Float64 = e.backend == nil && prec != e.cfg.Operator.Precision
+	rec.Float64Retry = backoff.Float64
 	rec.SolverConverged = sol.Converged()
 	rec.BudgetStop = st.BudgetSpent
 	rec.SolverStalled = st.Stalled
@@ -629,6 +673,29 @@ func clonePathwise(p *kernel.PathwiseDraws) *kernel.PathwiseDraws {
 	c.Prior.ChiSq = clone(p.Prior.ChiSq)
 	c.Prior.Weights = clone(p.Prior.Weights)
 	return &c
+}
+
+// failed reports whether a solve that ended with err (nil: stopped) failed
+// in a way a float64 K can mend: CG's breakdown (pᵀHp ≤ 0, a non-finite
+// value), or a stop short of the tolerances that was neither its budget
+// (the iteration cap, a stall).
+func failed(sol solvers.Solver, err error) bool {
+	if err != nil {
+		return errors.Is(err, solvers.ErrNotPositiveDefinite) || errors.Is(err, solvers.ErrNotFinite)
+	}
+	return !sol.Converged() && !sol.State().BudgetSpent
+}
+
+// breakdownAdvice is what to change after a solve broke down in float64
+// at θ = h: a floor on σ where there is none or σ sits on it.
+func breakdownAdvice(err error, h kernel.Hyper, noiseMin float64) string {
+	if !errors.Is(err, solvers.ErrNotPositiveDefinite) && !errors.Is(err, solvers.ErrNotFinite) {
+		return ""
+	}
+	if noiseMin > 0 {
+		return fmt.Sprintf(" (σ = %.3g, its floor %.3g: raise the floor, Config.NoiseMin or --noise-min)", h.Noise, noiseMin)
+	}
+	return fmt.Sprintf(" (σ = %.3g with no floor: set one, Config.NoiseMin or --noise-min, as the fast preset does)", h.Noise)
 }
 
 // ErrNonFiniteGradient is returned (wrapped) when a gradient estimate holds

@@ -84,14 +84,7 @@ func (e *Estimator) predictIterative(xs *mat.Dense, k kernel.Kernel, tol float64
 	// The evaluation's solves go to a tolerance (1e-6) float32 products
 	// cannot reach: on the CPU they run in float64 whatever the training's
 	// precision.
-	cpu := e.cfg.Operator
-	cpu.Precision = kernel.Float64
-	var op kernel.GramOperator
-	if e.backend != nil {
-		op, err = e.newOperator(x, k)
-	} else {
-		op, err = kernel.NewOperator(x, k, cpu)
-	}
+	op, err := e.newOperator(x, k, kernel.Float64)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -299,7 +299,8 @@ func (o *Optimiser) Step(ctx context.Context) error {
 		return fmt.Errorf("gpnb: step %d: %w", step, err)
 	}
 	rec.Operator = o.est.OperatorDescription()
-	o.adam(grad)
+	rec.AdamHalvings = o.cfg.adamHalvings(o.st.History)
+	o.adam(grad, o.cfg.LearningRate/float64(int(1)<<rec.AdamHalvings))
 	h := o.Hyper()
 	rec.Noise, rec.Signal, rec.Lengthscales = h.Noise, h.Signal, clone(h.Lengthscales)
 	rec.Gradient = grad
@@ -317,11 +318,11 @@ func (o *Optimiser) Step(ctx context.Context) error {
 	return nil
 }
 
-// adam applies one Adam ascent step to the raw parameters, given ∇L with
-// respect to the constrained θ (chain rule through Config.Param).
-func (o *Optimiser) adam(grad []float64) {
+// adam applies one Adam ascent step at rate lr to the raw parameters,
+// given ∇L with respect to the constrained θ (chain rule through
+// Config.Param).
+func (o *Optimiser) adam(grad []float64, lr float64) {
 	t := float64(o.st.Step + 1)
-	lr := o.cfg.LearningRate
 	c1 := 1 - math.Pow(AdamBeta1, t)
 	c2 := 1 - math.Pow(AdamBeta2, t)
 	for i, g := range grad {

@@ -21,8 +21,9 @@ import (
 //     (kernel.MixedKernel), CG's automatic preconditioner
 //     (solvers.PrecondRankAuto), the paper's-text stopping rules
 //     (solvers.RulesPaperText: a system that meets its tolerance gets no
-//     more products), log θ (ParamLog) and a stop once the run has
-//     converged (UntilConverged). For fitting a model to data.
+//     more products), log θ (ParamLog), a floor on σ (FastNoiseMin) and a
+//     stop once the run has converged (UntilConverged). For fitting a
+//     model to data.
 //     DESIGN.md ("A good model fast") has the measurements behind each
 //     choice.
 var PresetNames = []string{"paper", "fast"}
@@ -33,6 +34,16 @@ var PresetNames = []string{"paper", "fast"}
 // optimum falls as the square root of the number of probes, and at the
 // paper's 16 it costs more test log-likelihood than the speed is worth.
 const FastProbes = 64
+
+// FastNoiseMin is the "fast" preset's floor on σ (Config.NoiseMin), on
+// the scale the run trains on (the target z-scored, by default): σ² ≥
+// 10⁻⁵, the lower bound of scikit-learn's WhiteKernel, which is what a
+// Python user's exact GP would stop at (GPyTorch's default constraint is
+// σ² ≥ 10⁻⁴). On a near-noiseless target the marginal likelihood's optimum
+// has σ → 0, and without a floor H's condition number grows without bound
+// until no solver can follow; the floor is a setting (--noise-min), not a
+// clamp hidden in the solver: set it lower, or 0, to let σ go further.
+const FastNoiseMin = 3.1622776601683795e-3 // √1e-5
 
 // Preset returns the named preset (PresetNames) for the named solver (cg,
 // ap, sgd, or cholesky for the exact gradient) on the named dataset, as
@@ -58,6 +69,7 @@ func Preset(name, solver, dataset string) (Config, error) {
 		}
 		c.Rules = solvers.RulesPaperText
 		c.Param = ParamLog
+		c.NoiseMin = FastNoiseMin
 		c.Until = UntilConverged
 		return c, nil
 	}

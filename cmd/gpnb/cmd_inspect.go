@@ -56,6 +56,9 @@ type inspection struct {
 	StalledSteps     int     `json:"stalled_steps,omitempty"`
 	BackoffSteps     int     `json:"backoff_steps,omitempty"`
 	RateBackoffs     int     `json:"rate_backoffs,omitempty"`
+	Float64Steps     int     `json:"float64_steps,omitempty"`
+	Float64Retries   int     `json:"float64_retries,omitempty"`
+	AdamHalvings     int     `json:"adam_halvings,omitempty"`
 	BudgetSteps      int     `json:"budget_steps"`
 	SolverEpochs     float64 `json:"solver_epochs"`
 	TotalSeconds     float64 `json:"total_seconds"`
@@ -238,6 +241,10 @@ func (in *inspection) fill(h gpnb.History) {
 	in.BudgetSteps = h.BudgetSteps()
 	in.StalledSteps = h.StalledSteps()
 	in.BackoffSteps, in.RateBackoffs = h.BackoffSteps()
+	in.Float64Steps, in.Float64Retries = h.Float64Steps()
+	if len(h) > 0 {
+		in.AdamHalvings = h[len(h)-1].AdamHalvings
+	}
 	in.SolverEpochs = h.TotalSolverEpochs()
 	in.TotalSeconds = h.TotalSeconds()
 	in.SolverSeconds = h.TotalSolverSeconds()
@@ -400,6 +407,12 @@ func (in *inspection) writeSummary(b io.Writer) {
 	if in.BackoffSteps > 0 {
 		fmt.Fprintf(b, "backoffs:  %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all)\n", in.BackoffSteps, steps, in.RateBackoffs)
 	}
+	if in.Float64Steps > 0 {
+		fmt.Fprintf(b, "float64:   %d of %d steps multiplied with a float64 K, σ² being below float32 K's rounding; %d after failing on float32\n", in.Float64Steps, steps, in.Float64Retries)
+	}
+	if in.AdamHalvings > 0 {
+		fmt.Fprintf(b, "adam:      the learning rate was halved %d× as θ oscillated\n", in.AdamHalvings)
+	}
 	if in.Budget > 0 || in.BudgetSteps > 0 {
 		budget := ""
 		if in.Budget > 0 {
@@ -465,6 +478,12 @@ func stepEnd(r gpnb.StepRecord) string {
 	}
 	if r.RateBackoffs > 0 {
 		conv += fmt.Sprintf(", rate/%d", 1<<r.RateBackoffs)
+	}
+	switch {
+	case r.Float64Retry:
+		conv += ", retried in float64"
+	case r.Float64:
+		conv += ", float64"
 	}
 	return conv
 }

@@ -298,6 +298,15 @@ func stepLine(r gpnb.StepRecord, ds *data.Dataset) string {
 	if r.RateBackoffs > 0 {
 		conv += fmt.Sprintf("; diverged, restarted %d× at half the learning rate, finished at 1/%d of it", r.RateBackoffs, 1<<r.RateBackoffs)
 	}
+	switch {
+	case r.Float64Retry:
+		conv += "; failed on float32 K, solved again in float64"
+	case r.Float64:
+		conv += "; float64 K (σ² below float32 K's rounding)"
+	}
+	if r.AdamHalvings > 0 {
+		conv += fmt.Sprintf("; Adam at 1/%d of its rate", 1<<r.AdamHalvings)
+	}
 	return fmt.Sprintf("step %d: %d solver iterations (%s) %.3fs solver %.3fs step; %s",
 		r.Step, r.SolverIterations, conv, r.SolverSeconds, r.StepSeconds, hyperLine(r.Hyper(), ds))
 }
@@ -342,6 +351,15 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 	}
 	if k, n := res.History.BackoffSteps(); k > 0 {
 		fmt.Fprintf(stderr, "gpnb train: %d of %d steps' SGD solves diverged and were started again at half the learning rate (%d restarts in all; see gpnb inspect): a lower --sgd-lr saves those attempts\n", k, res.StepsDone, n)
+	}
+	if k, n := res.History.Float64Steps(); k > 0 {
+		fmt.Fprintf(stdout, "%d of %d steps multiplied with a float64 K, σ² being below float32 K's rounding (gpnb.MixedNoiseRatio); %d of them after failing on float32\n", k, res.StepsDone, n)
+	}
+	if a := res.History[len(res.History)-1:]; len(a) > 0 && a[0].AdamHalvings > 0 {
+		fmt.Fprintf(stdout, "Adam's rate was halved %d× as θ oscillated, to %g\n", a[0].AdamHalvings, cfg.LearningRate/float64(int(1)<<a[0].AdamHalvings))
+	}
+	if m := cfg.NoiseMin; m > 0 && h.Noise <= m*(1+1e-9) {
+		fmt.Fprintf(stdout, "σ ends on its floor %g (--noise-min): the data would take a smaller one; lower the floor to let it\n", m)
 	}
 	fmt.Fprintf(stdout, "%s\n", hyperLine(h, ds))
 	if ev != nil {
