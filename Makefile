@@ -6,9 +6,14 @@
 
 GO        ?= go
 # The UCI datasets (see ../shared/data/uci/README). Tests that need them skip
-# when GPNB_DATA is unset.
+# when GPNB_DATA is no folder, and fail when it is one without their files
+# (internal/ucitest); GPNB_DOWNLOAD=1 downloads them into the user cache.
 GPNB_DATA ?= $(abspath $(CURDIR)/../shared/data/uci)
 export GPNB_DATA
+
+# gotest: where the tests that skipped for want of the UCI files write their
+# names, for one summary line at the end.
+SKIPLOG := $(CURDIR)/.cache/gotest-skipped-uci
 
 # OPENBLAS=1 builds with the cgo OpenBLAS backend (build tag openblas) for
 # dgemm; it is on by default when the library is installed. `make OPENBLAS=0 ...` to switch
@@ -111,13 +116,17 @@ lint: tools
 	@echo "==> go vet for $(CROSS) (no cgo, no cuda tag)"
 	@for p in $(CROSS); do echo "    $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet ./... || exit 1; done
 
+gotest: export GPNB_SKIPLOG = $(SKIPLOG)
 gotest: echarts
+	@mkdir -p $(dir $(SKIPLOG)) && rm -f $(SKIPLOG)
 	@echo "==> go test $(TAGFLAGS) (GPNB_DATA=$(GPNB_DATA))"
 	GPNB_REQUIRE_BROWSER=1 $(GO) test $(TAGFLAGS) -count=1 -p 1 ./...
 	@echo "==> go test, pure Go (no cgo: gonum's BLAS, Go's kernel code): the packages that use BLAS"
 	CGO_ENABLED=0 GPNB_REQUIRE_BROWSER=1 $(GO) test -count=1 -p 1 $$(CGO_ENABLED=0 $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "$(BLAS64)"}} blas{{end}}{{end}}' ./... | awk '$$2 == "blas" {print $$1}')
 	@echo "==> go test -tags cudaemu ./cuda ./gpnb/nb (the GPU kernels compiled as host C++; nb picks the emulated GPU)"
 	$(GO) test -tags cudaemu -count=1 ./cuda/... ./gpnb/nb
+	@if [ -s $(SKIPLOG) ]; then \
+	  echo "skipped: $$(sort -u $(SKIPLOG) | wc -l) tests need the UCI files (GPNB_DATA=$(GPNB_DATA) is no folder; GPNB_DOWNLOAD=1 downloads them): $$(sort -u $(SKIPLOG) | paste -sd ' ' -)"; fi
 
 # test-slurm: the array job of scripts/slurm/reproduce.sbatch on a real
 # Slurm, a one-node cluster (munged, slurmctld, slurmd) that

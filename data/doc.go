@@ -15,12 +15,13 @@
 // (Stats.OriginalMeanTo, Stats.OriginalVarTo). Normalise(false) turns this
 // off.
 //
-// UCI files are looked for under a data directory: the Dir option, else
-// $GPNB_DATA, else the user cache directory (os.UserCacheDir()/gpnb/uci).
-// A missing file is downloaded from the upstream repository
-// treforevans/uci_datasets at a pinned commit into a temporary file, checked
-// against its embedded SHA-256 and only then renamed into place. Files already
-// present are checked too; a file whose checksum does not match is never used.
+// UCI files are looked for in the Dir option's folders, else $GPNB_DATA,
+// then in the user cache folder (os.UserCacheDir()/gpnb/uci). The data
+// folders are only read. A file found nowhere is downloaded from the
+// upstream repository treforevans/uci_datasets at a pinned commit into a
+// temporary file in the user cache folder, checked against its embedded
+// SHA-256 and only then renamed into place. Files already present are
+// checked too; a file whose checksum does not match is never used.
 //
 // Errors are values wrapping the sentinel errors of this package (ErrSplit,
 // ErrChecksum, ErrNonFinite, ...), so callers can test them with errors.Is;

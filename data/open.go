@@ -74,7 +74,7 @@ func Open(name string, opts ...Option) (*Dataset, error) {
 }
 
 // OpenOrSynthetic is Open, except for a UCI dataset whose files are not on
-// this machine (in the Dir folders, else $GPNB_DATA and the user cache
+// this machine (in the Dir folders, else $GPNB_DATA, or the user cache
 // folder): it downloads nothing and returns synthetic data of the
 // dataset's shape instead (UCIDataset.Synthetic, for the Split and
 // Subset options given, normalised as Normalise says), with synthetic

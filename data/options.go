@@ -69,9 +69,9 @@ func Normalise(on bool) Option {
 }
 
 // Dir sets the folders holding <name>/data.csv.gz and
-// <name>/test_mask.csv.gz, searched in order, instead of $GPNB_DATA and the
-// user cache folder. Missing files are downloaded into the first. Load
-// only.
+// <name>/test_mask.csv.gz, searched in order instead of $GPNB_DATA and
+// before the user cache folder. They are only read: missing files are
+// downloaded into the user cache folder. Load only.
 func Dir(paths ...string) Option {
 	return func(c *config) { c.dirList = append([]string(nil), paths...); c.set["Dir"] = true }
 }

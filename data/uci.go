@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -110,9 +111,10 @@ func Names() []string {
 // train/test split chosen by Split (default 0), keeping the files' row
 // order. The target is the last column. Inputs and target are z-scored with
 // the training split's statistics unless Normalise(false); Subset and
-// SubsetSeed thin the training part. Files come from Dir, $GPNB_DATA or the
-// user cache directory, and are downloaded there when missing (see the
-// package documentation); BaseURL and HTTPClient configure the download.
+// SubsetSeed thin the training part. Files come from the Dir folders (else
+// $GPNB_DATA) or the user cache folder, and are downloaded into the cache
+// when missing (see the package documentation); BaseURL and HTTPClient
+// configure the download.
 func Load(name string, opts ...Option) (*Dataset, error) {
 	c, err := newConfig(loaderUCI, opts)
 	if err != nil {
@@ -187,21 +189,26 @@ func (c *config) splitRows(key string, rows int) (train, test []int, err error) 
 	return train, test, nil
 }
 
-// dirs returns the directories searched for files, in order, and the one
-// missing files are downloaded into.
+// dirs returns the directories searched for files, in order: the Dir
+// folders or $GPNB_DATA, then the user cache folder, the only one files are
+// downloaded into (download; "" with err saying why when there is none).
+// The data folders are only read: a file missing there is never written
+// there, so a failed read leaves no folder behind.
 func (c *config) dirs() (search []string, download string, err error) {
 	if len(c.dirList) > 0 {
-		return c.dirList, c.dirList[0], nil
-	}
-	if env := os.Getenv("GPNB_DATA"); env != "" {
+		search = append(search, c.dirList...)
+	} else if env := os.Getenv("GPNB_DATA"); env != "" {
 		search = append(search, env)
 	}
 	cache, cerr := os.UserCacheDir()
 	if cerr != nil {
-		return search, "", fmt.Errorf("data: no user cache directory to download into (%v); set GPNB_DATA or use the Dir option", cerr)
+		return search, "", fmt.Errorf("data: no user cache folder to download into (%v); put the files in $GPNB_DATA or a Dir folder", cerr)
 	}
 	download = filepath.Join(cache, "gpnb", "uci")
-	return append(search, download), download, nil
+	if !slices.Contains(search, download) {
+		search = append(search, download)
+	}
+	return search, download, nil
 }
 
 // fetch returns the bytes of <name>/<file>, checked against sum, from the
@@ -246,16 +253,17 @@ func (c *config) download(url, dst, sum string) error {
 	if client == nil {
 		client = &http.Client{Timeout: 2 * time.Minute}
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("%w: %v; set GPNB_DATA or the Dir option to a writable directory", ErrDownload, err)
-	}
 	resp, err := client.Get(url)
 	if err != nil {
-		return fmt.Errorf("%w: %s is missing and fetching it failed: %v; check the network, or put the file there by hand", ErrDownload, dst, err)
+		return fmt.Errorf("%w: %s is missing and fetching it failed: %v; check the network, or put the file in $GPNB_DATA by hand", ErrDownload, dst, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%w: %s is missing and GET %s answered %s", ErrDownload, dst, url, resp.Status)
+	}
+	// Only now, with the file on its way: a failed request leaves no folder.
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("%w: %v; make the user cache folder writable, or put the files in $GPNB_DATA", ErrDownload, err)
 	}
 	err = atomicfile.Write(dst, 0o644, func(w io.Writer) error {
 		h := sha256.New()

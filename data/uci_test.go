@@ -9,17 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// dataDir returns $GPNB_DATA or skips the test.
-func dataDir(t testing.TB) string {
-	t.Helper()
-	d := os.Getenv("GPNB_DATA")
-	if d == "" {
-		t.Skip("UCI files not available: GPNB_DATA not set (the Makefile sets it to /work/shared/data/uci)")
-	}
-	return d
-}
+	"github.com/gpnb/gpnb/internal/ucitest"
+)
 
 // gzLines returns a scanner over the lines of the gzipped file at path,
 // closed when the test ends.
@@ -73,7 +65,7 @@ var uciTable = []struct {
 }
 
 func TestLoadUCIShapes(t *testing.T) {
-	dir := dataDir(t)
+	dir := ucitest.Dir(t, Names()...)
 	for _, tc := range uciTable {
 		rows, tests := maskCounts(t, filepath.Join(dir, tc.name, MaskFile))
 		if rows != tc.rows {
@@ -114,8 +106,8 @@ func TestLoadUCIShapes(t *testing.T) {
 // the files, that Load keeps the original row order, puts the mask's rows
 // in the right part, and z-scores with the training statistics.
 func TestLoadUCIRowsAndNormalisation(t *testing.T) {
-	dir := dataDir(t)
 	const name, split = "elevators", 3
+	dir := ucitest.Dir(t, name)
 	rawRows := readGzLines(t, filepath.Join(dir, name, DataFile))
 	maskRows := readGzLines(t, filepath.Join(dir, name, MaskFile))
 	var trainRows, testRows [][]float64
@@ -179,8 +171,11 @@ func TestLoadUCIRowsAndNormalisation(t *testing.T) {
 	}
 }
 
+// TestLoadUCIErrors: bad names and options are refused before any file is
+// looked for.
 func TestLoadUCIErrors(t *testing.T) {
-	dir := dataDir(t)
+	userCache(t)
+	dir := t.TempDir()
 	_, err := Load("boston", Dir(dir))
 	if !errors.Is(err, ErrUnknownDataset) {
 		t.Fatalf("unknown name: %v", err)

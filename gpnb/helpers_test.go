@@ -1,13 +1,13 @@
 package gpnb
 
 import (
-	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/ucitest"
 )
 
 // synth returns a small synthetic dataset built here (independently of
@@ -60,14 +60,10 @@ func polSubset(t testing.TB, n int) *data.Dataset {
 
 // uciSubset returns n training points of split 0 of a UCI dataset from
 // $GPNB_DATA (subset seed 0, as gpnb train's --subset), or skips the test
-// without it.
+// without it (ucitest.Dir).
 func uciSubset(t testing.TB, name string, n int) *data.Dataset {
 	t.Helper()
-	dir := os.Getenv("GPNB_DATA")
-	if dir == "" {
-		t.Skipf("%s subset: GPNB_DATA not set", name)
-	}
-	ds, err := data.Load(name, data.Split(0), data.Subset(n), data.Dir(dir))
+	ds, err := data.Load(name, data.Split(0), data.Subset(n), data.Dir(ucitest.Dir(t, name)))
 	if err != nil {
 		t.Fatal(err)
 	}

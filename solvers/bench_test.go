@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -14,13 +13,14 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/ucitest"
 )
 
-// The per-iteration benchmarks run on pol (n = 13500, split 0) when
-// GPNB_DATA is set, else on a synthetic 13500×26 problem, with the paper's
-// batch of 17 right-hand sides [y, z_1..z_16] and hyperparameters 1.0. Each
-// reports the time of one iteration as a multiple of one H·V with 17
-// columns, measured in the same benchmark ("xHV17").
+// The per-iteration benchmarks run on pol (n = 13500, split 0) when its
+// files are in $GPNB_DATA (ucitest.Find), else on a synthetic 13500×26
+// problem, with the paper's batch of 17 right-hand sides [y, z_1..z_16] and
+// hyperparameters 1.0. Each reports the time of one iteration as a multiple
+// of one H·V with 17 columns, measured in the same benchmark ("xHV17").
 //
 //	go test -run '^$' -bench PerIteration -benchtime 3x ./solvers/
 
@@ -34,10 +34,11 @@ var benchSetup struct {
 
 func benchProblem(tb testing.TB) (*kernel.Operator, *mat.Dense) {
 	s := &benchSetup
+	dir, havePol := ucitest.Find(tb, "pol")
 	s.once.Do(func() {
 		var ds *data.Dataset
-		if os.Getenv("GPNB_DATA") != "" {
-			ds, s.err = data.Load("pol")
+		if havePol {
+			ds, s.err = data.Load("pol", data.Dir(dir))
 		} else {
 			ds, s.err = data.Synthetic(13500, 26, 0)
 		}
@@ -173,7 +174,7 @@ func BenchmarkPerIteration(b *testing.B) {
 // iteration with the pivoted-Cholesky preconditioner, and one build of that
 // preconditioner: at rank 100 on pol subsets of 2000 and 4000 points, and
 // at ranks 256 and 512 on all of pol's 13 500 (synthetic data of that size
-// without GPNB_DATA), with the mixed-precision dense operator, the paper's
+// without the files), with the mixed-precision dense operator, the paper's
 // 17 right-hand sides, θ = 1 but σ = 0.1.
 // pre/plain is the median over the rounds of the preconditioned
 // iteration's time over the plain one's, build/plain the median of the
@@ -230,13 +231,13 @@ func BenchmarkPrecond(b *testing.B) {
 }
 
 // precondProblem returns the mixed-precision dense operator of a pol
-// subset of n points (synthetic data without GPNB_DATA), θ = 1 but σ = 0.1,
+// subset of n points (synthetic data without its files), θ = 1 but σ = 0.1,
 // and B = [y, z_1..z_16].
 func precondProblem(tb testing.TB, n int) (*kernel.Operator, *mat.Dense) {
 	var ds *data.Dataset
 	var err error
-	if os.Getenv("GPNB_DATA") != "" {
-		ds, err = data.Load("pol", data.Subset(n), data.SubsetSeed(1))
+	if dir, ok := ucitest.Find(tb, "pol"); ok {
+		ds, err = data.Load("pol", data.Subset(n), data.SubsetSeed(1), data.Dir(dir))
 	} else {
 		ds, err = data.Synthetic(n, 26, 0)
 	}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/internal/ucitest"
 )
 
 // polSystem builds H = K + σ²I over a 500-point subset of pol (Matérn-3/2,
@@ -18,10 +18,7 @@ import (
 // Gaussian probes].
 func polSystem(t *testing.T, ell, noise float64) (*kernelSystem, *mat.Dense) {
 	t.Helper()
-	if os.Getenv("GPNB_DATA") == "" {
-		t.Skip("pol test: GPNB_DATA not set (make test sets it to /work/shared/data/uci)")
-	}
-	ds, err := data.Load("pol", data.Subset(500))
+	ds, err := data.Load("pol", data.Subset(500), data.Dir(ucitest.Dir(t, "pol")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,11 @@ import (
 	"testing"
 
 	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/internal/ucitest"
 )
 
 func TestDataCommandUCI(t *testing.T) {
-	if os.Getenv("GPNB_DATA") == "" {
-		t.Skip("UCI files not available: GPNB_DATA not set")
-	}
+	ucitest.Dir(t, "pol", "protein", "bike", "elevators") // gpnb data finds them through $GPNB_DATA
 	for _, tc := range []struct {
 		args          []string
 		name          string

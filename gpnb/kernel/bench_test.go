@@ -1,15 +1,11 @@
 package kernel
 
 import (
-	"bufio"
-	"compress/gzip"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,14 +14,17 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/internal/par"
+	"github.com/gpnb/gpnb/internal/ucitest"
 )
 
 // Benchmarks on a pol-shaped problem: n = 13500, d = 26, 17 right-hand sides
-// (1 mean + 16 probes, the paper's setting). With GPNB_DATA set they use
-// the real pol training split 0, z-scored; otherwise synthetic N(0,1) inputs
-// of the same shape. GPNB_BENCH_N overrides n for quick runs. Each reports
-// rates and ratios measured within the same run:
+// (1 mean + 16 probes, the paper's setting). With the UCI files in
+// $GPNB_DATA (ucitest.Find) they use the real pol training split 0,
+// z-scored; otherwise synthetic N(0,1) inputs of the same shape.
+// GPNB_BENCH_N overrides n for quick runs. Each reports rates and ratios
+// measured within the same run:
 //
 //	go test -run '^$' -bench . -benchtime 1x ./gpnb/kernel/
 //	go test -tags openblas -run '^$' -bench . -benchtime 1x ./gpnb/kernel/
@@ -40,6 +39,7 @@ var (
 )
 
 func benchInputs(b *testing.B) *mat.Dense {
+	dir, havePol := ucitest.Find(b, "pol")
 	benchOnce.Do(func() {
 		n := 13500
 		if s := os.Getenv("GPNB_BENCH_N"); s != "" {
@@ -47,12 +47,13 @@ func benchInputs(b *testing.B) *mat.Dense {
 				n = v
 			}
 		}
-		if dir := os.Getenv("GPNB_DATA"); dir != "" {
-			x, err := loadPolTrain(dir)
+		if havePol {
+			ds, err := data.Load("pol", data.Dir(dir))
 			if err != nil {
-				benchErr = fmt.Errorf("loading pol from $GPNB_DATA=%s (give an absolute path: tests run in the package directory): %w", dir, err)
+				benchErr = fmt.Errorf("loading pol: %w", err)
 				return
 			}
+			x := ds.XTrain
 			r, _ := x.Dims()
 			if n < r {
 				x = mat.DenseCopyOf(x.Slice(0, n, 0, 26))
@@ -72,71 +73,6 @@ func benchInputs(b *testing.B) *mat.Dense {
 	}
 	b.Logf("inputs: %s, n=%d d=26, BLAS %s, GOMAXPROCS %d", benchSrc, benchX.RawMatrix().Rows, BLASName(), gomaxprocs())
 	return benchX
-}
-
-// loadPolTrain reads pol's split-0 training inputs, z-scored with their own
-// mean and population standard deviation (the usual protocol).
-func loadPolTrain(dir string) (*mat.Dense, error) {
-	read := func(name string) ([][]float64, error) {
-		f, err := os.Open(filepath.Join(dir, "pol", name))
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, err
-		}
-		var rows [][]float64
-		sc := bufio.NewScanner(gz)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			fs := strings.Split(strings.TrimSpace(sc.Text()), ",")
-			row := make([]float64, len(fs))
-			for i, s := range fs {
-				if row[i], err = strconv.ParseFloat(s, 64); err != nil {
-					return nil, err
-				}
-			}
-			rows = append(rows, row)
-		}
-		return rows, sc.Err()
-	}
-	data, err := read("data.csv.gz")
-	if err != nil {
-		return nil, err
-	}
-	mask, err := read("test_mask.csv.gz")
-	if err != nil {
-		return nil, err
-	}
-	var xs []float64
-	n := 0
-	for i, r := range data {
-		if mask[i][0] == 0 {
-			xs = append(xs, r[:26]...)
-			n++
-		}
-	}
-	x := mat.NewDense(n, 26, xs)
-	for j := 0; j < 26; j++ {
-		var mu, v float64
-		for i := 0; i < n; i++ {
-			mu += x.At(i, j)
-		}
-		mu /= float64(n)
-		for i := 0; i < n; i++ {
-			v += (x.At(i, j) - mu) * (x.At(i, j) - mu)
-		}
-		sd := math.Sqrt(v / float64(n))
-		if sd == 0 {
-			sd = 1
-		}
-		for i := 0; i < n; i++ {
-			x.Set(i, j, (x.At(i, j)-mu)/sd)
-		}
-	}
-	return x, nil
 }
 
 func benchKernel(d int) Kernel {

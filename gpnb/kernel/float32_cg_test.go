@@ -4,13 +4,13 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/ucitest"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -58,14 +58,12 @@ func fill(n int, v float64) []float64 {
 // start of the run and within polThetas' maxRatio later, mixed within 5%
 // everywhere.
 func TestFloat32CGPol(t *testing.T) {
-	if os.Getenv("GPNB_DATA") == "" {
-		t.Skip("GPNB_DATA is unset: the UCI pol files are needed")
-	}
 	if testing.Short() {
 		t.Skip("-short: solves on 2000 and 4000 points")
 	}
+	dir := ucitest.Dir(t, "pol")
 	for _, n := range []int{2000, 4000} {
-		ds, err := data.Load("pol", data.Split(0), data.Subset(n))
+		ds, err := data.Load("pol", data.Split(0), data.Subset(n), data.Dir(dir))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,9 +96,6 @@ const envData = "GPNB_DATA"
 // (for a notebook in the checkout's notebooks/ folder); then the user cache
 // folder, where package data downloads them.
 func UCIPlaces() []string {
-	if dir := os.Getenv(envData); dir != "" {
-		return []string{filepath.Clean(dir)}
-	}
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -108,12 +105,16 @@ func UCIPlaces() []string {
 		}
 	}
 	beside := func(dir string) string { return filepath.Join(dir, "..", "shared", "data", "uci") }
-	if root := Checkout(); root != "" {
-		add(beside(root))
-	}
-	if nb := os.Getenv("GONB_DIR"); nb != "" {
-		add(beside(nb))
-		add(beside(filepath.Dir(nb)))
+	if dir := os.Getenv(envData); dir != "" {
+		add(dir)
+	} else {
+		if root := Checkout(); root != "" {
+			add(beside(root))
+		}
+		if nb := os.Getenv("GONB_DIR"); nb != "" {
+			add(beside(nb))
+			add(beside(filepath.Dir(nb)))
+		}
 	}
 	if cache, err := os.UserCacheDir(); err == nil {
 		add(filepath.Join(cache, "gpnb", "uci"))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb"
+	"github.com/gpnb/gpnb/internal/ucitest"
 )
 
 func panicOf(f func()) (v any) {
@@ -58,12 +59,12 @@ func TestCheckout(t *testing.T) {
 
 func TestUCIPlaces(t *testing.T) {
 	t.Setenv("GPNB_DATA", "/some/where")
-	if got := UCIPlaces(); !slices.Equal(got, []string{"/some/where"}) {
+	t.Setenv("XDG_CACHE_HOME", "/cache")
+	if got := UCIPlaces(); !slices.Equal(got, []string{"/some/where", "/cache/gpnb/uci"}) {
 		t.Errorf("with GPNB_DATA: %q", got)
 	}
 	t.Setenv("GPNB_DATA", "")
 	t.Setenv("GONB_DIR", "/home/me/work/notebooks")
-	t.Setenv("XDG_CACHE_HOME", "/cache")
 	got := UCIPlaces()
 	want := []string{filepath.Join(filepath.Dir(Checkout()), "shared", "data", "uci"),
 		"/home/me/work/shared/data/uci", "/home/me/shared/data/uci", "/cache/gpnb/uci"}
@@ -76,6 +77,8 @@ func TestUCIPlaces(t *testing.T) {
 // as data.Synthetic with seed split+1.
 func TestLoadOrSyntheticFallsBack(t *testing.T) {
 	t.Setenv("GPNB_DATA", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // a user cache without the files
+	t.Setenv("HOME", t.TempDir())
 	ds, err := LoadOrSynthetic("pol", 2, 120)
 	if err != nil {
 		t.Fatal(err)
@@ -112,15 +115,12 @@ func TestLoadOrSyntheticFallsBack(t *testing.T) {
 
 // With the files (GPNB_DATA, as `make test` sets it): the UCI data.
 func TestLoadOrSyntheticLoads(t *testing.T) {
-	dir := os.Getenv("GPNB_DATA")
-	if dir == "" || FindUCI("pol") == "" {
-		t.Skip("pol is not under GPNB_DATA")
-	}
-	ds, err := LoadOrSynthetic("pol", 1, 200)
+	dir := ucitest.Dir(t, "pol")
+	want, err := data.Load("pol", data.Dir(dir), data.Split(1), data.Subset(200)) // first: with GPNB_DOWNLOAD=1 it downloads
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := data.Load("pol", data.Dir(dir), data.Split(1), data.Subset(200))
+	ds, err := LoadOrSynthetic("pol", 1, 200)
 	if err != nil {
 		t.Fatal(err)
 	}

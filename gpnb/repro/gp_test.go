@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gpnb/gpnb/gpnb"
 	"github.com/gpnb/gpnb/gpnb/results"
+	"github.com/gpnb/gpnb/internal/ucitest"
 	"github.com/gpnb/gpnb/solvers"
 )
 
@@ -139,19 +139,17 @@ func TestGPTrainerGOMAXPROCS(t *testing.T) {
 
 // TestGPTrainerUCI runs two steps on a 200-point subset of pol split 3.
 func TestGPTrainerUCI(t *testing.T) {
-	if os.Getenv("GPNB_DATA") == "" {
-		t.Skip("UCI data: GPNB_DATA not set")
-	}
+	g := GPTrainer{DataDir: ucitest.Dir(t, "pol")}
 	j := testJob("pol", 3, 200, "cg", true)
 	j.Steps = 2
-	ds, err := GPTrainer{}.Dataset(j)
+	ds, err := g.Dataset(j)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ds.NTrain() != 200 || ds.D() != 26 || ds.NTest() != 1500 || ds.Split != 3 {
 		t.Fatalf("pol split 3 subset 200: n=%d d=%d test=%d split=%d", ds.NTrain(), ds.D(), ds.NTest(), ds.Split)
 	}
-	res, err := GPTrainer{}.Train(context.Background(), j, filepath.Join(t.TempDir(), "ckpt"), func(JobProgress) {})
+	res, err := g.Train(context.Background(), j, filepath.Join(t.TempDir(), "ckpt"), func(JobProgress) {})
 	if err != nil {
 		t.Fatal(err)
 	}
