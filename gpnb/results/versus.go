@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Fit is one model fit in a comparison of fits measured side by side: a
@@ -99,8 +100,18 @@ func ReadFit(label, path string) (Fit, error) {
 	return f, nil
 }
 
+// group is what a fit is compared within in VersusTable: the label's part
+// before ": " where it has one ("pol 2000: scikit-learn"), else its n.
+func (f Fit) group() string {
+	if g, _, ok := strings.Cut(f.Label, ": "); ok {
+		return g
+	}
+	return fmt.Sprint(f.N)
+}
+
 // VersusTable is a row per fit, in order, each compared with the first fit
-// of its number of training points, the reference: its time against the
+// of its group (its number of training points, or the part of its label
+// before ": "), the reference: its time against the
 // reference's (reference / this, so above 1 is faster) and its test
 // log-likelihood less the reference's. The reference's own ratio is 1.
 func VersusTable(fits []Fit) *Table {
@@ -108,11 +119,12 @@ func VersusTable(fits []Fit) *Table {
 		{Name: "run"}, {Name: "n"}, {Name: "load"}, {Name: "fit s"}, {Name: "steps"}, {Name: "solver iterations"},
 		{Name: "MLL evaluations"}, {Name: "test LLH"}, {Name: "Δ test LLH"}, {Name: "time: reference / this"}, {Name: "reference"},
 	}}
-	ref := map[int]Fit{}
+	ref := map[string]Fit{}
 	for _, f := range fits {
-		r, ok := ref[f.N]
+		g := f.group()
+		r, ok := ref[g]
 		if !ok {
-			r, ref[f.N] = f, f
+			r, ref[g] = f, f
 		}
 		steps, evals := Missing(), Missing()
 		if f.Steps > 0 {
@@ -125,7 +137,7 @@ func VersusTable(fits []Fit) *Table {
 			Number(f.Iterations, 0, ""), evals, Number(f.TestLLH, 4, ""), Number(f.TestLLH-r.TestLLH, 4, ""),
 			Number(r.Seconds/f.Seconds, 2, "×"), Text(r.Label)})
 	}
-	t.Notes = append(t.Notes, "Each row is compared with the first row of its n (the reference column): time = its fit seconds over this row's; Δ test LLH = this row's less its.",
+	t.Notes = append(t.Notes, "Each row is compared with the first row of its n, or of its data set where the run is named \"data set: run\" (the reference column): time = its fit seconds over this row's; Δ test LLH = this row's less its.",
 		"Load: the machine's 1-minute load average, the mean of before and after the fit (meta-NAME.json beside NAME.json); the fits of one n ran one after the other.")
 	return t
 }

@@ -58,7 +58,31 @@ func TestVersusTable(t *testing.T) {
 			}
 		}
 	}
+	// Named "data set: run", fits compare within their data set, whatever
+	// their n.
+	var named []Fit
+	for _, in := range [][2]string{{"pol: scikit-learn", sk}, {"bike: gpnb", gp4}, {"pol: gpnb", gp}} {
+		f, err := ReadFit(in[0], in[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		named = append(named, f)
+	}
+	ng := cells(t, VersusTable(named))
+	for i, w := range []struct{ ratio, ref string }{{"1", "pol: scikit-learn"}, {"1", "bike: gpnb"}, {"10", "pol: scikit-learn"}} {
+		if r, _ := strconv.ParseFloat(ng[i]["time: reference / this"], 64); !near(r, mustFloat(w.ratio)) || ng[i]["reference"] != w.ref {
+			t.Errorf("named row %d: ratio %s against %q, want %s against %q", i, ng[i]["time: reference / this"], ng[i]["reference"], w.ratio, w.ref)
+		}
+	}
 	if _, err := ReadFit("x", filepath.Join(dir, "none.json")); err == nil {
 		t.Error("a missing file: no error")
 	}
+}
+
+func mustFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
