@@ -1,10 +1,12 @@
 //go:build ignore
 
-// export writes the z-scored training subset and test part of a UCI split
-// exactly as gpnb reads them (data.Load with the same split, subset and
-// subset seed), so that scikit-learn fits the very same numbers:
+// export writes the z-scored training subset and test part of a dataset
+// exactly as gpnb reads them (data.Open with the same name, split, subset
+// and subset seed, and test file for a CSV file), so that scikit-learn fits
+// the very same numbers:
 //
 //	go run results/speed/fast-preset/export.go -data pol -split 0 -subset 2000 -subset-seed 58 -out DIR
+//	go run results/speed/fast-preset/export.go -data train.csv -test test.csv -out DIR
 //
 // DIR/train.csv and DIR/test.csv hold one point a line, the d inputs then
 // the target, written with %.17g (every float64 read back exactly), and
@@ -26,7 +28,8 @@ import (
 )
 
 func main() {
-	name := flag.String("data", "pol", "UCI dataset")
+	name := flag.String("data", "pol", "dataset: a UCI name, synthetic-N-D-SEED or a CSV file")
+	test := flag.String("test", "", "CSV: the test file")
 	split := flag.Int("split", 0, "split")
 	subset := flag.Int("subset", 0, "training points (0: all)")
 	seed := flag.Uint64("subset-seed", 0, "seed of the subset")
@@ -35,7 +38,14 @@ func main() {
 	if *out == "" {
 		log.Fatal("give -out DIR")
 	}
-	ds, err := data.Load(*name, data.Split(*split), data.Subset(*subset), data.SubsetSeed(*seed))
+	opts := []data.Option{data.Split(*split)}
+	if *test != "" {
+		opts = []data.Option{data.TestFile(*test)}
+	}
+	if *subset > 0 {
+		opts = append(opts, data.Subset(*subset), data.SubsetSeed(*seed))
+	}
+	ds, err := data.Open(*name, opts...)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 # sides saw the same load, and each measurement records the load before and
 # after it (out/meta-NAME.json). RENDER_ONLY=1 only renders tables.md.
 #
-#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull" sh results/speed/fast-preset/run.sh
+#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull suite" sh results/speed/fast-preset/run.sh
 #
 # fastN:     pol split 0, N training points (subset seed 58); the subset is
 #            exported to CSV (export.go) and fitted by scikit-learn
@@ -28,6 +28,12 @@
 # stop:      the fast preset until converged and for 200 steps on 2000
 #            points of elevators and on a synthetic set.
 # bench:     BenchmarkPrecond (a preconditioned CG iteration over a plain one).
+# suite:     the fast preset beside scikit-learn on data of every character,
+#            the sets of $SUITE (SET:N:SEED words; SET a UCI set, or
+#            noiseless or duplicates, characters.go's made-up sets), each
+#            fit run alone: it waits for the 1-minute load to fall to
+#            $LOADMAX (2.5) and refuses to record a fit whose load before or
+#            after was above it.
 # lbfgs/ (run by hand, see lbfgs/main.go): Adam against L-BFGS.
 set -eu
 cd "$(dirname "$0")/../../.."
@@ -87,10 +93,57 @@ curve() { # name data-flags θ-flags ranks
 	done
 }
 
+LOADMAX=${LOADMAX:-2.5}
+SUITE=${SUITE:-"noiseless:400:0 duplicates:400:0 elevators:400:58 bike:400:58 protein:300:58 noiseless:2000:0 duplicates:2000:0 pol:2000:58 elevators:2000:58 bike:2000:58 protein:2000:58 keggdirected:2000:58 elevators:2000:1 protein:2000:2 pol:4000:58 bike:4000:58 elevators:4000:58 protein:4000:58 keggdirected:4000:58"}
+
+above() { awk -v l="$1" -v m="$LOADMAX" 'BEGIN { exit !(l > m) }'; }
+
+# alone NAME CMD...: CMD (a measurement writing $OUT/NAME.json) once the
+# 1-minute load is at most $LOADMAX (waiting up to 20 minutes); a fit whose
+# load before or after was above it is moved to $WORK/refused, not recorded.
+alone() {
+	an=$1
+	shift
+	[ -f "$OUT/$an.json" ] && return 0
+	i=0
+	while above "$(cut -d' ' -f1 /proc/loadavg)"; do
+		i=$((i + 1))
+		[ $i -le 80 ] || { echo "refused $an: the load stayed above $LOADMAX" >&2; return 0; }
+		sleep 15
+	done
+	"$@"
+	[ -f "$OUT/meta-$an.json" ] || return 0
+	if above "$(jq .load_before "$OUT/meta-$an.json")" || above "$(jq .load_after "$OUT/meta-$an.json")"; then
+		mkdir -p "$WORK/refused"
+		mv "$OUT/$an.json" "$OUT/meta-$an.json" "$WORK/refused/" 2>/dev/null || true
+		echo "refused $an: the load was above $LOADMAX (kept in $WORK/refused)" >&2
+	fi
+}
+
+# suite SET N SEED: one pair of the suite, named SET-N-sSEED.
+suite() {
+	set=$1 n=$2 seed=$3
+	pair=$set-$n-s$seed
+	case $set in
+	noiseless | duplicates)
+		[ -f "$WORK/chars-$n/$set-$n-train.csv" ] || go run $D/characters.go -n "$n" -out "$WORK/chars-$n"
+		dflags="--data $WORK/chars-$n/$set-$n-train.csv --test $WORK/chars-$n/$set-$n-test.csv"
+		eflags="-data $WORK/chars-$n/$set-$n-train.csv -test $WORK/chars-$n/$set-$n-test.csv" ;;
+	*)
+		dflags="--data $set --split 0 --subset $n --subset-seed $seed"
+		eflags="-data $set -split 0 -subset $n -subset-seed $seed" ;;
+	esac
+	# shellcheck disable=SC2086
+	alone "suite-gpnb-$pair" train "suite-gpnb-$pair" $dflags --preset fast
+	[ -f "$OUT/suite-sklearn-$pair.json" ] && return 0
+	# shellcheck disable=SC2086
+	go run $D/export.go $eflags -out "$WORK/$pair"
+	alone "suite-sklearn-$pair" measure "suite-sklearn-$pair" sh -c "$PY $D/sklearn_fit.py $WORK/$pair > $OUT/suite-sklearn-$pair.json.tmp && mv $OUT/suite-sklearn-$pair.json.tmp $OUT/suite-sklearn-$pair.json"
+}
 
 CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 256 512"
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
-	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull}; do
+	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull suite}; do
 		case $stage in
 		fast2000) fast 2000 ;;
 		fast4000) fast 4000 ;;
@@ -117,6 +170,10 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 			for ds in elevators synthetic-2000-8-3; do
 				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --until steps --steps 200
 				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast
+			done ;;
+		suite)
+			for p in $SUITE; do
+				suite $(echo "$p" | tr : ' ')
 			done ;;
 		bench)
 			[ -f "$OUT/bench.txt" ] || measure bench sh -c "go test -tags openblas -run '^\$' -bench Precond -benchtime 40x ./solvers/ > $OUT/bench.txt.tmp && mv $OUT/bench.txt.tmp $OUT/bench.txt" ;;
@@ -181,6 +238,13 @@ table() {
 		table "$(inputs $files)" --table jsonl --title "CG iterations against preconditioner rank: pol, $at" \
 			--columns "n,precond_rank=rank,iteration=iterations,seconds:2=seconds,start_seconds:2=of which building P"
 	done
+	files=""
+	for p in $SUITE; do
+		name=$(echo "$p" | sed 's/:\([0-9]*\):/-\1-s/')
+		files="$files $name:~scikit-learn=$OUT/suite-sklearn-$name.json $name:~gpnb~--preset~fast=$OUT/suite-gpnb-$name.json"
+	done
+	# shellcheck disable=SC2086
+	table "$(inputs $files | tr '~' ' ')" --table versus --title "The suite: the fast preset beside scikit-learn on data of every character (SET-N-sSEED: a subset of N training points, subset seed SEED)"
 	table "$(inputs "$OUT/bench.txt")" --table bench
 } >"$D/tables.md.tmp"
 mv "$D/tables.md.tmp" "$D/tables.md"
