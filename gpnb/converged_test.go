@@ -2,7 +2,10 @@ package gpnb
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gpnb/gpnb/data"
@@ -200,5 +203,54 @@ func TestRunUntilConverged(t *testing.T) {
 	}
 	if err := s.Run(context.Background(), stop+5); err != nil || s.Steps() != stop+5 {
 		t.Errorf("UntilSteps ran %d of %d steps (%v)", s.Steps(), stop+5, err)
+	}
+}
+
+// Where the convergence test stops on the fast preset's recorded 200-step
+// runs at n = 2000 (results/speed/fast-preset/out, stages ablation and
+// stop): the rate alone (ConvergedGrad so large that it never decides) and
+// with the default gradient bound. What the gradient bound costs on pol,
+// and what it waits for on the synthetic set, whose σ still creeps down
+// under a steady gradient when the rate alone stops it. The histories are
+// fixed files, so these are exact; DESIGN.md ("A good model fast") quotes
+// them.
+func TestConvergedOnRecordedRuns(t *testing.T) {
+	for _, c := range []struct {
+		file           string
+		rate, withGrad int
+	}{
+		{"ablation-steps200.json", 65, 85},
+		{"stop-elevators-200.json", 74, 74},
+		{"stop-synthetic-2000-8-3-200.json", 61, 74},
+	} {
+		b, err := os.ReadFile(filepath.Join("..", "results", "speed", "fast-preset", "out", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		stop := func(cfg Config) int {
+			for s := 1; s <= len(res.History); s++ {
+				if cfg.converged(res.History[:s], res.NTrain) {
+					return s
+				}
+			}
+			return 0
+		}
+		cfg := Fast()
+		cfg, err = cfg.Resolve(res.D)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.NoiseMin = 0 // as the runs were made
+		rate := cfg
+		rate.ConvergedGrad = math.Inf(1)
+		r, g := stop(rate), stop(cfg)
+		t.Logf("%s: the rate alone stops at step %d, with the gradient bound at %d", c.file, r, g)
+		if r != c.rate || g != c.withGrad {
+			t.Errorf("%s: stops at %d and %d, want %d and %d", c.file, r, g, c.rate, c.withGrad)
+		}
 	}
 }
