@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,5 +247,39 @@ func TestTrainStallWarning(t *testing.T) {
 	code, out, stderr := runCmd(t, "inspect", res)
 	if code != 0 || !strings.Contains(out, "stalled:   1 of 1 steps") || !strings.Contains(out, "stalled") {
 		t.Errorf("inspect: exit %d %s\n%s", code, stderr, out)
+	}
+}
+
+// TestTrainNearNoiseless: on a target with no noise the fast preset's σ
+// falls to its floor; gpnb train says that σ ends there and that steps
+// switched from a mixed to a float64 K, and gpnb inspect counts and marks
+// those steps.
+func TestTrainNearNoiseless(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("x1,x2,y\n")
+	for i := 0; i < 200; i++ {
+		x1, x2 := math.Sin(float64(i)*1.7), math.Cos(float64(i)*0.37)
+		fmt.Fprintf(&b, "%.17g,%.17g,%.17g\n", x1, x2, math.Sin(3*x1)+x2*x2)
+	}
+	csv := filepath.Join(dir, "noiseless.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "r.ckpt")
+	code, stdout, errs := runCmd(t, "train", "--data", csv, "--preset", "fast", "--precision", "mixed", "--until", "steps", "--steps", "90", "--eval=false", "--checkpoint", ckpt)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"steps multiplied with a float64 K", "σ ends on its floor"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("gpnb train does not say %q:\n%s", want, stdout)
+		}
+	}
+	_, text, _ := runCmd(t, "inspect", ckpt, "--last", "1")
+	for _, want := range []string{"float64:", ", float64"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("gpnb inspect does not say %q:\n%s", want, text)
+		}
 	}
 }
