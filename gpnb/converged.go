@@ -73,7 +73,13 @@ func (c *Config) convergedSteps() int { return orDefault(c.ConvergedSteps, Defau
 // scale of an input that does not matter) or hardly move where it does.
 // It reads only the history, so a resumed run decides as the straight run
 // does.
+//
+// On the exact path (Config.ExactUpTo) it is that path's rule instead
+// (ExactGradTol, ExactRelTol), read from the L-BFGS state.
 func (o *Optimiser) Converged() bool {
+	if o.st.Path == PathExact {
+		return o.st.LBFGS.exactConverged(o.st.N)
+	}
 	return o.cfg.converged(o.st.History, o.st.N)
 }
 

@@ -104,6 +104,7 @@ var runFlagTable = []runFlag{
 	{"checkpoint", "save to `FILE` after each step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
 	{"max-exact-n", fmt.Sprintf("largest n for Cholesky (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
 	{"eval-tol", fmt.Sprintf("CG tolerance of tests beyond it (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
+	{"exact-up-to", "L-BFGS + Cholesky up to this n (0: off)", []string{"Config.ExactUpTo"}, scalarField("Config.ExactUpTo")},
 
 	{"precond-rank", "CG: preconditioner rank (0: none), or auto", []string{"CG.PrecondRank"}, precondRank},
 	{"precond-noise", "CG: its σ² (0: the operator's)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
