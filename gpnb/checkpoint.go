@@ -145,6 +145,9 @@ func (st *OptimiserState) check() error {
 	if err := st.checkPathwise(); err != nil {
 		return err
 	}
+	if err := st.checkPath(); err != nil {
+		return err
+	}
 	if st.Pending != nil {
 		if (st.Config.Estimator == Pathwise && st.Pathwise == nil) || (st.Config.Estimator != Pathwise && st.Probes.Rows == 0) {
 			return errors.New("pending solve without probes")

@@ -249,6 +249,17 @@ type Config struct {
 	// EvalRelTol is the relative residual tolerance of Evaluate's and
 	// Predict's iterative solves (0 means DefaultEvalRelTol).
 	EvalRelTol float64 `json:"eval_rel_tol,omitempty" resume:"change"`
+
+	// ExactUpTo is the largest number of training points for which the run
+	// takes the exact path (PathExact: Cholesky's exact L and gradient,
+	// maximised by L-BFGS over log θ) instead of Solver, Estimator and
+	// Adam; 0, the default, means never. It may not exceed MaxExactN. On
+	// the exact path LearningRate, Param and the iterative settings are
+	// not used, and the run converges by its own rule (ExactGradTol,
+	// ExactRelTol) rather than ConvergedTol's. NewOptimiser decides the
+	// path (Config.PathFor) and the state keeps it
+	// (OptimiserState.Path). The fast preset sets FastExactUpTo.
+	ExactUpTo int `json:"exact_up_to,omitempty"`
 }
 
 // configJSON is Config with its solver in the form solvers.MarshalMethod
@@ -452,6 +463,8 @@ func (c *Config) check(d int) error {
 		return bad("MaxExactN", "MaxExactN = %d: must be ≥ 0 (0 means %d)", c.MaxExactN, DefaultMaxExactN)
 	case c.EvalRelTol < 0 || math.IsNaN(c.EvalRelTol) || math.IsInf(c.EvalRelTol, 0):
 		return bad("EvalRelTol", "EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
+	case c.ExactUpTo < 0 || c.ExactUpTo > c.maxExactN():
+		return bad("ExactUpTo", "ExactUpTo = %d: must be ≥ 0 (0: never the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.ExactUpTo, c.maxExactN())
 	}
 	if err := solvers.Check(c.Solver); err != nil {
 		return solverError("Solver", err)

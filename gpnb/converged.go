@@ -90,7 +90,13 @@ func (c *Config) convergedGrad() float64 { return orDefault(c.ConvergedGrad, Def
 // its floor (Config.NoiseMin) by a gradient pulling it lower counts as
 // settled. It reads only the history, so a resumed run decides as the
 // straight run does.
+//
+// On the exact path (Config.ExactUpTo) it is that path's rule instead
+// (ExactGradTol, ExactRelTol), read from the L-BFGS state.
 func (o *Optimiser) Converged() bool {
+	if o.st.Path == PathExact {
+		return o.st.LBFGS.exactConverged(o.st.N)
+	}
 	return o.cfg.converged(o.st.History, o.st.N)
 }
 

@@ -156,6 +156,7 @@ func TestRunUntilConverged(t *testing.T) {
 	// checked bit for bit too.
 	cfg := Fast()
 	cfg.Seed, cfg.Settings = 2, solvers.Settings{RelTolMean: 1e-4, RelTolProbes: 1e-3}
+	cfg.ExactUpTo = 0 // Adam's stop; the exact path's has its own tests (exactpath_test.go)
 	const cap = 400
 	o, err := NewOptimiser(ds, cfg)
 	if err != nil {

@@ -36,6 +36,14 @@
 // StepRecord.BudgetStop with the residuals reached, and continued at the
 // next step by a warm start.
 //
+// Up to Config.ExactUpTo training points the Optimiser takes the exact path
+// instead (Path, decided by NewOptimiser): L-BFGS (type LBFGS, its whole
+// state exported and checkpointed, so it pauses between any two
+// evaluations) over log θ on the exact log marginal likelihood and
+// gradient, one Cholesky factorisation (Exact) an evaluation, one L-BFGS
+// iteration a step. The fast preset takes it for small data
+// (FastExactUpTo).
+//
 // # State, pause and resume
 //
 // The unit of pause is one solver iteration: Step checks its context between

@@ -45,11 +45,12 @@ type Eval struct {
 // hyperparameters, on the z-scored scale the run trains on: prediction
 // (PredictScaled) at the dataset's test inputs. Eval.Method says how the
 // predictions were computed. With the pathwise estimator, Eval.Samples
-// holds the same metrics from its posterior samples. It fails when the
+// holds the same metrics from its posterior samples (not on the exact
+// path, which solves nothing iteratively). It fails when the
 // dataset has no test part.
 func (o *Optimiser) Evaluate() (Eval, error) {
 	ev, err := o.evaluate()
-	if err != nil || o.cfg.Estimator != Pathwise {
+	if err != nil || o.cfg.Estimator != Pathwise || o.st.Path == PathExact {
 		return ev, err
 	}
 	if ev.Samples, err = o.evaluateSamples(); err != nil {

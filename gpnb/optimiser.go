@@ -79,6 +79,13 @@ type OptimiserState struct {
 	// PendingStepSeconds is the time an interrupted step has used so far.
 	PendingStepSeconds float64
 
+	// Path is the path the run takes (Config.PathFor, decided by
+	// NewOptimiser). On the exact path LBFGS is its whole optimiser state
+	// (point, memory, line search), Raw follows its θ and the Adam moments
+	// stay zero; nil on the iterative path.
+	Path  Path
+	LBFGS *LBFGS
+
 	// EstimatorState is level 2's state: probes, previous solutions, the
 	// pending solve and the probe generator.
 	EstimatorState
@@ -125,6 +132,9 @@ func NewOptimiser(ds *data.Dataset, cfg Config, opts ...Option) (*Optimiser, err
 		AdamM:       make([]float64, len(raw)),
 		AdamV:       make([]float64, len(raw)),
 	}
+	if err := o.startPath(); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -159,7 +169,12 @@ func (o *Optimiser) Estimator() *Estimator { return o.est }
 func (o *Optimiser) Steps() int { return o.st.Step }
 
 // Hyper returns the current constrained hyperparameters.
-func (o *Optimiser) Hyper() kernel.Hyper { return o.cfg.Param.Hyper(o.st.Raw) }
+func (o *Optimiser) Hyper() kernel.Hyper {
+	if o.st.Path == PathExact {
+		return exactHyper(o.st.LBFGS.X)
+	}
+	return o.cfg.Param.Hyper(o.st.Raw)
+}
 
 // Kernel returns the current kernel.
 func (o *Optimiser) Kernel() kernel.Kernel {
@@ -184,6 +199,7 @@ func (o *Optimiser) State() OptimiserState {
 	s.Gradient = clone(s.Gradient)
 	s.AdamM = clone(s.AdamM)
 	s.AdamV = clone(s.AdamV)
+	s.LBFGS = s.LBFGS.Clone()
 	s.EstimatorState = o.est.State()
 	s.History = cloneHistory(s.History)
 	return s
@@ -278,13 +294,17 @@ func (o *Optimiser) interrupted(cause error) error {
 // ExactGradient mode), one Adam update, and the step's record. ctx is
 // checked between solver iterations; when it is done, Step returns ctx.Err()
 // and keeps the in-flight solve, so the next Step (also after Save and
-// Resume) continues exactly where this one stopped.
+// Resume) continues exactly where this one stopped. On the exact path
+// (Config.ExactUpTo) a step is one L-BFGS iteration instead (PathExact).
 func (o *Optimiser) Step(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if o.st.Path == PathExact {
+		return o.exactStep(ctx)
 	}
 	t0 := time.Now()
 	step := o.st.Step + 1
@@ -345,7 +365,9 @@ func (o *Optimiser) adam(grad []float64, lr float64) {
 func (o *Optimiser) String() string {
 	h := o.Hyper()
 	mode := o.cfg.Solver.Name()
-	if o.cfg.Estimator == ExactGradient {
+	if o.st.Path == PathExact {
+		mode = "exact path (Cholesky + L-BFGS)"
+	} else if o.cfg.Estimator == ExactGradient {
 		mode = "exact gradient"
 	} else {
 		if o.cfg.Estimator == Pathwise {

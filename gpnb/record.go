@@ -117,8 +117,14 @@ type StepRecord struct {
 
 	// ExactMLL is the Cholesky log marginal likelihood (eq. 3) at the
 	// hyperparameters this step started from, when Config asked for it;
-	// nil otherwise.
+	// nil otherwise. On the exact path (PathExact) it and Gradient are at
+	// the hyperparameters after the step, where L-BFGS evaluated them.
 	ExactMLL *float64 `json:"exact_mll,omitempty"`
+	// Evaluations counts the exact path's evaluations of L and its
+	// gradient in this step (one Cholesky factorisation each: the L-BFGS
+	// line search's, and for the first step the initial θ's); 0 on the
+	// iterative path.
+	Evaluations int `json:"evaluations,omitempty"`
 
 	// Operator describes the kernel operator this step used
 	// (kernel.Describe); empty where not recorded.
@@ -273,4 +279,7 @@ type Result struct {
 	// with the run's ConvergedTol and ConvergedSteps) after its last step,
 	// whatever its Config.Until.
 	Converged bool `json:"converged,omitempty"`
+	// Path is the path the run took (OptimiserState.Path): "iterative"
+	// or "exact".
+	Path Path `json:"path"`
 }

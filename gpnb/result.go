@@ -18,7 +18,7 @@ func (o *Optimiser) Result() Result {
 // nil): what the charts of package viz read, so a
 // checkpoint (ReadCheckpoint) can be charted as a finished run can.
 func (st *OptimiserState) Result() Result {
-	h := st.Config.Param.Hyper(st.Raw)
+	h := st.hyper()
 	solver := st.Config.Solver.Name()
 	if st.Config.Estimator == ExactGradient {
 		solver = "cholesky"
@@ -44,7 +44,8 @@ func (st *OptimiserState) Result() Result {
 		Final:         Final{Noise: h.Noise, Signal: h.Signal, Lengthscales: h.Lengthscales},
 		History:       cloneHistory(st.History),
 		Config:        &cfg,
-		Converged:     st.Config.converged(st.History, st.N),
+		Converged:     st.converged(),
+		Path:          st.Path,
 	}
 	if len(r.History) > 0 {
 		r.Operator = r.History[len(r.History)-1].Operator

@@ -68,6 +68,14 @@ type inspection struct {
 	Budget float64 `json:"budget,omitempty"`
 	// Pending is the solve a checkpoint taken mid-step will continue.
 	Pending *pendingSolve `json:"pending,omitempty"`
+	// TrainingPath is the path the run takes (gpnb.Path: iterative or
+	// exact); Evaluations the exact path's evaluations of L in all, and
+	// PendingEvaluations those of a step interrupted mid line search.
+	TrainingPath       gpnb.Path `json:"training_path"`
+	Evaluations        int       `json:"evaluations,omitempty"`
+	PendingEvaluations int       `json:"pending_evaluations,omitempty"`
+	// pathText is gpnb train's line for the path (pathLine).
+	pathText string
 	// Test is a result's evaluation (nil: none).
 	Test *gpnb.Eval `json:"test,omitempty"`
 	// History holds every step's record without its residual trace.
@@ -195,6 +203,19 @@ func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection 
 		in.ThetaData = gpnb.DataUnits(kernel.HyperFromVector(st.Theta), st.Stats).Vector()
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
+	in.TrainingPath, in.pathText = st.Path, pathLine(st.Path, cfg, st.N)
+	if m := st.LBFGS; st.Path == gpnb.PathExact && m != nil {
+		in.Run = fmt.Sprintf("%s kernel, Cholesky + L-BFGS over log θ (memory %d), ℓ, s² and σ² within [%g, %g]", cfg.Kernel, gpnb.LBFGSMemory, gpnb.ExactThetaMin, gpnb.ExactThetaMax)
+		if cfg.NoiseMin > 0 {
+			in.Run += fmt.Sprintf(", σ ≥ %g", cfg.NoiseMin)
+		}
+		if cfg.Until == gpnb.UntilConverged {
+			in.Run += "; until converged"
+		}
+		if !m.Ended && m.IterationEval > 0 {
+			in.PendingEvaluations = m.IterationEval
+		}
+	}
 	if p := st.Pending; p != nil {
 		in.Pending = &pendingSolve{Step: st.Step + 1, SolverSeconds: st.PendingSolverSeconds, StepSeconds: st.PendingStepSeconds, Progress: p.Progress()}
 		if p.Settings.MaxIterations > 0 {
@@ -219,6 +240,10 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 		// A result does not record whether its probes were fixed.
 		Run:   describeRun(r.Kernel, r.Solver, r.Config != nil && r.Config.Estimator == gpnb.ExactGradient, r.WarmStart, probeText),
 		Steps: r.StepsDone, Budget: budget, solverName: strings.ToLower(r.Solver),
+		TrainingPath: r.Path,
+	}
+	if r.Config != nil {
+		in.pathText = pathLine(r.Path, *r.Config, r.NTrain)
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.
@@ -248,6 +273,7 @@ func (in *inspection) fill(h gpnb.History) {
 	in.SolverEpochs = h.TotalSolverEpochs()
 	in.TotalSeconds = h.TotalSeconds()
 	in.SolverSeconds = h.TotalSolverSeconds()
+	in.Evaluations = h.TotalEvaluations()
 	in.History = make(gpnb.History, len(h))
 	for i, r := range h {
 		r.Residuals = nil
@@ -381,6 +407,9 @@ func (in *inspection) writeSummary(b io.Writer) {
 	}
 	fmt.Fprintf(b, "%s: %s of %s\n", in.Path, in.Kind, data)
 	fmt.Fprintf(b, "run:       %s\n", in.Run)
+	if p, ok := strings.CutPrefix(in.pathText, "path: "); ok {
+		fmt.Fprintf(b, "path:      %s\n", p)
+	}
 	if in.Fingerprint != "" {
 		fmt.Fprintf(b, "data:      fingerprint %s\n", in.Fingerprint)
 	}
@@ -391,10 +420,16 @@ func (in *inspection) writeSummary(b io.Writer) {
 			fmt.Fprintf(b, "           (z-scored; in the data's units: noise %.4g, signal %.4g, length scales %s)\n", t[d+1], t[d], formatFloats(t[:d]))
 		}
 	}
-	fmt.Fprintf(b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
-		in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))
+	exact := in.TrainingPath == gpnb.PathExact
+	if exact {
+		fmt.Fprintf(b, "steps:     %d done, %d evaluations of L (one Cholesky factorisation each), %s of steps\n",
+			in.Steps, in.Evaluations, minutes(in.TotalSeconds))
+	} else {
+		fmt.Fprintf(b, "steps:     %d done, %d solver iterations, %s of steps (solver %s)\n",
+			in.Steps, in.SolverIterations, minutes(in.TotalSeconds), minutes(in.SolverSeconds))
+	}
 	steps := len(in.History)
-	if in.Kind == "checkpoint" || in.UnconvergedSteps > 0 {
+	if !exact && (in.Kind == "checkpoint" || in.UnconvergedSteps > 0) {
 		cap := ""
 		if in.MaxIterations > 0 {
 			cap = fmt.Sprintf(" (%d iterations a step)", in.MaxIterations)
@@ -420,7 +455,9 @@ func (in *inspection) writeSummary(b io.Writer) {
 		}
 		fmt.Fprintf(b, "budget:    %d of %d steps stopped at the solver budget%s (by design, not a failure), %.4g epochs in all\n", in.BudgetSteps, steps, budget, in.SolverEpochs)
 	}
-	if p := in.Pending; p != nil {
+	if k := in.PendingEvaluations; k > 0 {
+		fmt.Fprintf(b, "pending:   step %d interrupted after %d evaluations of L; resuming continues its line search\n", in.Steps+1, k)
+	} else if p := in.Pending; p != nil {
 		fmt.Fprintf(b, "pending:   step %d interrupted after %d solver iterations (%.1f s of solver, %.1f s of step); relative residuals %s; resuming continues this solve\n",
 			p.Step, p.Iteration, p.SolverSeconds, p.StepSeconds, formatResiduals(p.RelResiduals))
 	} else if in.Kind == "checkpoint" {
@@ -437,6 +474,17 @@ func (in *inspection) writeSummary(b io.Writer) {
 // writeSteps prints one row a step of rows.
 func (in *inspection) writeSteps(b io.Writer, rows gpnb.History) error {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if in.TrainingPath == gpnb.PathExact {
+		fmt.Fprintln(tw, "step\tevaluations\tL\tstep s\tnoise\tsignal\tmean ℓ\t")
+		for _, r := range rows {
+			mll := "—"
+			if r.ExactMLL != nil {
+				mll = fmt.Sprintf("%.6g", *r.ExactMLL)
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.4g\t%.4g\t%.4g\t\n", r.Step, r.Evaluations, mll, r.StepSeconds, r.Noise, r.Signal, stat.Mean(r.Lengthscales, nil))
+		}
+		return tw.Flush()
+	}
 	// Under a budget, the residuals each solve stopped at show whether
 	// progress accumulates; without one they are the tolerances'.
 	budget := in.Budget > 0 || in.BudgetSteps > 0

@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:  "train",
-		short: "optimise the marginal likelihood (Adam + Hutchinson or pathwise, warm start, budgets)",
+		short: "optimise the marginal likelihood (Adam + Hutchinson or pathwise, warm start, budgets; L-BFGS + Cholesky on small data)",
 		run:   runTrain,
 	})
 }
@@ -201,12 +201,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // parseTrain reads gpnb train's flags.
 func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
-	fs := newFlagSet("train", "--data D [flags]\n\nAdam on the marginal likelihood, from the paper's settings (gpnb.Paper).", stderr)
+	fs := newFlagSet("train", "--data D [flags]\n\nAdam (L-BFGS up to --exact-up-to) on the marginal likelihood, from gpnb.Paper.", stderr)
 	tr := &trainRun{}
 	tr.df.register(fs, stderr)
 	tr.rf.register(fs, stderr, defaultTarget(), nil)
 	tr.bf.register(fs)
-	fs.IntVar(&tr.steps, "steps", 100, fmt.Sprintf("Adam steps (with --resume: in all; --until converged: at most, default %d)", gpnb.ConvergedMaxSteps))
+	fs.IntVar(&tr.steps, "steps", 100, fmt.Sprintf("steps (--resume: in all; --until converged: a cap, %d)", gpnb.ConvergedMaxSteps))
 	fs.StringVar(&tr.preset, "preset", "", presetUsage())
 	fs.StringVar(&tr.resume, "resume", "", "continue checkpoint `FILE`'s run")
 	fs.StringVar(&tr.json, "json", "", "write the result to `FILE` (-: stdout)")
@@ -288,6 +288,9 @@ func (tr *trainRun) optimiser(stderr io.Writer) (*gpnb.Optimiser, error) {
 
 // stepLine is --verbose's line for a step.
 func stepLine(r gpnb.StepRecord, ds *data.Dataset) string {
+	if r.Evaluations > 0 && r.ExactMLL != nil {
+		return fmt.Sprintf("step %d: %d evaluations of L (Cholesky), L = %.6g, %.3fs step; %s", r.Step, r.Evaluations, *r.ExactMLL, r.StepSeconds, hyperLine(r.Hyper(), ds))
+	}
 	conv := fmt.Sprintf("converged %v", r.SolverConverged)
 	switch {
 	case r.BudgetStop:
@@ -329,13 +332,19 @@ func (tr *trainRun) interrupted(st gpnb.OptimiserState) error {
 // stalled and backed-off solves.
 func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.Eval, h kernel.Hyper) {
 	ds, cfg := tr.ds, tr.cfg
-	method := res.Solver
-	if cfg.Estimator == gpnb.Pathwise {
-		method += " (pathwise estimator)"
+	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain))
+	if res.Path == gpnb.PathExact {
+		fmt.Fprintf(stdout, "%s, %d L-BFGS steps: %d evaluations of L and its gradient (one Cholesky factorisation each), %.2fs total\n",
+			ds, res.StepsDone, res.History.TotalEvaluations(), res.TotalSeconds)
+	} else {
+		method := res.Solver
+		if cfg.Estimator == gpnb.Pathwise {
+			method += " (pathwise estimator)"
+		}
+		fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
+			ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
+			res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
 	}
-	fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
-		ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
-		res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
 	if cfg.Until == gpnb.UntilConverged {
 		if res.Converged {
 			fmt.Fprintf(stdout, "converged after %d steps\n", res.StepsDone)
@@ -368,4 +377,30 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 			fmt.Fprintf(stdout, "test RMSE %.4f  test LLH %.4f  from %d posterior samples of the last solve (no further solve)\n", s.TestRMSE, s.TestLLH, s.Samples)
 		}
 	}
+}
+
+// pathLine says in one line which path a run of cfg on n training points
+// took (gpnb.Path), and why: gpnb train's and gpnb inspect's words.
+func pathLine(path gpnb.Path, cfg gpnb.Config, n int) string {
+	if path == gpnb.PathExact {
+		return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)", n, cfg.ExactUpTo)
+	}
+	how := "exact gradient (Cholesky), Adam"
+	if cfg.Estimator != gpnb.ExactGradient {
+		how = "cg"
+		if cfg.Solver != nil {
+			how = cfg.Solver.Name()
+		}
+		if cfg.Estimator == gpnb.Pathwise {
+			how += " (pathwise estimator)"
+		}
+		if cfg.WarmStart {
+			how += " + warm start"
+		}
+		how += ", Adam"
+	}
+	if cfg.ExactUpTo > 0 {
+		how += fmt.Sprintf("; n = %d > --exact-up-to %d", n, cfg.ExactUpTo)
+	}
+	return "path: iterative (" + how + ")"
 }

@@ -194,14 +194,16 @@ func TestTrainSIGINT(t *testing.T) {
 	}
 }
 
-// TestTrainPreset: --preset fast trains until converged (well before its
-// cap of gpnb.ConvergedMaxSteps steps, reported on stdout and in the JSON)
+// TestTrainPreset: --preset fast on its iterative path trains until
+// converged (well before its cap of gpnb.ConvergedMaxSteps steps, reported
+// on stdout and in the JSON)
 // with the preset's choices, and every step records its preconditioner's
 // rank; a flag given beside the preset wins over it.
 func TestTrainPreset(t *testing.T) {
 	dir := t.TempDir()
 	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
-	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--precision", "float64", "--json", out, "--checkpoint", ckpt)
+	// --exact-up-to 0: the iterative path (TestTrainExactPath has the exact one).
+	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--precision", "float64", "--exact-up-to", "0", "--json", out, "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

@@ -83,7 +83,7 @@ var runFlagTable = []runFlag{
 	{"param", "Adam's θ: softplus (the paper's) or log", []string{"Config.Param"}, textField("Config.Param")},
 	{"noise-min", "floor on σ (0: none)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
 	{"seed", "seed of the probes and SGD's batches", []string{"Config.Seed"}, scalarField("Config.Seed")},
-	{"until", "steps, or converged (--steps is then a cap)", []string{"Config.Until"}, textField("Config.Until")},
+	{"until", "steps, or converged (--steps: a cap)", []string{"Config.Until"}, textField("Config.Until")},
 	{"converged-tol", fmt.Sprintf("converged: L/n rises less a step (0: %g)", gpnb.DefaultConvergedTol), []string{"Config.ConvergedTol"}, scalarField("Config.ConvergedTol")},
 	{"converged-steps", fmt.Sprintf("converged: window in steps (0: %d)", gpnb.DefaultConvergedSteps), []string{"Config.ConvergedSteps"}, scalarField("Config.ConvergedSteps")},
 	{"converged-grad", fmt.Sprintf("converged: gradient below (0: %g)", gpnb.DefaultConvergedGrad), []string{"Config.ConvergedGrad"}, scalarField("Config.ConvergedGrad")},
@@ -91,7 +91,7 @@ var runFlagTable = []runFlag{
 	{"tol-probes", "tolerance of the probe systems", []string{"Config.Settings.RelTolProbes"}, positiveField("Config.Settings.RelTolProbes")},
 	{"max-iterations", "cap a step (0: cg 1000, ap 20000, sgd 50000)", []string{"Config.Settings.MaxIterations"}, scalarField("Config.Settings.MaxIterations")},
 	{"max-epochs", "cap in passes over H instead (0: off)", []string{"Config.Settings.MaxEpochs"}, scalarField("Config.Settings.MaxEpochs")},
-	{"rules", "or paper-text; a rule flag changes its rule alone", []string{"Config.Rules"}, textField("Config.Rules")},
+	{"rules", "or paper-text; a rule flag changes one rule", []string{"Config.Rules"}, textField("Config.Rules")},
 	{"probe-tolerance", "or each: the probes' mean, or each", []string{"Config.Settings.ProbeRule"}, textField("Config.Settings.ProbeRule")},
 	{"freeze", "or column: a converged system stops", []string{"Config.Settings.Freeze"}, textField("Config.Settings.Freeze")},
 	{"budget", "passes over H a solve may spend (0: none)", []string{"Config.Settings.Budget"}, scalarField("Config.Settings.Budget")},
@@ -104,13 +104,14 @@ var runFlagTable = []runFlag{
 	{"residuals", "keep residual traces", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
 	{"checkpoint", "save to `FILE` each step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
 	{"max-exact-n", fmt.Sprintf("largest n for Cholesky (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
-	{"eval-tol", fmt.Sprintf("CG tolerance of tests beyond it (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
+	{"eval-tol", fmt.Sprintf("tests' CG tolerance beyond it (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
+	{"exact-up-to", "L-BFGS + Cholesky up to this n (0: off)", []string{"Config.ExactUpTo"}, scalarField("Config.ExactUpTo")},
 
 	{"precond-rank", "CG: preconditioner rank (0: none), or auto", []string{"CG.PrecondRank"}, precondRank},
 	{"precond-noise", "CG: its σ² (0: the operator's)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
 	{"precond-diagonal", "CG: add diag(K − LLᵀ) to it", []string{"CG.PrecondDiagonal"}, scalarField("CG.PrecondDiagonal")},
 	{"block-size", "AP: block size (at most n)", []string{"AP.BlockSize"}, scalarField("AP.BlockSize")},
-	{"ap-pick", "AP: or unconverged: systems that pick blocks", []string{"AP.Pick"}, textField("AP.Pick")},
+	{"ap-pick", "AP: or unconverged: who picks blocks", []string{"AP.Pick"}, textField("AP.Pick")},
 	{"batch-size", "SGD: batch size (at most n)", []string{"SGD.BatchSize"}, scalarField("SGD.BatchSize")},
 	{"sgd-lr", "SGD: auto, paper, a rate, or raw:N", []string{"SGD.LearningRate", "SGD.RawLearningRate"}, sgdRate},
 	{"momentum", "SGD: momentum (< 0: none)", []string{"SGD.Momentum"}, scalarField("SGD.Momentum")},
@@ -218,7 +219,7 @@ func (r *runFlags) applyPreset(name, dataset string) error {
 
 // presetUsage is the help of --preset.
 func presetUsage() string {
-	return strings.Join(gpnb.PresetNames, " or ") + ": defaults for the other flags (see README)"
+	return strings.Join(gpnb.PresetNames, " or ") + ": other flags' defaults (see README)"
 }
 
 // defaultTarget is the paper's settings (gpnb.Paper) with every method's

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gpnb/gpnb/gpnb"
 )
 
 // Fit is one model fit in a comparison of fits measured side by side: a
@@ -20,11 +22,11 @@ type Fit struct {
 	// Seconds is the fit's time: gpnb's Result.TotalSeconds (the steps,
 	// without loading the data or evaluating), another tool's FitSeconds.
 	Seconds float64
-	// Steps and Iterations are gpnb's Adam steps and solver iterations;
-	// Evaluations another tool's marginal likelihood evaluations (0 when
-	// not counted).
+	// Steps and Iterations are gpnb's steps and solver iterations;
+	// Evaluations the marginal likelihood evaluations of another tool or of
+	// gpnb's exact path (0 when not counted).
 	Steps, Evaluations int
-	Iterations         float64 // NaN for another tool
+	Iterations         float64 // NaN for another tool and gpnb's exact path
 	TestLLH            float64 // NaN when not evaluated
 	// Load is the mean of the 1-minute load averages before and after the
 	// fit (MetaFile), NaN when not recorded.
@@ -84,6 +86,9 @@ func ReadFit(label, path string) (Fit, error) {
 		}
 		f.N, f.Seconds, f.Steps = res.NTrain, res.TotalSeconds, res.StepsDone
 		f.Iterations = float64(res.History.TotalSolverIterations())
+		if res.Path == gpnb.PathExact {
+			f.Iterations, f.Evaluations = math.NaN(), res.History.TotalEvaluations()
+		}
 		if res.Test != nil {
 			f.TestLLH = res.Test.TestLLH
 		}

@@ -7,8 +7,11 @@
 # sides saw the same load, and each measurement records the load before and
 # after it (out/meta-NAME.json). RENDER_ONLY=1 only renders tables.md.
 #
-#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull suite" sh results/speed/fast-preset/run.sh
+#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite" sh results/speed/fast-preset/run.sh
 #
+# The fast preset takes the exact path (Cholesky + L-BFGS) up to
+# gpnb.FastExactUpTo training points; every stage but crossover measures
+# its iterative path (CG + warm start, Adam), so it passes --exact-up-to 0.
 # fastN:     pol split 0, N training points (subset seed 58); the subset is
 #            exported to CSV (export.go) and fitted by scikit-learn
 #            (sklearn_fit.py) right after gpnb train --preset fast (each
@@ -34,6 +37,12 @@
 #            fit run alone: it waits for the 1-minute load to fall to
 #            $LOADMAX (2.5) and refuses to record a fit whose load before or
 #            after was above it.
+# crossover: the fast preset's iterative path (--exact-up-to 0) against its
+#            exact path (--exact-up-to 20000, every n) on CROSSOVER_N
+#            training points (default 100 250 500 1000 2000) of CROSSOVER_DATA
+#            (default pol elevators), split 0, subset seed 58, each pair one
+#            run right after the other: where the exact path stops being
+#            the faster (gpnb.FastExactUpTo; DESIGN.md).
 # lbfgs/ (run by hand, see lbfgs/main.go): Adam against L-BFGS.
 set -eu
 cd "$(dirname "$0")/../../.."
@@ -77,7 +86,7 @@ train() { # name flags...: one gpnb train run into out/NAME.json
 
 fast() { # n
 	n=$1
-	train "gpnb-$n" --data pol --split 0 --subset "$n" --subset-seed $SEED --preset fast
+	train "gpnb-$n" --data pol --split 0 --subset "$n" --subset-seed $SEED --preset fast --exact-up-to 0
 	[ -f "$OUT/sklearn-$n.json" ] && return 0
 	go run $D/export.go -data pol -split 0 -subset "$n" -subset-seed $SEED -out "$WORK/pol-$n"
 	measure "sklearn-$n" sh -c "$PY $D/sklearn_fit.py $WORK/pol-$n > $OUT/sklearn-$n.json.tmp && mv $OUT/sklearn-$n.json.tmp $OUT/sklearn-$n.json"
@@ -142,8 +151,9 @@ suite() {
 }
 
 CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 256 512"
+CROSSOVER_DATA=${CROSSOVER_DATA:-pol elevators} CROSSOVER_N=${CROSSOVER_N:-100 250 500 1000 2000}
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
-	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull suite}; do
+	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite}; do
 		case $stage in
 		fast2000) fast 2000 ;;
 		fast4000) fast 4000 ;;
@@ -164,12 +174,19 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 			steps=$(jq .steps_done "$OUT/gpnb-2000.json")
 			for a in "probes16 --probes 16" "probes32 --probes 32" "seed1 --seed 1" "seed2 --seed 2" "softplus --param softplus --until steps --steps $steps" "steps200 --until steps --steps 200"; do
 				# shellcheck disable=SC2086
-				train "ablation-${a%% *}" --data pol --split 0 --subset 2000 --subset-seed $SEED --preset fast ${a#* }
+				train "ablation-${a%% *}" --data pol --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0 ${a#* }
 			done ;;
 		stop)
 			for ds in elevators synthetic-2000-8-3; do
-				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --until steps --steps 200
-				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast
+				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0 --until steps --steps 200
+				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0
+			done ;;
+		crossover)
+			for ds in $CROSSOVER_DATA; do
+				for n in $CROSSOVER_N; do
+					train "crossover-$ds-$n-iterative" --data "$ds" --split 0 --subset "$n" --subset-seed $SEED --preset fast --exact-up-to 0
+					train "crossover-$ds-$n-exact" --data "$ds" --split 0 --subset "$n" --subset-seed $SEED --preset fast --exact-up-to 20000
+				done
 			done ;;
 		suite)
 			for p in $SUITE; do
@@ -225,6 +242,14 @@ table() {
 	for ds in elevators synthetic-2000-8-3; do
 		table "$(inputs \
 			"200 steps=$OUT/stop-$ds-200.json" "until converged=$OUT/stop-$ds.json")" --table versus --title "The stop on $ds (2000 points): 200 steps against until converged"
+	done
+	for ds in pol elevators; do
+		files=""
+		for n in 100 250 500 1000 2000; do
+			files="$files iterative-$n=$OUT/crossover-$ds-$n-iterative.json exact-$n=$OUT/crossover-$ds-$n-exact.json"
+		done
+		# shellcheck disable=SC2086
+		table "$(inputs $files)" --table versus --title "The crossover on $ds: the fast preset's iterative path (CG + warm start, Adam) against its exact path (Cholesky + L-BFGS), time to converge"
 	done
 	for name in 2000 4000 full; do
 		eval "ranks=\$CURVE_RANKS_$name"

@@ -61,6 +61,7 @@ func main() {
 	// The fast preset's estimator: fixed probes, warm start, mixed
 	// precision, automatic preconditioner.
 	cfg := gpnb.Fast()
+	cfg.ExactUpTo = 0 // the iterative path at every n
 	var lines []line
 	start := time.Now()
 	switch *method {

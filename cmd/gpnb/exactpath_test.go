@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpnb/gpnb/gpnb"
+)
+
+// TestTrainExactPath: gpnb train --preset fast on a small CSV file takes
+// the exact path (Cholesky + L-BFGS) and says so in one line, stops
+// converged, and records the path in its JSON result; gpnb inspect shows
+// the path of the checkpoint and of the result; --exact-up-to below n
+// takes the iterative path and says so.
+func TestTrainExactPath(t *testing.T) {
+	dir := t.TempDir()
+	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
+	code, stdout, errs := runCmd(t, "train", "--data", housesCSV, "--target", "price", "--preset", "fast", "--quiet", "--json", out, "--checkpoint", ckpt)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := readJSON[gpnb.Result](t, out)
+	line := fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)\n", r.NTrain, gpnb.FastExactUpTo)
+	if !strings.Contains(stdout, line) || strings.Count(stdout, "path: ") != 1 {
+		t.Errorf("stdout does not say the path once as %q:\n%s", line, stdout)
+	}
+	if r.Path != gpnb.PathExact || !r.Converged || !strings.Contains(stdout, fmt.Sprintf("converged after %d steps", r.StepsDone)) {
+		t.Errorf("result: path %v, converged %v after %d steps; stdout %s", r.Path, r.Converged, r.StepsDone, stdout)
+	}
+	if ev := r.History.TotalEvaluations(); ev < r.StepsDone || r.History.TotalSolverIterations() != 0 {
+		t.Errorf("%d evaluations and %d solver iterations in %d steps", ev, r.History.TotalSolverIterations(), r.StepsDone)
+	}
+	for _, p := range []string{ckpt, out} {
+		_, text, _ := runCmd(t, "inspect", p, "--last", "1")
+		if !strings.Contains(text, "path:      exact (Cholesky + L-BFGS") || !strings.Contains(text, "evaluations") {
+			t.Errorf("gpnb inspect %s does not show the exact path:\n%s", filepath.Base(p), text)
+		}
+	}
+
+	code, stdout, errs = runCmd(t, "train", "--data", housesCSV, "--target", "price", "--preset", "fast", "--exact-up-to", "10", "--steps", "2", "--quiet")
+	if code != 0 {
+		t.Fatalf("--exact-up-to 10: exit %d: %s", code, errs)
+	}
+	if want := "path: iterative (cg + warm start, Adam; n = "; !strings.Contains(stdout, want) || !strings.Contains(stdout, "> --exact-up-to 10)") {
+		t.Errorf("--exact-up-to 10: stdout does not say %q…:\n%s", want, stdout)
+	}
+}

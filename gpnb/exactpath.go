@@ -1,0 +1,256 @@
+package gpnb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/enum"
+)
+
+// Path is how an Optimiser maximises the marginal likelihood, decided once
+// by NewOptimiser from the number of training points n and
+// Config.ExactUpTo (Config.PathFor) and kept in OptimiserState.Path, so
+// that a resumed run goes on along the same path.
+type Path int
+
+const (
+	// PathIterative is Adam on the gradient of Config.Estimator (iterative
+	// solves with Config.Solver, or Cholesky for ExactGradient): the
+	// paper's method, and the path of every run with n > ExactUpTo.
+	PathIterative Path = iota
+	// PathExact maximises the exact log marginal likelihood by L-BFGS
+	// (LBFGS) over log θ, each evaluation one Cholesky factorisation of
+	// H = K + σ²I giving L and its exact gradient (Exact). A quasi-Newton
+	// method needs both to be exact, which the iterative estimates are not
+	// (DESIGN.md); for small n the factorisation is also cheaper than the
+	// iterative path's steps. Each step is one L-BFGS iteration
+	// (StepRecord.Evaluations factorisations), within the box
+	// [ExactThetaMin, ExactThetaMax] for the length scales and the squares
+	// s² and σ², σ's floor raised to Config.NoiseMin; the run has
+	// converged by the rule of ExactGradTol and ExactRelTol.
+	PathExact
+)
+
+var pathNames = enum.Enum[Path]{Type: "Path", What: "path", Err: errEnum, Names: []string{"iterative", "exact"}}
+
+// String returns "iterative" or "exact".
+func (p Path) String() string { return pathNames.Name(p) }
+
+// MarshalText returns String().
+func (p Path) MarshalText() ([]byte, error) { return pathNames.Marshal(p) }
+
+// UnmarshalText parses iterative or exact.
+func (p *Path) UnmarshalText(b []byte) error { return pathNames.Unmarshal(p, b) }
+
+// The exact path's box and convergence rule.
+const (
+	// ExactThetaMin and ExactThetaMax bound the exact path's length scales
+	// ℓ_i and the squares s² and σ² (on the z-scored scale), as
+	// scikit-learn's default bounds (1e-5, 1e5) bound its Matern length
+	// scales, ConstantKernel and WhiteKernel: the length scale of an input
+	// that does not matter stops at ExactThetaMax instead of growing for
+	// ever while L rises by ever less, and σ stops at its floor (the
+	// larger of √ExactThetaMin and Config.NoiseMin) where L would rise on
+	// as σ → 0, as it does where inputs repeat with near-equal targets.
+	ExactThetaMin = 1e-5
+	ExactThetaMax = 1e5
+	// ExactGradTol: the exact path has converged once every component of
+	// the projected gradient of L with respect to log θ (a component held
+	// at a bound counts 0) is below ExactGradTol·n, n the number of
+	// training points (scipy's L-BFGS-B default pgtol 1e-5, per point).
+	ExactGradTol = 1e-5
+	// ExactRelTol: the exact path has converged once an L-BFGS step
+	// raised L by less than ExactRelTol·max(|L|, 1): scipy's L-BFGS-B
+	// default factr 1e7 times float64's machine epsilon.
+	ExactRelTol = 1e7 * epsilon
+)
+
+// PathFor returns the path a run of c takes on n training points:
+// PathExact when n ≤ c.ExactUpTo, else PathIterative.
+func (c Config) PathFor(n int) Path {
+	if n <= c.ExactUpTo {
+		return PathExact
+	}
+	return PathIterative
+}
+
+// startPath sets the optimiser's path (Config.PathFor) and, for the exact
+// path, its L-BFGS at the initial θ moved into the box.
+func (o *Optimiser) startPath() error {
+	o.st.Path = o.cfg.PathFor(o.st.N)
+	if o.st.Path != PathExact {
+		return nil
+	}
+	p := o.st.D + 2
+	lo, hi, x0 := make([]float64, p), make([]float64, p), make([]float64, p)
+	for i, v := range o.cfg.Init.Vector() {
+		lo[i], hi[i], x0[i] = math.Log(ExactThetaMin), math.Log(ExactThetaMax), math.Log(v)
+		if i >= p-2 { // s and σ: their squares are bounded
+			lo[i], hi[i] = lo[i]/2, hi[i]/2
+		}
+	}
+	if m := math.Log(o.cfg.NoiseMin); m > lo[p-1] {
+		lo[p-1], hi[p-1] = m, math.Max(hi[p-1], m)
+	}
+	m, err := NewLBFGS(x0, lo, hi)
+	if err != nil {
+		return err
+	}
+	o.st.LBFGS = m
+	o.st.Raw = o.cfg.Param.Raw(o.Hyper())
+	return nil
+}
+
+// exactHyper returns θ = exp(x) for the exact path's point x = log θ.
+func exactHyper(x []float64) kernel.Hyper {
+	v := make([]float64, len(x))
+	for i, xi := range x {
+		v[i] = math.Exp(xi)
+	}
+	return kernel.HyperFromVector(v)
+}
+
+// exactObjective returns f = −L at θ = exp(x), and writes into g its
+// gradient with respect to x = log θ, −θ_i ∂L/∂θ_i: one Cholesky
+// factorisation (Exact.MLL and Exact.Gradient).
+func (o *Optimiser) exactObjective(x, g []float64) (float64, error) {
+	h := exactHyper(x)
+	e, err := newExact(o.ds.XTrain, o.ds.YTrain, kernel.Kernel{Family: o.cfg.Kernel, Hyper: h}, o.cfg.maxExactN())
+	if err != nil {
+		return 0, err
+	}
+	if err := e.Gradient(g); err != nil {
+		return 0, err
+	}
+	for i, th := range h.Vector() {
+		g[i] *= -th
+	}
+	return -e.MLL(), nil
+}
+
+// exactStep is Step on the exact path: one L-BFGS iteration, as many
+// evaluations as its line search needs. ctx is checked before every
+// evaluation; when it is done the line search is kept (OptimiserState.LBFGS)
+// and the next Step, also after Save and Resume, continues it.
+func (o *Optimiser) exactStep(ctx context.Context) error {
+	t0 := time.Now()
+	step := o.st.Step + 1
+	m := o.st.LBFGS
+	g := make([]float64, o.st.D+2)
+	for m.Next() == LBFGSEvaluate {
+		if err := ctx.Err(); err != nil {
+			o.st.PendingStepSeconds += time.Since(t0).Seconds()
+			return err
+		}
+		te := time.Now()
+		f, err := o.exactObjective(m.Trial, g)
+		m.PendingSeconds += time.Since(te).Seconds()
+		if err != nil {
+			if !m.Evaluated || !errors.Is(err, ErrNotPositiveDefinite) {
+				o.st.PendingStepSeconds += time.Since(t0).Seconds()
+				return fmt.Errorf("gpnb: step %d: %w", step, err)
+			}
+			// A trial θ at which H is not positive definite in float64
+			// (σ tiny against K's spread): the line search steps back.
+			f = math.Inf(1)
+		}
+		if !m.Evaluated && (math.IsNaN(f) || math.IsInf(f, 0) || !allFinite(g)) {
+			o.st.PendingStepSeconds += time.Since(t0).Seconds()
+			return fmt.Errorf("gpnb: step %d: the log marginal likelihood or its gradient is not finite at the initial θ %v: start from another θ (Config.Init)", step, exactHyper(m.X).Vector())
+		}
+		if m.Tell(f, g) {
+			break
+		}
+	}
+	h := o.Hyper()
+	theta := h.Vector()
+	grad := make([]float64, len(theta))
+	for i, gi := range m.G {
+		grad[i] = -gi / theta[i]
+	}
+	mll := -m.F
+	rec := StepRecord{
+		Step: step, Noise: h.Noise, Signal: h.Signal, Lengthscales: clone(h.Lengthscales),
+		Gradient: grad, ExactMLL: &mll, Evaluations: m.IterationEval,
+		SolverConverged: true, SolverSeconds: m.PendingSeconds, Operator: exactOperator,
+	}
+	m.PendingSeconds = 0
+	rec.StepSeconds = o.st.PendingStepSeconds + time.Since(t0).Seconds()
+	o.st.PendingStepSeconds = 0
+	o.st.Raw = o.cfg.Param.Raw(h)
+	o.st.Gradient = clone(grad)
+	o.st.Step = step
+	o.st.History = append(o.st.History, rec)
+	if p := o.cfg.CheckpointPath; p != "" {
+		if err := o.Save(p); err != nil {
+			return fmt.Errorf("gpnb: step %d done but saving the checkpoint failed: %w", step, err)
+		}
+	}
+	o.est.recs.step(rec)
+	return nil
+}
+
+// exactOperator is StepRecord.Operator on the exact path.
+const exactOperator = "cholesky float64"
+
+// exactConverged is Optimiser.Converged on the exact path, for a run on n
+// training points: after at least one step, the projected gradient of L
+// with respect to log θ is below ExactGradTol·n in every component, or
+// the last step raised L by less than ExactRelTol relatively, or the line
+// search can no longer raise L in float64 (lbfgsMaxFailures failed in a
+// row).
+func (m *LBFGS) exactConverged(n int) bool {
+	switch {
+	case m == nil || !m.Evaluated || m.Iterations == 0:
+		return false
+	case m.Failures >= lbfgsMaxFailures:
+		return true
+	case m.ProjectedGradientNorm() <= ExactGradTol*float64(n):
+		return true
+	}
+	return m.Failures == 0 && m.Reduction <= ExactRelTol
+}
+
+// hyper returns the current constrained θ of a state.
+func (st *OptimiserState) hyper() kernel.Hyper {
+	if st.Path == PathExact && st.LBFGS != nil {
+		return exactHyper(st.LBFGS.X)
+	}
+	return st.Config.Param.Hyper(st.Raw)
+}
+
+// converged is Optimiser.Converged of a state.
+func (st *OptimiserState) converged() bool {
+	if st.Path == PathExact {
+		return st.LBFGS.exactConverged(st.N)
+	}
+	return st.Config.converged(st.History, st.N)
+}
+
+// checkPath checks a decoded state's path against its configuration and
+// its L-BFGS state.
+func (st *OptimiserState) checkPath() error {
+	if want := st.Config.PathFor(st.N); st.Path != want {
+		return fmt.Errorf("the run is on the %v path, but n = %d and ExactUpTo = %d make it %v", st.Path, st.N, st.Config.ExactUpTo, want)
+	}
+	if st.Path != PathExact {
+		if st.LBFGS != nil {
+			return errors.New("L-BFGS state in a run on the iterative path")
+		}
+		return nil
+	}
+	if st.LBFGS == nil {
+		return errors.New("no L-BFGS state in a run on the exact path")
+	}
+	return st.LBFGS.check(st.D + 2)
+}
+
+// TotalEvaluations sums StepRecord.Evaluations over the history: the exact
+// path's Cholesky factorisations.
+func (h History) TotalEvaluations() int {
+	return sum(h, func(r StepRecord) int { return r.Evaluations })
+}

@@ -1,0 +1,347 @@
+package gpnb
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/gpnb/gpnb/data"
+	"github.com/gpnb/gpnb/gpnb/kernel"
+	"github.com/gpnb/gpnb/internal/floatbits"
+)
+
+// exactAt returns L and ∇L (constrained θ) at h by Exact, independently of
+// the optimiser.
+func exactAt(t *testing.T, ds *data.Dataset, fam kernel.Family, h kernel.Hyper) (float64, []float64) {
+	t.Helper()
+	k := kernel.Kernel{Family: fam, Hyper: h}
+	ex, err := NewExact(ds.XTrain, ds.YTrain, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex.MLL(), exactGradient(t, ds, k)
+}
+
+// projectedLogGradient returns the largest |θ_i ∂L/∂θ_i| / n over the
+// hyperparameters not held at a bound of the box [lo_i, hi_i] (held: at
+// the bound, L rising beyond it).
+func projectedLogGradient(theta, grad, lo, hi []float64, n int) float64 {
+	mx := 0.0
+	for i, th := range theta {
+		g := th * grad[i] // ∂L/∂log θ_i
+		atLo := math.Abs(math.Log(th)-math.Log(lo[i])) < 1e-12
+		atHi := math.Abs(math.Log(th)-math.Log(hi[i])) < 1e-12
+		if (atLo && g < 0) || (atHi && g > 0) {
+			continue
+		}
+		mx = math.Max(mx, math.Abs(g)/float64(n))
+	}
+	return mx
+}
+
+// exactBox returns the exact path's box for d inputs and a noise floor as
+// documented: ℓ_i in [ExactThetaMin, ExactThetaMax], s² and σ² in it too,
+// σ at least noiseMin; it checks that the optimiser's L-BFGS has that box.
+func exactBox(t *testing.T, o *Optimiser, d int, noiseMin float64) (lo, hi []float64) {
+	t.Helper()
+	for i := 0; i < d+2; i++ {
+		l, h := ExactThetaMin, ExactThetaMax
+		if i >= d {
+			l, h = math.Sqrt(l), math.Sqrt(h)
+		}
+		if i == d+1 {
+			l = math.Max(l, noiseMin)
+		}
+		lo, hi = append(lo, l), append(hi, h)
+	}
+	m := o.State().LBFGS
+	for i := range lo {
+		if math.Abs(m.Lower[i]-math.Log(lo[i])) > 1e-12 || math.Abs(m.Upper[i]-math.Log(hi[i])) > 1e-12 {
+			t.Fatalf("θ_%d: box [%g, %g], want [%g, %g]", i, math.Exp(m.Lower[i]), math.Exp(m.Upper[i]), lo[i], hi[i])
+		}
+	}
+	return lo, hi
+}
+
+// TestExactPathOptimum: the exact path on a small synthetic set stops
+// converged at a point where the independently computed gradient of L
+// with respect to log θ vanishes (per training point, to 1e-4), with the
+// L its records report, and at least as high an L as a long Adam run on
+// the exact gradient reaches (less 1e-6 per point).
+func TestExactPathOptimum(t *testing.T) {
+	const n, d = 150, 3
+	ds, err := data.Synthetic(n, d, 7) // noisy: an optimum inside the box
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := NewOptimiser(ds, Config{ExactUpTo: n, Until: UntilConverged})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 500); err != nil {
+		t.Fatal(err)
+	}
+	if !o.Converged() || o.Steps() >= 500 || o.State().Path != PathExact {
+		t.Fatalf("after %d steps: converged %v, path %v", o.Steps(), o.Converged(), o.State().Path)
+	}
+	h := o.Hyper()
+	mll, grad := exactAt(t, ds, Matern32, h)
+	lo, hi := exactBox(t, o, d, 0)
+	if g := projectedLogGradient(h.Vector(), grad, lo, hi, n); g > 1e-4 {
+		t.Errorf("projected gradient per point %g at the end (θ %v)", g, h.Vector())
+	}
+	last := o.History()[o.Steps()-1]
+	if last.ExactMLL == nil || math.Abs(*last.ExactMLL-mll) > 1e-9*math.Abs(mll) {
+		t.Errorf("the last record's L %v, Exact's at its θ %v", last.ExactMLL, mll)
+	}
+	evals := o.History().TotalEvaluations()
+	t.Logf("exact path: %d steps, %d evaluations, L = %.10g, θ %v", o.Steps(), evals, mll, h.Vector())
+	if evals < o.Steps() || last.Evaluations < 1 {
+		t.Errorf("%d evaluations in %d steps", evals, o.Steps())
+	}
+
+	// Adam on the exact gradient, in log θ, long after it has settled.
+	adam, err := NewOptimiser(ds, Config{Estimator: ExactGradient, Param: ParamLog, LearningRate: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adam.Run(context.Background(), 800); err != nil {
+		t.Fatal(err)
+	}
+	la, _ := exactAt(t, ds, Matern32, adam.Hyper())
+	t.Logf("Adam, 800 steps: L = %.10g, θ %v", la, adam.Hyper().Vector())
+	if mll < la-1e-6*n {
+		t.Errorf("L-BFGS reached L = %.10g, below Adam's %.10g", mll, la)
+	}
+}
+
+// countdown is a context cancelled after its Err has been asked k times:
+// a pause at a chosen evaluation of the exact path's line search.
+type countdown struct {
+	context.Context
+	k int
+}
+
+func (c *countdown) Err() error {
+	if c.k--; c.k < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestExactPathResume: a run of the exact path saved after k steps, or in
+// the middle of a step's line search, and resumed, ends with the same bits
+// as the run that was never interrupted: its θ, its L-BFGS state (memory,
+// counters) and its history.
+func TestExactPathResume(t *testing.T) {
+	const n, d, total = 120, 2, 9
+	ds := synth(t, n, d, 3)
+	cfg := Config{ExactUpTo: 200, Kernel: Matern52}
+	straight, err := NewOptimiser(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := straight.Run(context.Background(), total); err != nil {
+		t.Fatal(err)
+	}
+	want := straight.State()
+	dir := t.TempDir()
+	midSearch := false
+	for _, tc := range []struct{ before, pause int }{{3, 0}, {0, 2}, {0, 3}, {3, 1}, {3, 2}, {3, 5}} {
+		// tc.pause: the step after tc.before steps stops at its
+		// tc.pause-th check of ctx (the first at the top of Step, then one
+		// before every evaluation), unless it has ended before.
+		pause := tc.pause
+		path := dir + "/run.ckpt"
+		c := cfg
+		c.CheckpointPath = path
+		o, err := NewOptimiser(ds, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background(), tc.before); err != nil {
+			t.Fatal(err)
+		}
+		if pause > 0 {
+			err := o.Step(&countdown{context.Background(), pause - 1})
+			if !errors.Is(err, context.Canceled) && err != nil {
+				t.Fatal(err)
+			} // else the step ended before the pause: it is done, not paused
+			if m := o.State().LBFGS; m.Searching && m.IterationEval > 0 {
+				midSearch = true
+			}
+			if err := o.Save(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := Resume(path, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunTo(context.Background(), total); err != nil {
+			t.Fatal(err)
+		}
+		got := r.State()
+		m, w := got.LBFGS, want.LBFGS
+		same := floatbits.Equal(m.X, w.X) && floatbits.Equal(m.G, w.G) && math.Float64bits(m.F) == math.Float64bits(w.F) &&
+			floatbits.Equal(got.Raw, want.Raw) && len(m.S) == len(w.S) && m.Evaluations == w.Evaluations && m.Iterations == w.Iterations
+		for j := range m.S {
+			same = same && j < len(w.S) && floatbits.Equal(m.S[j], w.S[j]) && floatbits.Equal(m.Y[j], w.Y[j])
+		}
+		if !same {
+			t.Errorf("pause %d: resumed run differs: X %v / %v, evaluations %d / %d", pause, m.X, w.X, m.Evaluations, w.Evaluations)
+		}
+		historyEqual(t, got.History, want.History)
+		for i, rec := range got.History {
+			wr := want.History[i]
+			if rec.Evaluations != wr.Evaluations || math.Float64bits(*rec.ExactMLL) != math.Float64bits(*wr.ExactMLL) {
+				t.Errorf("pause %d: step %d: %d evaluations, L %v; straight %d, %v", pause, i+1, rec.Evaluations, *rec.ExactMLL, wr.Evaluations, *wr.ExactMLL)
+			}
+		}
+	}
+	if !midSearch {
+		t.Error("no pause fell inside a line search")
+	}
+}
+
+// TestExactPathNoiseFloor: on a noiseless target, y = sin(3x₁) exactly,
+// where L rises as σ falls, the exact path holds σ at Config.NoiseMin (no
+// step's σ below it, the last at it, with ∂L/∂σ < 0 there by Exact) and
+// ends converged without error.
+func TestExactPathNoiseFloor(t *testing.T) {
+	const n, floor = 100, 1e-2 // above the box's own floor, √ExactThetaMin
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := mat.NewDense(n, 2, nil)
+	y := make([]float64, n)
+	for i := range y {
+		x.Set(i, 0, 2*rng.Float64()-1)
+		x.Set(i, 1, 2*rng.Float64()-1)
+		y[i] = math.Sin(3 * x.At(i, 0))
+	}
+	ds, err := data.New(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := NewOptimiser(ds, Config{ExactUpTo: n, NoiseMin: floor, Until: UntilConverged})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 500); err != nil {
+		t.Fatal(err)
+	}
+	if !o.Converged() || o.Steps() >= 500 {
+		t.Fatalf("after %d steps: converged %v", o.Steps(), o.Converged())
+	}
+	for _, r := range o.History() {
+		if r.Noise < floor*(1-1e-12) {
+			t.Fatalf("step %d: σ = %g below the floor %g", r.Step, r.Noise, floor)
+		}
+	}
+	h := o.Hyper()
+	_, grad := exactAt(t, ds, Matern32, h)
+	t.Logf("%d steps, θ %v, ∂L/∂σ = %g", o.Steps(), h.Vector(), grad[len(grad)-1])
+	if math.Abs(h.Noise-floor) > 1e-12*floor || !(grad[len(grad)-1] < 0) {
+		t.Errorf("σ = %g, ∂L/∂σ = %g: want σ held at the floor %g, L rising below it", h.Noise, grad[len(grad)-1], floor)
+	}
+	lo, hi := exactBox(t, o, 2, floor)
+	if g := projectedLogGradient(h.Vector(), grad, lo, hi, n); g > 1e-4 {
+		t.Errorf("projected gradient per point %g at the end", g)
+	}
+}
+
+// TestExactPathDuplicates: inputs repeated many times (40 points, each 5
+// times, noisy targets), whose K is singular, train on the exact path to a
+// converged θ with the noise near the targets' noise and a vanishing
+// projected gradient.
+func TestExactPathDuplicates(t *testing.T) {
+	const distinct, copies, noise = 40, 5, 0.3
+	n := distinct * copies
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := 0; i < distinct; i++ {
+		xi := 4*rng.Float64() - 2
+		for c := 0; c < copies; c++ {
+			x.Set(i*copies+c, 0, xi)
+			y[i*copies+c] = math.Sin(2*xi) + noise*rng.NormFloat64()
+		}
+	}
+	ds, err := data.New(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := NewOptimiser(ds, Config{ExactUpTo: n, Until: UntilConverged})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 500); err != nil {
+		t.Fatal(err)
+	}
+	if !o.Converged() || o.Steps() >= 500 {
+		t.Fatalf("after %d steps: converged %v", o.Steps(), o.Converged())
+	}
+	h := o.Hyper()
+	_, grad := exactAt(t, ds, Matern32, h)
+	σ := h.Noise * ds.Stats.YStd // in the data's units
+	t.Logf("%d steps, θ %v, σ in the data's units %.3g", o.Steps(), h.Vector(), σ)
+	if math.Abs(σ-noise) > 0.1 {
+		t.Errorf("σ = %.3g in the data's units, the targets' noise is %g", σ, noise)
+	}
+	lo, hi := exactBox(t, o, 1, 0)
+	if g := projectedLogGradient(h.Vector(), grad, lo, hi, n); g > 1e-4 {
+		t.Errorf("projected gradient per point %g at the end", g)
+	}
+}
+
+// TestPathChoice: Config.ExactUpTo decides the path at NewOptimiser: exact
+// for n ≤ ExactUpTo, iterative above it and for 0; negative values and
+// values above MaxExactN are ConfigErrors naming the field; a checkpoint
+// whose path disagrees with its configuration is corrupt.
+func TestPathChoice(t *testing.T) {
+	const n = 40
+	ds := synth(t, n, 2, 1)
+	for _, tc := range []struct {
+		upTo int
+		want Path
+	}{{0, PathIterative}, {n - 1, PathIterative}, {n, PathExact}, {n + 1, PathExact}} {
+		cfg := Config{ExactUpTo: tc.upTo}
+		if got := cfg.PathFor(n); got != tc.want {
+			t.Errorf("ExactUpTo %d: PathFor(%d) = %v, want %v", tc.upTo, n, got, tc.want)
+		}
+		o, err := NewOptimiser(ds, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		st := o.State()
+		if st.Path != tc.want || (st.LBFGS != nil) != (tc.want == PathExact) || o.Result().Path != tc.want {
+			t.Errorf("ExactUpTo %d, n = %d: path %v (L-BFGS state %v, result %v), want %v", tc.upTo, n, st.Path, st.LBFGS != nil, o.Result().Path, tc.want)
+		}
+		if exact := st.History[0].Evaluations > 0; exact != (tc.want == PathExact) {
+			t.Errorf("ExactUpTo %d: the step recorded %d evaluations", tc.upTo, st.History[0].Evaluations)
+		}
+		if tc.want == PathExact {
+			st.Path = PathIterative
+			b, err := EncodeCheckpoint(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := DecodeCheckpoint(b); !errors.Is(err, ErrCheckpointCorrupt) {
+				t.Errorf("a checkpoint on the wrong path: %v, want ErrCheckpointCorrupt", err)
+			}
+		}
+	}
+	for _, bad := range []Config{{ExactUpTo: -1}, {ExactUpTo: 101, MaxExactN: 100}} {
+		_, err := NewOptimiser(ds, bad)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "ExactUpTo" {
+			t.Errorf("ExactUpTo %d, MaxExactN %d: %v, want a ConfigError of ExactUpTo", bad.ExactUpTo, bad.MaxExactN, err)
+		}
+	}
+}
