@@ -131,25 +131,34 @@ func exactOptimum(t *testing.T, ds *data.Dataset) (Eval, kernel.Hyper) {
 // The fast preset on data it was not tuned to, at small n: a target with
 // no noise (σ driven to the preset's floor, where a float32 K's rounding
 // is far above σ², so the steps switch to float64) and a training set of
-// repeated rows (K singular). Each run finishes converged, with no solve
-// at the iteration cap and no error, σ never below its floor, at a test
-// log-likelihood within 0.05 of the exact-gradient optimum's (the fixed
-// probes' bias: the optimiser finds the optimum of 64 probes' estimate;
-// the exact reference is Adam on the Cholesky gradient run to a
-// converged-gradient tolerance 100 times tighter), and a run resumed
-// halfway ends with the same bits.
+// repeated rows (K singular), on the iterative path (ExactUpTo 0) and on
+// the exact path the preset takes at this n. Each run finishes converged,
+// with no solve at the iteration cap and no error, σ never below its
+// floor, at a test log-likelihood within 0.05 of the exact-gradient
+// optimum's (the iterative path: the fixed probes' bias, the optimiser
+// finding the optimum of 64 probes' estimate; the exact reference is Adam
+// on the Cholesky gradient run to a converged-gradient tolerance 100 times
+// tighter), and a run resumed halfway ends with the same bits.
 func TestFastPresetCharacters(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		ds   *data.Dataset
+		name      string
+		ds        *data.Dataset
+		iterative bool
 	}{
-		{"near-noiseless", nearNoiseless(360)},
-		{"duplicate rows", duplicated(360)},
+		{"near-noiseless", nearNoiseless(360), true},
+		{"duplicate rows", duplicated(360), true},
+		{"near-noiseless, exact path", nearNoiseless(360), false},
+		{"duplicate rows, exact path", duplicated(360), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ds := c.ds
 			cfg := Fast()
 			cfg.Operator.Precision = kernel.Mixed // also where the vectorised kernel is missing
+			if c.iterative {
+				cfg.ExactUpTo = 0
+			} else if ds.NTrain() > cfg.ExactUpTo {
+				t.Fatalf("n = %d: the preset's exact path ends at %d", ds.NTrain(), cfg.ExactUpTo)
+			}
 			o, err := NewOptimiser(ds, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -217,7 +226,7 @@ func TestMixedSwitchesToFloat64(t *testing.T) {
 	n := ds.NTrain()
 	cfg := Fast()
 	cfg.Operator.Precision = kernel.Mixed
-	cfg.Until = UntilSteps
+	cfg.Until, cfg.ExactUpTo = UntilSteps, 0
 	o, err := NewOptimiser(ds, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -253,7 +253,7 @@ func TestTrainStallWarning(t *testing.T) {
 }
 
 // TestTrainNearNoiseless: on a target with no noise the fast preset's σ
-// falls to its floor; gpnb train says that σ ends there and that steps
+// falls to its floor on the iterative path; gpnb train says that σ ends there and that steps
 // switched from a mixed to a float64 K, and gpnb inspect counts and marks
 // those steps.
 func TestTrainNearNoiseless(t *testing.T) {
@@ -269,7 +269,7 @@ func TestTrainNearNoiseless(t *testing.T) {
 		t.Fatal(err)
 	}
 	ckpt := filepath.Join(dir, "r.ckpt")
-	code, stdout, errs := runCmd(t, "train", "--data", csv, "--preset", "fast", "--precision", "mixed", "--until", "steps", "--steps", "90", "--eval=false", "--checkpoint", ckpt)
+	code, stdout, errs := runCmd(t, "train", "--data", csv, "--preset", "fast", "--exact-up-to", "0", "--precision", "mixed", "--until", "steps", "--steps", "90", "--eval=false", "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
