@@ -33,7 +33,8 @@
 # bench:     BenchmarkPrecond (a preconditioned CG iteration over a plain one).
 # suite:     the fast preset beside scikit-learn on data of every character,
 #            the sets of $SUITE (SET:N:SEED words; SET a UCI set, or
-#            noiseless or duplicates, characters.go's made-up sets), each
+#            noiseless or duplicates, characters.go's made-up sets; up to
+#            n = 1000 also the preset on its exact path), each
 #            fit run alone: it waits for the 1-minute load to fall to
 #            $LOADMAX (2.5) and refuses to record a fit whose load before or
 #            after was above it.
@@ -144,6 +145,8 @@ suite() {
 	esac
 	# shellcheck disable=SC2086
 	alone "suite-gpnb-$pair" train "suite-gpnb-$pair" $dflags --preset fast
+	# shellcheck disable=SC2086
+	[ "$n" -gt 1000 ] || alone "suite-exact-$pair" train "suite-exact-$pair" $dflags --preset fast --exact-up-to 20000
 	[ -f "$OUT/suite-sklearn-$pair.json" ] && return 0
 	# shellcheck disable=SC2086
 	go run $D/export.go $eflags -out "$WORK/$pair"
@@ -266,7 +269,7 @@ table() {
 	files=""
 	for p in $SUITE; do
 		name=$(echo "$p" | sed 's/:\([0-9]*\):/-\1-s/')
-		files="$files $name:~scikit-learn=$OUT/suite-sklearn-$name.json $name:~gpnb~--preset~fast=$OUT/suite-gpnb-$name.json"
+		files="$files $name:~scikit-learn=$OUT/suite-sklearn-$name.json $name:~gpnb~--preset~fast=$OUT/suite-gpnb-$name.json $name:~gpnb~--preset~fast~--exact-up-to~20000=$OUT/suite-exact-$name.json"
 	done
 	# shellcheck disable=SC2086
 	table "$(inputs $files | tr '~' ' ')" --table versus --title "The suite: the fast preset beside scikit-learn on data of every character (SET-N-sSEED: a subset of N training points, subset seed SEED)"
