@@ -179,19 +179,8 @@ func (o *Optimiser) exactStep(ctx context.Context) error {
 		SolverConverged: true, SolverSeconds: m.PendingSeconds, Operator: exactOperator,
 	}
 	m.PendingSeconds = 0
-	rec.StepSeconds = o.st.PendingStepSeconds + time.Since(t0).Seconds()
-	o.st.PendingStepSeconds = 0
 	o.st.Raw = o.cfg.Param.Raw(h)
-	o.st.Gradient = clone(grad)
-	o.st.Step = step
-	o.st.History = append(o.st.History, rec)
-	if p := o.cfg.CheckpointPath; p != "" {
-		if err := o.Save(p); err != nil {
-			return fmt.Errorf("gpnb: step %d done but saving the checkpoint failed: %w", step, err)
-		}
-	}
-	o.est.recs.step(rec)
-	return nil
+	return o.finish(rec, t0)
 }
 
 // exactOperator is StepRecord.Operator on the exact path.

@@ -324,14 +324,21 @@ func (o *Optimiser) Step(ctx context.Context) error {
 	h := o.Hyper()
 	rec.Noise, rec.Signal, rec.Lengthscales = h.Noise, h.Signal, clone(h.Lengthscales)
 	rec.Gradient = grad
+	return o.finish(rec, t0)
+}
+
+// finish completes step rec.Step, begun at t0, on either path: its time
+// (with what an interrupted step had used), the optimiser's step count and
+// gradient (rec.Gradient), the history, the checkpoint and the recorders.
+func (o *Optimiser) finish(rec StepRecord, t0 time.Time) error {
 	rec.StepSeconds = o.st.PendingStepSeconds + time.Since(t0).Seconds()
 	o.st.PendingStepSeconds = 0
-	o.st.Gradient = clone(grad)
-	o.st.Step = step
+	o.st.Gradient = clone(rec.Gradient)
+	o.st.Step = rec.Step
 	o.st.History = append(o.st.History, rec)
 	if p := o.cfg.CheckpointPath; p != "" {
 		if err := o.Save(p); err != nil {
-			return fmt.Errorf("gpnb: step %d done but saving the checkpoint failed: %w", step, err)
+			return fmt.Errorf("gpnb: step %d done but saving the checkpoint failed: %w", rec.Step, err)
 		}
 	}
 	o.est.recs.step(rec)
