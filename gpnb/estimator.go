@@ -81,15 +81,15 @@ const MaxRateBackoffs = 4
 
 // Backoff is what one step's solve spent on attempts it abandoned: for
 // diverging, before its last restart at half the learning rate (see
-// MaxRateBackoffs), or for failing on a float32 K, before its restart in
-// float64 (see Recovery).
+// MaxRateBackoffs), or for failing on a Mixed K, before its restart in
+// float64 (StepRecord.Float64Retry).
 type Backoff struct {
 	Halvings   int          // restarts at half the rate so far
 	Iterations int          // iterations of the abandoned attempts
 	Rows       int          // rows of H they read (solvers.State.Rows)
 	Work       solvers.Work // their work
 	// Float64 reports that the solve was started again in float64 after
-	// it failed on K stored in float32 (RecoveryFloat64).
+	// it failed on a Mixed K (StepRecord.Float64Retry).
 	Float64 bool `json:",omitempty"`
 }
 
@@ -509,9 +509,11 @@ solve:
 		}
 		t := time.Now()
 		switch {
-		case e.backend == nil && prec.Stores32() && failed(sol, ierr):
+		case e.backend == nil && prec == kernel.Mixed && failed(sol, ierr):
 			// The solve failed on K's float32 rounding: start it again from
-			// its initial guess on a float64 K (RecoveryFloat64).
+			// its initial guess on a float64 K (StepRecord.Float64Retry).
+			// Float32 is left to stall: its products round every time, and
+			// it is kept as the paper's experiment (MixedNoiseRatio).
 			backoff.spend(sol.State())
 			backoff.Float64, prec = true, kernel.Float64
 			sol.Close()

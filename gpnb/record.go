@@ -50,14 +50,14 @@ type StepRecord struct {
 	// moved θ at Config.LearningRate / 2^AdamHalvings.
 	AdamHalvings int `json:"adam_halvings,omitempty"`
 	// Float64 reports that this step's solve multiplied with K stored in
-	// float64 although the run's precision stores it in float32: σ² was
-	// too small for a Mixed K (MixedNoiseRatio), or the solve failed in
-	// float32 and was started again in float64 (Float64Retry).
+	// float64 although the run's precision is Mixed: σ² was too small for a
+	// Mixed K (MixedNoiseRatio), or the solve failed on it and was started
+	// again in float64 (Float64Retry).
 	Float64 bool `json:"float64,omitempty"`
-	// Float64Retry reports that the solve failed on K stored in float32
-	// (CG broke down, or stopped short of its tolerances at the cap or in a
-	// stall) and was started again from its initial guess in float64; the
-	// failed attempt's iterations count in BackoffIterations.
+	// Float64Retry reports that the solve failed on a Mixed K (CG broke
+	// down, or stopped short of its tolerances at the cap or in a stall)
+	// and was started again from its initial guess in float64; the failed
+	// attempt's iterations count in BackoffIterations.
 	Float64Retry bool `json:"float64_retry,omitempty"`
 	// SolverEpochs is what the solve cost in epochs, passes over the rows
 	// of H (solvers.State.Epochs: one per CG iteration, |I|/n per AP block
@@ -193,9 +193,8 @@ func (h History) BackoffSteps() (steps, restarts int) {
 }
 
 // Float64Steps counts the steps whose solve ran on a float64 K although
-// the run's precision stores K in float32 (StepRecord.Float64), and
-// retries those of them that failed in float32 first
-// (StepRecord.Float64Retry).
+// the run's precision is Mixed (StepRecord.Float64), and retries those of
+// them that failed on the Mixed K first (StepRecord.Float64Retry).
 func (h History) Float64Steps() (steps, retries int) {
 	return count(h, func(r StepRecord) bool { return r.Float64 }), count(h, func(r StepRecord) bool { return r.Float64Retry })
 }
