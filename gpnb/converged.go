@@ -134,7 +134,7 @@ func (c *Config) converged(h History, n int) bool {
 	rate, grad := 0.0, c.convergedGrad()
 	for i := range last {
 		g := slope[i] / (pf * float64(n))
-		if i == d-1 && g < 0 && theta(t)[i] <= c.NoiseMin*(1+1e-9) {
+		if i == d-1 && g < 0 && c.OnNoiseFloor(theta(t)[i]) {
 			g = 0 // σ on its floor, pulled below it
 		}
 		if math.Abs(g) >= grad {
@@ -143,6 +143,13 @@ func (c *Config) converged(h History, n int) bool {
 		rate += math.Abs(g) * math.Abs(last[i]-prev[i]) / (pf * pf)
 	}
 	return rate < tol
+}
+
+// OnNoiseFloor reports whether σ = noise sits on the floor Config.NoiseMin
+// (within the rounding of the parametrisation's round trip), false
+// without a floor.
+func (c Config) OnNoiseFloor(noise float64) bool {
+	return c.NoiseMin > 0 && noise <= c.NoiseMin*(1+1e-9)
 }
 
 // MaxAdamHalvings bounds how often a run that stops once converged

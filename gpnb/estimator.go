@@ -683,15 +683,21 @@ func clonePathwise(p *kernel.PathwiseDraws) *kernel.PathwiseDraws {
 // (the iteration cap, a stall).
 func failed(sol solvers.Solver, err error) bool {
 	if err != nil {
-		return errors.Is(err, solvers.ErrNotPositiveDefinite) || errors.Is(err, solvers.ErrNotFinite)
+		return breakdown(err)
 	}
 	return !sol.Converged() && !sol.State().BudgetSpent
+}
+
+// breakdown reports whether err is a solver's breakdown: H not positive
+// definite as it multiplied (pᵀHp ≤ 0), or a non-finite value.
+func breakdown(err error) bool {
+	return errors.Is(err, solvers.ErrNotPositiveDefinite) || errors.Is(err, solvers.ErrNotFinite)
 }
 
 // breakdownAdvice is what to change after a solve broke down in float64
 // at θ = h: a floor on σ where there is none or σ sits on it.
 func breakdownAdvice(err error, h kernel.Hyper, noiseMin float64) string {
-	if !errors.Is(err, solvers.ErrNotPositiveDefinite) && !errors.Is(err, solvers.ErrNotFinite) {
+	if !breakdown(err) {
 		return ""
 	}
 	if noiseMin > 0 {

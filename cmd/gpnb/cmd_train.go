@@ -367,8 +367,8 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 	if a := res.History[len(res.History)-1:]; len(a) > 0 && a[0].AdamHalvings > 0 {
 		fmt.Fprintf(stdout, "Adam's rate was halved %d× as θ oscillated, to %g\n", a[0].AdamHalvings, cfg.LearningRate/float64(int(1)<<a[0].AdamHalvings))
 	}
-	if m := cfg.NoiseMin; m > 0 && h.Noise <= m*(1+1e-9) {
-		fmt.Fprintf(stdout, "σ ends on its floor %g (--noise-min): the data would take a smaller one; lower the floor to let it\n", m)
+	if cfg.OnNoiseFloor(h.Noise) {
+		fmt.Fprintf(stdout, "σ ends on its floor %g (--noise-min): the data would take a smaller one; lower the floor to let it\n", cfg.NoiseMin)
 	}
 	fmt.Fprintf(stdout, "%s\n", hyperLine(h, ds))
 	if ev != nil {
