@@ -116,20 +116,25 @@ func exactHyper(x []float64) kernel.Hyper {
 
 // exactObjective returns f = −L at θ = exp(x), and writes into g its
 // gradient with respect to x = log θ, −θ_i ∂L/∂θ_i: one Cholesky
-// factorisation (Exact.MLL and Exact.Gradient).
+// factorisation and one inverse (exactEvaluator, made at the first call).
 func (o *Optimiser) exactObjective(x, g []float64) (float64, error) {
 	h := exactHyper(x)
-	e, err := newExact(o.ds.XTrain, o.ds.YTrain, kernel.Kernel{Family: o.cfg.Kernel, Hyper: h}, o.cfg.maxExactN())
-	if err != nil {
-		return 0, err
+	k := kernel.Kernel{Family: o.cfg.Kernel, Hyper: h}
+	if o.exact == nil {
+		e, err := newExactEvaluator(o.ds.XTrain, o.ds.YTrain, k, o.cfg.Operator)
+		if err != nil {
+			return 0, err
+		}
+		o.exact = e
 	}
-	if err := e.Gradient(g); err != nil {
+	mll, err := o.exact.eval(k, g)
+	if err != nil {
 		return 0, err
 	}
 	for i, th := range h.Vector() {
 		g[i] *= -th
 	}
-	return -e.MLL(), nil
+	return -mll, nil
 }
 
 // exactStep is Step on the exact path: one L-BFGS iteration, as many

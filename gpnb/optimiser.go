@@ -104,6 +104,9 @@ type Optimiser struct {
 	cfg Config         // resolved
 	st  OptimiserState // level 1; st.EstimatorState is unused (est holds it)
 	est *Estimator
+	// exact evaluates L and its gradient on the exact path (made at its
+	// first evaluation).
+	exact *exactEvaluator
 }
 
 // NewOptimiser returns an optimiser for the training part of ds. Zero
