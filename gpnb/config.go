@@ -260,6 +260,21 @@ type Config struct {
 	// path (Config.PathFor) and the state keeps it
 	// (OptimiserState.Path). The fast preset sets FastExactUpTo.
 	ExactUpTo int `json:"exact_up_to,omitempty"`
+	// FinishExactUpTo is the largest number of training points for which
+	// a run on the iterative path that stops once converged
+	// (UntilConverged) finishes on the exact path: once Adam's steps have
+	// converged (Converged's test), or once a step needed K in float64
+	// because σ² came near K's rounding (StepRecord.Float64 without
+	// Float64Retry), it goes on from its θ by L-BFGS over log θ with
+	// Cholesky's exact L and gradient, as on the exact path, until the
+	// finish has converged (Converged). The fixed probes leave Adam's θ
+	// off the exact optimum by as much as the test log-likelihood feels,
+	// and as σ → 0 each iterative solve grows longer while a Cholesky
+	// factorisation costs the same. 0, the default, means never; at most
+	// MaxExactN. The state keeps where the run switched
+	// (OptimiserState.ExactFrom). The fast preset sets
+	// FastFinishExactUpTo.
+	FinishExactUpTo int `json:"finish_exact_up_to,omitempty"`
 }
 
 // configJSON is Config with its solver in the form solvers.MarshalMethod
@@ -465,6 +480,8 @@ func (c *Config) check(d int) error {
 		return bad("EvalRelTol", "EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
 	case c.ExactUpTo < 0 || c.ExactUpTo > c.maxExactN():
 		return bad("ExactUpTo", "ExactUpTo = %d: must be ≥ 0 (0: never the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.ExactUpTo, c.maxExactN())
+	case c.FinishExactUpTo < 0 || c.FinishExactUpTo > c.maxExactN():
+		return bad("FinishExactUpTo", "FinishExactUpTo = %d: must be ≥ 0 (0: never finish on the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.FinishExactUpTo, c.maxExactN())
 	}
 	if err := solvers.Check(c.Solver); err != nil {
 		return solverError("Solver", err)

@@ -92,16 +92,18 @@ func (c *Config) convergedGrad() float64 { return orDefault(c.ConvergedGrad, Def
 // straight run does.
 //
 // On the exact path (Config.ExactUpTo) it is that path's rule instead
-// (ExactGradTol, ExactRelTol), read from the L-BFGS state.
-func (o *Optimiser) Converged() bool {
-	if o.st.Path == PathExact {
-		return o.st.LBFGS.exactConverged(o.st.N)
-	}
-	return o.cfg.converged(o.st.History, o.st.N)
-}
+// (ExactGradTol, ExactRelTol), read from the L-BFGS state. A run that
+// finishes on the exact path (Config.FinishExactUpTo) has not converged
+// until its finish has.
+func (o *Optimiser) Converged() bool { return o.st.converged() }
 
 // converged is Optimiser.Converged for a history h of a run on n points.
-func (c *Config) converged(h History, n int) bool {
+func (c *Config) converged(h History, n int) bool { return c.settled(h, n, true) }
+
+// settled is converged's test; withGrad false leaves out the bound on
+// the gradient, for a run whose exact finish tests the exact gradient
+// (Config.FinishExactUpTo).
+func (c *Config) settled(h History, n int, withGrad bool) bool {
 	tol, p := c.convergedTol(), c.convergedSteps()
 	t := len(h)
 	if t < 2*p {
@@ -137,7 +139,7 @@ func (c *Config) converged(h History, n int) bool {
 		if i == d-1 && g < 0 && c.OnNoiseFloor(theta(t)[i]) {
 			g = 0 // σ on its floor, pulled below it
 		}
-		if math.Abs(g) >= grad {
+		if withGrad && math.Abs(g) >= grad {
 			return false
 		}
 		rate += math.Abs(g) * math.Abs(last[i]-prev[i]) / (pf * pf)

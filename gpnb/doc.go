@@ -42,7 +42,10 @@
 // evaluations) over log θ on the exact log marginal likelihood and
 // gradient, one Cholesky factorisation (Exact) an evaluation, one L-BFGS
 // iteration a step. The fast preset takes it for small data
-// (FastExactUpTo).
+// (FastExactUpTo). Up to Config.FinishExactUpTo a run until converged
+// goes on along the exact path once Adam's steps have converged, or once
+// σ² nears K's rounding (OptimiserState.ExactFrom): the fast preset's
+// runs up to FastFinishExactUpTo points end at the exact optimum.
 //
 // # State, pause and resume
 //

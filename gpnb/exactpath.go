@@ -85,9 +85,14 @@ func (o *Optimiser) startPath() error {
 	if o.st.Path != PathExact {
 		return nil
 	}
+	return o.startLBFGS(o.cfg.Init)
+}
+
+// startLBFGS sets the state's L-BFGS at θ moved into the exact path's box.
+func (o *Optimiser) startLBFGS(theta kernel.Hyper) error {
 	p := o.st.D + 2
 	lo, hi, x0 := make([]float64, p), make([]float64, p), make([]float64, p)
-	for i, v := range o.cfg.Init.Vector() {
+	for i, v := range theta.Vector() {
 		lo[i], hi[i], x0[i] = math.Log(ExactThetaMin), math.Log(ExactThetaMax), math.Log(v)
 		if i >= p-2 { // s and σ: their squares are bounded
 			lo[i], hi[i] = lo[i]/2, hi[i]/2
@@ -103,6 +108,34 @@ func (o *Optimiser) startPath() error {
 	o.st.LBFGS = m
 	o.st.Raw = o.cfg.Param.Raw(o.Hyper())
 	return nil
+}
+
+// finishPending reports whether the next step of an iterative run
+// switches to the exact path (Config.FinishExactUpTo): the run stops once
+// converged, n ≤ FinishExactUpTo, and Adam's steps have converged or the
+// last one needed K in float64 for σ² near K's rounding. Adam's test
+// leaves out its bound on the estimated gradient here: the finish's test
+// bounds the exact one.
+func (st *OptimiserState) finishPending() bool {
+	c, h := &st.Config, st.History
+	if st.Path != PathIterative || c.Until != UntilConverged || st.N > c.FinishExactUpTo || len(h) == 0 {
+		return false
+	}
+	if last := h[len(h)-1]; last.Float64 && !last.Float64Retry {
+		return true
+	}
+	return c.settled(h, st.N, false)
+}
+
+// startFinish switches an iterative run to the exact path at its θ
+// (OptimiserState.ExactFrom) and releases the iterative path's operator.
+func (o *Optimiser) startFinish() error {
+	h := o.Hyper()
+	o.st.Path, o.st.ExactFrom = PathExact, o.st.Step
+	if err := o.startLBFGS(h); err != nil {
+		return fmt.Errorf("gpnb: step %d: finishing on the exact path: %w", o.st.Step+1, err)
+	}
+	return o.est.Close()
 }
 
 // exactHyper returns θ = exp(x) for the exact path's point x = log θ.
@@ -219,16 +252,56 @@ func (st *OptimiserState) hyper() kernel.Hyper {
 
 // converged is Optimiser.Converged of a state.
 func (st *OptimiserState) converged() bool {
-	if st.Path == PathExact {
+	switch {
+	case st.Path == PathExact && st.ExactFrom > 0:
+		return st.finishConverged()
+	case st.Path == PathExact:
 		return st.LBFGS.exactConverged(st.N)
+	case st.finishPending():
+		return false
 	}
 	return st.Config.converged(st.History, st.N)
+}
+
+// FinishSteps is the window of the exact finish's convergence test
+// (Config.FinishExactUpTo): shorter than Adam's (ConvergedSteps), since
+// L-BFGS's steps carry neither momentum nor the jitter of solves stopped
+// at their tolerances.
+const FinishSteps = 5
+
+// finishConverged is converged for a run finishing on the exact path
+// (Config.FinishExactUpTo): the exact path's own rule, or, after more
+// than FinishSteps L-BFGS steps, L/n rose by less than ConvergedTol a step
+// over the last FinishSteps and every component of its projected gradient
+// with respect to log θ is below ConvergedGrad per point: Adam's test,
+// on the exact L and gradient. It does not wait for the exact path's
+// rule, whose tolerances (scipy's) let L-BFGS go on for as many steps
+// again while L/n rises by far less than the test log-likelihood feels.
+func (st *OptimiserState) finishConverged() bool {
+	m := st.LBFGS
+	if m.exactConverged(st.N) {
+		return true
+	}
+	h, p := st.History[st.ExactFrom:], FinishSteps
+	if len(h) <= p {
+		return false
+	}
+	last, first := h[len(h)-1].ExactMLL, h[len(h)-1-p].ExactMLL
+	if last == nil || first == nil {
+		return false
+	}
+	n := float64(st.N)
+	return (*last-*first)/(float64(p)*n) < st.Config.convergedTol() && m.ProjectedGradientNorm() < st.Config.convergedGrad()*n
 }
 
 // checkPath checks a decoded state's path against its configuration and
 // its L-BFGS state.
 func (st *OptimiserState) checkPath() error {
-	if want := st.Config.PathFor(st.N); st.Path != want {
+	if st.ExactFrom > 0 {
+		if st.Path != PathExact || st.ExactFrom > st.Step || st.N > st.Config.FinishExactUpTo || st.Config.PathFor(st.N) != PathIterative {
+			return fmt.Errorf("the run finishes on the exact path from step %d, but it is on the %v path after %d steps, with n = %d, ExactUpTo = %d and FinishExactUpTo = %d", st.ExactFrom, st.Path, st.Step, st.N, st.Config.ExactUpTo, st.Config.FinishExactUpTo)
+		}
+	} else if want := st.Config.PathFor(st.N); st.Path != want {
 		return fmt.Errorf("the run is on the %v path, but n = %d and ExactUpTo = %d make it %v", st.Path, st.N, st.Config.ExactUpTo, want)
 	}
 	if st.Path != PathExact {

@@ -12,6 +12,7 @@ import (
 	"github.com/gpnb/gpnb/data"
 	"github.com/gpnb/gpnb/gpnb/kernel"
 	"github.com/gpnb/gpnb/internal/floatbits"
+	"github.com/gpnb/gpnb/solvers"
 )
 
 // exactAt returns L and ∇L (constrained θ) at h by Exact, independently of
@@ -342,6 +343,92 @@ func TestPathChoice(t *testing.T) {
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Field != "ExactUpTo" {
 			t.Errorf("ExactUpTo %d, MaxExactN %d: %v, want a ConfigError of ExactUpTo", bad.ExactUpTo, bad.MaxExactN, err)
+		}
+	}
+}
+
+// TestFinishExact: a run until converged on n ≤ FinishExactUpTo points
+// goes on along the exact path after the first step at which Adam's test
+// (without its gradient bound) holds, and not before; it has not converged
+// until the finish has; n > FinishExactUpTo, or a run for a number of
+// steps, never switches; a checkpoint whose switch does not fit its path,
+// steps or n is corrupt; FinishExactUpTo is checked.
+func TestFinishExact(t *testing.T) {
+	const n = 60
+	ds := synth(t, n, 2, 4)
+	base := Config{WarmStart: true, Probes: 8, Solver: solvers.CG{}, Until: UntilConverged, FinishExactUpTo: n}
+	o, err := NewOptimiser(ds, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), ConvergedMaxSteps); err != nil {
+		t.Fatal(err)
+	}
+	st := o.State()
+	from, h := st.ExactFrom, st.History
+	if from == 0 || st.Path != PathExact || !o.Converged() || len(h) >= ConvergedMaxSteps {
+		t.Fatalf("exact from step %d, path %v, converged %v after %d steps", from, st.Path, o.Converged(), len(h))
+	}
+	cfg := o.Config()
+	if !cfg.settled(h[:from], n, false) || cfg.settled(h[:from-1], n, false) {
+		t.Errorf("switched after step %d, not where Adam's test first holds", from)
+	}
+	if r := o.Result(); r.ExactFrom != from || r.Path != PathExact {
+		t.Errorf("result: exact from %d on the %v path, want %d on the exact path", r.ExactFrom, r.Path, from)
+	}
+	// Replayed step by step: not converged before the finish has.
+	re, err := NewOptimiser(ds, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for re.Steps() < len(h)-1 {
+		if err := re.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if re.Converged() {
+			t.Fatalf("converged after step %d of %d", re.Steps(), len(h))
+		}
+	}
+
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"n > FinishExactUpTo", func() Config { c := base; c.FinishExactUpTo = n - 1; return c }()},
+		{"until steps", func() Config { c := base; c.Until = UntilSteps; return c }()},
+	} {
+		o, err := NewOptimiser(ds, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background(), from+5); err != nil {
+			t.Fatal(err)
+		}
+		if st := o.State(); st.ExactFrom != 0 || st.Path != PathIterative || st.History.TotalEvaluations() != 0 {
+			t.Errorf("%s: exact from %d, path %v", c.name, st.ExactFrom, st.Path)
+		}
+	}
+
+	for _, tamper := range []func(*OptimiserState){
+		func(s *OptimiserState) { s.ExactFrom = s.Step + 1 },
+		func(s *OptimiserState) { s.Path = PathIterative },
+		func(s *OptimiserState) { s.Config.FinishExactUpTo = n - 1 },
+	} {
+		bad := o.State()
+		tamper(&bad)
+		b, err := EncodeCheckpoint(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecodeCheckpoint(b); !errors.Is(err, ErrCheckpointCorrupt) {
+			t.Errorf("a checkpoint whose finish does not fit: %v, want ErrCheckpointCorrupt", err)
+		}
+	}
+	for _, bad := range []Config{{FinishExactUpTo: -1}, {FinishExactUpTo: 101, MaxExactN: 100}} {
+		_, err := NewOptimiser(ds, bad)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "FinishExactUpTo" {
+			t.Errorf("FinishExactUpTo %d, MaxExactN %d: %v, want a ConfigError of FinishExactUpTo", bad.FinishExactUpTo, bad.MaxExactN, err)
 		}
 	}
 }

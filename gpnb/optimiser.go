@@ -85,6 +85,10 @@ type OptimiserState struct {
 	// stay zero; nil on the iterative path.
 	Path  Path
 	LBFGS *LBFGS
+	// ExactFrom is the number of Adam steps after which an iterative run
+	// went on along the exact path (Config.FinishExactUpTo): the steps
+	// after it are L-BFGS iterations. 0 when it did not.
+	ExactFrom int `json:"exact_from,omitempty"`
 
 	// EstimatorState is level 2's state: probes, previous solutions, the
 	// pending solve and the probe generator.
@@ -305,6 +309,11 @@ func (o *Optimiser) Step(ctx context.Context) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if o.st.finishPending() {
+		if err := o.startFinish(); err != nil {
+			return err
+		}
 	}
 	if o.st.Path == PathExact {
 		return o.exactStep(ctx)

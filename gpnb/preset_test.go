@@ -31,7 +31,7 @@ func TestPresets(t *testing.T) {
 		want := paper
 		want.WarmStart, want.Probes, want.Param, want.Until, want.Rules = true, FastProbes, ParamLog, UntilConverged, solvers.RulesPaperText
 		want.NoiseMin = FastNoiseMin
-		want.ExactUpTo = FastExactUpTo
+		want.ExactUpTo, want.FinishExactUpTo = FastExactUpTo, FastFinishExactUpTo
 		if kernel.MixedKernel() != "" {
 			want.Operator.Precision = kernel.Mixed
 		}

@@ -281,4 +281,7 @@ type Result struct {
 	// Path is the path the run took (OptimiserState.Path): "iterative"
 	// or "exact".
 	Path Path `json:"path"`
+	// ExactFrom is the number of Adam steps after which the run finished
+	// on the exact path (OptimiserState.ExactFrom); 0 when it did not.
+	ExactFrom int `json:"exact_from,omitempty"`
 }

@@ -46,6 +46,7 @@ func (st *OptimiserState) Result() Result {
 		Config:        &cfg,
 		Converged:     st.converged(),
 		Path:          st.Path,
+		ExactFrom:     st.ExactFrom,
 	}
 	if len(r.History) > 0 {
 		r.Operator = r.History[len(r.History)-1].Operator

@@ -131,14 +131,17 @@ func exactOptimum(t *testing.T, ds *data.Dataset) (Eval, kernel.Hyper) {
 // The fast preset on data it was not tuned to, at small n: a target with
 // no noise (σ driven to the preset's floor, where a float32 K's rounding
 // is far above σ², so the steps switch to float64) and a training set of
-// repeated rows (K singular), on the iterative path (ExactUpTo 0) and on
-// the exact path the preset takes at this n. Each run finishes converged,
-// with no solve at the iteration cap and no error, σ never below its
-// floor, at a test log-likelihood within 0.05 of the exact-gradient
-// optimum's (the iterative path: the fixed probes' bias, the optimiser
-// finding the optimum of 64 probes' estimate; the exact reference is Adam
-// on the Cholesky gradient run to a converged-gradient tolerance 100 times
-// tighter), and a run resumed halfway ends with the same bits.
+// repeated rows (K singular), on the iterative path alone (ExactUpTo and
+// FinishExactUpTo 0), on it finishing on the exact path (the preset's
+// FinishExactUpTo), and on the exact path the preset takes at this n.
+// Each run finishes converged, with no solve at the iteration cap and no
+// error, σ never below its floor, at a test log-likelihood within 0.05 of
+// the exact-gradient optimum's on the iterative path alone (the fixed
+// probes' bias, the optimiser finding the optimum of 64 probes' estimate;
+// the exact reference is Adam on the Cholesky gradient run to a
+// converged-gradient tolerance 100 times tighter) and within 0.01 with the
+// exact finish or path; a run resumed halfway (with the finish: at the
+// switch, and one step after it) ends with the same bits.
 func TestFastPresetCharacters(t *testing.T) {
 	noiseless, dup := nearNoiseless(360), duplicated(360)
 	// Each data set's exact-gradient optimum, computed once for both paths.
@@ -147,23 +150,39 @@ func TestFastPresetCharacters(t *testing.T) {
 		theta kernel.Hyper
 	}
 	refs := map[*data.Dataset]optimum{}
+	// The paths: Adam alone, Adam finishing on the exact path
+	// (FinishExactUpTo), and the exact path from the start.
+	const (
+		adam = iota
+		finish
+		exact
+	)
 	for _, c := range []struct {
-		name      string
-		ds        *data.Dataset
-		iterative bool
+		name string
+		ds   *data.Dataset
+		path int
+		tol  float64 // below the exact optimum's test LLH
 	}{
-		{"near-noiseless", noiseless, true},
-		{"duplicate rows", dup, true},
-		{"near-noiseless, exact path", noiseless, false},
-		{"duplicate rows, exact path", dup, false},
+		{"near-noiseless", noiseless, adam, 0.05},
+		{"duplicate rows", dup, adam, 0.05},
+		{"near-noiseless, exact finish", noiseless, finish, 0.01},
+		{"duplicate rows, exact finish", dup, finish, 0.01},
+		{"near-noiseless, exact path", noiseless, exact, 0.01},
+		{"duplicate rows, exact path", dup, exact, 0.01},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ds := c.ds
 			cfg := Fast()
 			cfg.Operator.Precision = kernel.Mixed // also where the vectorised kernel is missing
-			if c.iterative {
+			switch {
+			case c.path == adam:
+				cfg.ExactUpTo, cfg.FinishExactUpTo = 0, 0
+			case c.path == finish:
 				cfg.ExactUpTo = 0
-			} else if ds.NTrain() > cfg.ExactUpTo {
+				if ds.NTrain() > cfg.FinishExactUpTo {
+					t.Fatalf("n = %d: the preset's exact finish ends at %d", ds.NTrain(), cfg.FinishExactUpTo)
+				}
+			case ds.NTrain() > cfg.ExactUpTo:
 				t.Fatalf("n = %d: the preset's exact path ends at %d", ds.NTrain(), cfg.ExactUpTo)
 			}
 			o, err := NewOptimiser(ds, cfg)
@@ -199,30 +218,55 @@ func TestFastPresetCharacters(t *testing.T) {
 			}
 			ref, refTheta := opt.ev, opt.theta
 			t.Logf("test LLH %.4f, exact optimum's %.4f (σ %.3g)", ev.TestLLH, ref.TestLLH, refTheta.Noise)
-			if ev.TestLLH < ref.TestLLH-0.05 {
+			if ev.TestLLH < ref.TestLLH-c.tol {
 				t.Errorf("test LLH %.4f, the exact optimum's %.4f", ev.TestLLH, ref.TestLLH)
 			}
+			from := o.State().ExactFrom
+			if (c.path == finish) != (from > 0) {
+				t.Fatalf("finished on the exact path after step %d (0: not)", from)
+			}
+			stops := []int{len(h) / 2}
+			if c.path == finish {
+				t.Logf("exact finish from step %d: %d L-BFGS steps", from+1, len(h)-from)
+				for _, r := range h[:from] {
+					if r.Evaluations != 0 {
+						t.Fatalf("step %d before the finish made %d Cholesky evaluations", r.Step, r.Evaluations)
+					}
+				}
+				for _, r := range h[from:] {
+					if r.Evaluations == 0 || r.ExactMLL == nil {
+						t.Fatalf("step %d of the finish has no Cholesky evaluation", r.Step)
+					}
+				}
+				// The finish raises the exact L from Adam's θ.
+				if first, last := *h[from].ExactMLL, *h[len(h)-1].ExactMLL; last < first {
+					t.Errorf("the finish lowered L from %g to %g", first, last)
+				}
+				stops = []int{from, from + 1} // at the switch and within the finish
+			}
 
-			// Resumed halfway: the same bits.
-			path := filepath.Join(t.TempDir(), "run.ckpt")
-			half := cfg
-			half.CheckpointPath = path
-			hf, err := NewOptimiser(ds, half)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := hf.Run(context.Background(), len(h)/2); err != nil {
-				t.Fatal(err)
-			}
-			r, err := Resume(path, ds)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.RunTo(context.Background(), cap); err != nil {
-				t.Fatal(err)
-			}
-			if r.Steps() != len(h) || !floatbits.Equal(r.State().Raw, o.State().Raw) {
-				t.Errorf("resumed: %d steps, same bits %v; straight: %d steps", r.Steps(), floatbits.Equal(r.State().Raw, o.State().Raw), len(h))
+			// Resumed: the same bits.
+			for _, stop := range stops {
+				path := filepath.Join(t.TempDir(), "run.ckpt")
+				part := cfg
+				part.CheckpointPath = path
+				hf, err := NewOptimiser(ds, part)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := hf.Run(context.Background(), stop); err != nil {
+					t.Fatal(err)
+				}
+				r, err := Resume(path, ds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.RunTo(context.Background(), cap); err != nil {
+					t.Fatal(err)
+				}
+				if r.Steps() != len(h) || !floatbits.Equal(r.State().Raw, o.State().Raw) || r.State().ExactFrom != from {
+					t.Errorf("resumed after %d steps: %d steps, same bits %v, exact from %d; straight: %d steps, exact from %d", stop, r.Steps(), floatbits.Equal(r.State().Raw, o.State().Raw), r.State().ExactFrom, len(h), from)
+				}
 			}
 		})
 	}

@@ -69,9 +69,11 @@ type inspection struct {
 	// Pending is the solve a checkpoint taken mid-step will continue.
 	Pending *pendingSolve `json:"pending,omitempty"`
 	// TrainingPath is the path the run takes (gpnb.Path: iterative or
-	// exact); Evaluations the exact path's evaluations of L in all, and
+	// exact), ExactFrom the steps after which it finished on the exact
+	// path (0: not); Evaluations the exact path's evaluations of L in all, and
 	// PendingEvaluations those of a step interrupted mid line search.
 	TrainingPath       gpnb.Path `json:"training_path"`
+	ExactFrom          int       `json:"exact_from,omitempty"`
 	Evaluations        int       `json:"evaluations,omitempty"`
 	PendingEvaluations int       `json:"pending_evaluations,omitempty"`
 	// pathText is gpnb train's line for the path (pathLine).
@@ -203,8 +205,8 @@ func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection 
 		in.ThetaData = gpnb.DataUnits(kernel.HyperFromVector(st.Theta), st.Stats).Vector()
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
-	in.TrainingPath, in.pathText = st.Path, pathLine(st.Path, cfg, st.N)
-	if m := st.LBFGS; st.Path == gpnb.PathExact && m != nil {
+	in.TrainingPath, in.ExactFrom, in.pathText = st.Path, st.ExactFrom, pathLine(st.Path, cfg, st.N, st.ExactFrom)
+	if m := st.LBFGS; st.Path == gpnb.PathExact && st.ExactFrom == 0 && m != nil {
 		in.Run = fmt.Sprintf("%s kernel, Cholesky + L-BFGS over log θ (memory %d), ℓ, s² and σ² within [%g, %g]", cfg.Kernel, gpnb.LBFGSMemory, gpnb.ExactThetaMin, gpnb.ExactThetaMax)
 		if cfg.NoiseMin > 0 {
 			in.Run += fmt.Sprintf(", σ ≥ %g", cfg.NoiseMin)
@@ -240,10 +242,10 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 		// A result does not record whether its probes were fixed.
 		Run:   describeRun(r.Kernel, r.Solver, r.Config != nil && r.Config.Estimator == gpnb.ExactGradient, r.WarmStart, probeText),
 		Steps: r.StepsDone, Budget: budget, solverName: strings.ToLower(r.Solver),
-		TrainingPath: r.Path,
+		TrainingPath: r.Path, ExactFrom: r.ExactFrom,
 	}
 	if r.Config != nil {
-		in.pathText = pathLine(r.Path, *r.Config, r.NTrain)
+		in.pathText = pathLine(r.Path, *r.Config, r.NTrain, r.ExactFrom)
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.
@@ -420,8 +422,12 @@ func (in *inspection) writeSummary(b io.Writer) {
 			fmt.Fprintf(b, "           (z-scored; in the data's units: noise %.4g, signal %.4g, length scales %s)\n", t[d+1], t[d], formatFloats(t[:d]))
 		}
 	}
-	exact := in.TrainingPath == gpnb.PathExact
-	if exact {
+	exact := in.TrainingPath == gpnb.PathExact && in.ExactFrom == 0
+	if k := in.ExactFrom; k > 0 && k <= len(in.History) {
+		adam, fin := in.History[:k], in.History[k:]
+		fmt.Fprintf(b, "steps:     %d done: %d Adam steps, %d solver iterations, %s; then %d L-BFGS steps, %d evaluations of L, %s\n",
+			in.Steps, k, adam.TotalSolverIterations(), minutes(adam.TotalSeconds()), len(fin), fin.TotalEvaluations(), minutes(fin.TotalSeconds()))
+	} else if exact {
 		fmt.Fprintf(b, "steps:     %d done, %d evaluations of L (one Cholesky factorisation each), %s of steps\n",
 			in.Steps, in.Evaluations, minutes(in.TotalSeconds))
 	} else {
@@ -473,18 +479,48 @@ func (in *inspection) writeSummary(b io.Writer) {
 
 // writeSteps prints one row a step of rows.
 func (in *inspection) writeSteps(b io.Writer, rows gpnb.History) error {
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if in.TrainingPath == gpnb.PathExact {
-		fmt.Fprintln(tw, "step\tevaluations\tL\tstep s\tnoise\tsignal\tmean ℓ\t")
-		for _, r := range rows {
-			mll := "—"
-			if r.ExactMLL != nil {
-				mll = fmt.Sprintf("%.6g", *r.ExactMLL)
-			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.4g\t%.4g\t%.4g\t\n", r.Step, r.Evaluations, mll, r.StepSeconds, r.Noise, r.Signal, stat.Mean(r.Lengthscales, nil))
+	if k := in.ExactFrom; k > 0 {
+		// Adam's steps, then the exact finish's, each in its own table.
+		i := 0
+		for i < len(rows) && rows[i].Step <= k {
+			i++
 		}
-		return tw.Flush()
+		if i > 0 {
+			if err := in.writeIterativeSteps(b, rows[:i]); err != nil {
+				return err
+			}
+		}
+		if i == len(rows) {
+			return nil
+		}
+		if i > 0 {
+			fmt.Fprintln(b)
+		}
+		return writeExactSteps(b, rows[i:])
 	}
+	if in.TrainingPath == gpnb.PathExact {
+		return writeExactSteps(b, rows)
+	}
+	return in.writeIterativeSteps(b, rows)
+}
+
+// writeExactSteps prints one row an L-BFGS step of rows.
+func writeExactSteps(b io.Writer, rows gpnb.History) error {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\tevaluations\tL\tstep s\tnoise\tsignal\tmean ℓ\t")
+	for _, r := range rows {
+		mll := "—"
+		if r.ExactMLL != nil {
+			mll = fmt.Sprintf("%.6g", *r.ExactMLL)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1f\t%.4g\t%.4g\t%.4g\t\n", r.Step, r.Evaluations, mll, r.StepSeconds, r.Noise, r.Signal, stat.Mean(r.Lengthscales, nil))
+	}
+	return tw.Flush()
+}
+
+// writeIterativeSteps prints one row an Adam step of rows.
+func (in *inspection) writeIterativeSteps(b io.Writer, rows gpnb.History) error {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// Under a budget, the residuals each solve stopped at show whether
 	// progress accumulates; without one they are the tolerances'.
 	budget := in.Budget > 0 || in.BudgetSteps > 0

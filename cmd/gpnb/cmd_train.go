@@ -332,8 +332,12 @@ func (tr *trainRun) interrupted(st gpnb.OptimiserState) error {
 // stalled and backed-off solves.
 func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.Eval, h kernel.Hyper) {
 	ds, cfg := tr.ds, tr.cfg
-	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain))
-	if res.Path == gpnb.PathExact {
+	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain, res.ExactFrom))
+	if k := res.ExactFrom; k > 0 {
+		adam, fin := res.History[:k], res.History[k:]
+		fmt.Fprintf(stdout, "%s, %s + warm start, %d steps: %d solver iterations, %.2fs; then %d L-BFGS steps: %d evaluations of L and its gradient, %.2fs; %.2fs total\n",
+			ds, res.Solver, k, adam.TotalSolverIterations(), adam.TotalSeconds(), len(fin), fin.TotalEvaluations(), fin.TotalSeconds(), res.TotalSeconds)
+	} else if res.Path == gpnb.PathExact {
 		fmt.Fprintf(stdout, "%s, %d L-BFGS steps: %d evaluations of L and its gradient (one Cholesky factorisation each), %.2fs total\n",
 			ds, res.StepsDone, res.History.TotalEvaluations(), res.TotalSeconds)
 	} else {
@@ -380,9 +384,10 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 }
 
 // pathLine says in one line which path a run of cfg on n training points
-// took (gpnb.Path), and why: gpnb train's and gpnb inspect's words.
-func pathLine(path gpnb.Path, cfg gpnb.Config, n int) string {
-	if path == gpnb.PathExact {
+// took: exact, iterative, or iterative finishing on the exact path after
+// exactFrom steps (gpnb.OptimiserState.ExactFrom; 0: not).
+func pathLine(path gpnb.Path, cfg gpnb.Config, n, exactFrom int) string {
+	if path == gpnb.PathExact && exactFrom == 0 {
 		return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)", n, cfg.ExactUpTo)
 	}
 	how := "exact gradient (Cholesky), Adam"
@@ -401,6 +406,9 @@ func pathLine(path gpnb.Path, cfg gpnb.Config, n int) string {
 	}
 	if cfg.ExactUpTo > 0 {
 		how += fmt.Sprintf("; n = %d > --exact-up-to %d", n, cfg.ExactUpTo)
+	}
+	if exactFrom > 0 {
+		return fmt.Sprintf("path: iterative (%s), then exact from step %d (Cholesky + L-BFGS, n ≤ --finish-exact-up-to %d)", how, exactFrom+1, cfg.FinishExactUpTo)
 	}
 	return "path: iterative (" + how + ")"
 }

@@ -202,8 +202,10 @@ func TestTrainSIGINT(t *testing.T) {
 func TestTrainPreset(t *testing.T) {
 	dir := t.TempDir()
 	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
-	// --exact-up-to 0: the iterative path (TestTrainExactPath has the exact one).
-	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--precision", "float64", "--exact-up-to", "0", "--json", out, "--checkpoint", ckpt)
+	// --exact-up-to 0 and --finish-exact-up-to 0: the iterative path alone
+	// (TestTrainExactPath has the exact one, TestTrainExactFinish the
+	// finish).
+	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--precision", "float64", "--exact-up-to", "0", "--finish-exact-up-to", "0", "--json", out, "--checkpoint", ckpt)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -232,6 +234,35 @@ func TestTrainPreset(t *testing.T) {
 	}
 	if code, _, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "slow"); code == 0 || !strings.Contains(errs, "unknown preset") {
 		t.Errorf("--preset slow: exit %d, %q", code, errs)
+	}
+}
+
+// TestTrainExactFinish: --preset fast on 150 points with --exact-up-to 0
+// finishes on the exact path (the preset's --finish-exact-up-to), and
+// gpnb train and gpnb inspect say from which step, with a table each for
+// Adam's steps and the L-BFGS steps.
+func TestTrainExactFinish(t *testing.T) {
+	dir := t.TempDir()
+	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
+	code, stdout, errs := runCmd(t, "train", "--data", "synthetic-150-2-1", "--preset", "fast", "--exact-up-to", "0", "--json", out, "--checkpoint", ckpt)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := readJSON[gpnb.Result](t, out)
+	k := r.ExactFrom
+	if !r.Converged || k == 0 || r.Path != gpnb.PathExact || r.History[k-1].Evaluations != 0 || r.History[k].Evaluations == 0 {
+		t.Fatalf("converged %v, exact from %d, path %v", r.Converged, k, r.Path)
+	}
+	for _, want := range []string{fmt.Sprintf("then exact from step %d", k+1), fmt.Sprintf("%d steps: ", k), fmt.Sprintf("then %d L-BFGS steps", r.StepsDone-k)} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("gpnb train does not say %q:\n%s", want, stdout)
+		}
+	}
+	_, text, _ := runCmd(t, "inspect", ckpt)
+	for _, want := range []string{fmt.Sprintf("then exact from step %d", k+1), fmt.Sprintf("%d Adam steps", k), "evaluations", "precond rank"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("gpnb inspect does not say %q:\n%s", want, text)
+		}
 	}
 }
 

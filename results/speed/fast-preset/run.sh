@@ -10,8 +10,10 @@
 #   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite" sh results/speed/fast-preset/run.sh
 #
 # The fast preset takes the exact path (Cholesky + L-BFGS) up to
-# gpnb.FastExactUpTo training points; every stage but crossover measures
-# its iterative path (CG + warm start, Adam), so it passes --exact-up-to 0.
+# gpnb.FastExactUpTo training points, and finishes Adam's run on it up to
+# gpnb.FastFinishExactUpTo; every stage but crossover and suite measures
+# its iterative path alone (CG + warm start, Adam), so it passes
+# --exact-up-to 0 --finish-exact-up-to 0.
 # fastN:     pol split 0, N training points (subset seed 58); the subset is
 #            exported to CSV (export.go) and fitted by scikit-learn
 #            (sklearn_fit.py) right after gpnb train --preset fast (each
@@ -34,11 +36,13 @@
 # suite:     the fast preset beside scikit-learn on data of every character,
 #            the sets of $SUITE (SET:N:SEED words; SET a UCI set, or
 #            noiseless or duplicates, characters.go's made-up sets; up to
-#            n = 1000 also the preset on its exact path), each
+#            n = 1000 also the preset on its exact path, up to 2000
+#            also without the exact finish), each
 #            fit run alone: it waits for the 1-minute load to fall to
 #            $LOADMAX (2.5) and refuses to record a fit whose load before or
 #            after was above it.
-# crossover: the fast preset's iterative path (--exact-up-to 0) against its
+# crossover: the fast preset off its exact path (--exact-up-to 0: Adam,
+#            with the exact finish up to gpnb.FastFinishExactUpTo) against its
 #            exact path (--exact-up-to 20000, every n) on CROSSOVER_N
 #            training points (default 100 250 500 1000 2000) of CROSSOVER_DATA
 #            (default pol elevators), split 0, subset seed 58, each pair one
@@ -87,7 +91,7 @@ train() { # name flags...: one gpnb train run into out/NAME.json
 
 fast() { # n
 	n=$1
-	train "gpnb-$n" --data pol --split 0 --subset "$n" --subset-seed $SEED --preset fast --exact-up-to 0
+	train "gpnb-$n" --data pol --split 0 --subset "$n" --subset-seed $SEED --preset fast --exact-up-to 0 --finish-exact-up-to 0
 	[ -f "$OUT/sklearn-$n.json" ] && return 0
 	go run $D/export.go -data pol -split 0 -subset "$n" -subset-seed $SEED -out "$WORK/pol-$n"
 	measure "sklearn-$n" sh -c "$PY $D/sklearn_fit.py $WORK/pol-$n > $OUT/sklearn-$n.json.tmp && mv $OUT/sklearn-$n.json.tmp $OUT/sklearn-$n.json"
@@ -146,6 +150,8 @@ suite() {
 	# shellcheck disable=SC2086
 	alone "suite-gpnb-$pair" train "suite-gpnb-$pair" $dflags --preset fast
 	# shellcheck disable=SC2086
+	[ "$n" -gt 2000 ] || alone "suite-adam-$pair" train "suite-adam-$pair" $dflags --preset fast --finish-exact-up-to 0
+	# shellcheck disable=SC2086
 	[ "$n" -gt 1000 ] || alone "suite-exact-$pair" train "suite-exact-$pair" $dflags --preset fast --exact-up-to 20000
 	[ -f "$OUT/suite-sklearn-$pair.json" ] && return 0
 	# shellcheck disable=SC2086
@@ -177,12 +183,12 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 			steps=$(jq .steps_done "$OUT/gpnb-2000.json")
 			for a in "probes16 --probes 16" "probes32 --probes 32" "seed1 --seed 1" "seed2 --seed 2" "softplus --param softplus --until steps --steps $steps" "steps200 --until steps --steps 200"; do
 				# shellcheck disable=SC2086
-				train "ablation-${a%% *}" --data pol --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0 ${a#* }
+				train "ablation-${a%% *}" --data pol --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0 --finish-exact-up-to 0 ${a#* }
 			done ;;
 		stop)
 			for ds in elevators synthetic-2000-8-3; do
-				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0 --until steps --steps 200
-				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0
+				train "stop-$ds-200" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0 --finish-exact-up-to 0 --until steps --steps 200
+				train "stop-$ds" --data "$ds" --split 0 --subset 2000 --subset-seed $SEED --preset fast --exact-up-to 0 --finish-exact-up-to 0
 			done ;;
 		crossover)
 			for ds in $CROSSOVER_DATA; do
@@ -252,7 +258,7 @@ table() {
 			files="$files iterative-$n=$OUT/crossover-$ds-$n-iterative.json exact-$n=$OUT/crossover-$ds-$n-exact.json"
 		done
 		# shellcheck disable=SC2086
-		table "$(inputs $files)" --table versus --title "The crossover on $ds: the fast preset's iterative path (CG + warm start, Adam) against its exact path (Cholesky + L-BFGS), time to converge"
+		table "$(inputs $files)" --table versus --title "The crossover on $ds: the fast preset with --exact-up-to 0 (CG + warm start, Adam, and the exact finish up to gpnb.FastFinishExactUpTo points) against its exact path (Cholesky + L-BFGS), time to converge"
 	done
 	for name in 2000 4000 full; do
 		eval "ranks=\$CURVE_RANKS_$name"
@@ -269,7 +275,7 @@ table() {
 	files=""
 	for p in $SUITE; do
 		name=$(echo "$p" | sed 's/:\([0-9]*\):/-\1-s/')
-		files="$files $name:~scikit-learn=$OUT/suite-sklearn-$name.json $name:~gpnb~--preset~fast=$OUT/suite-gpnb-$name.json $name:~gpnb~--preset~fast~--exact-up-to~20000=$OUT/suite-exact-$name.json"
+		files="$files $name:~scikit-learn=$OUT/suite-sklearn-$name.json $name:~gpnb~--preset~fast=$OUT/suite-gpnb-$name.json $name:~gpnb~--preset~fast~--finish-exact-up-to~0=$OUT/suite-adam-$name.json $name:~gpnb~--preset~fast~--exact-up-to~20000=$OUT/suite-exact-$name.json"
 	done
 	# shellcheck disable=SC2086
 	table "$(inputs $files | tr '~' ' ')" --table versus --title "The suite: the fast preset beside scikit-learn on data of every character (SET-N-sSEED: a subset of N training points, subset seed SEED)"
