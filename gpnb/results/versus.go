@@ -87,7 +87,10 @@ func ReadFit(label, path string) (Fit, error) {
 		f.N, f.Seconds, f.Steps = res.NTrain, res.TotalSeconds, res.StepsDone
 		f.Iterations = float64(res.History.TotalSolverIterations())
 		if res.Path == gpnb.PathExact {
-			f.Iterations, f.Evaluations = math.NaN(), res.History.TotalEvaluations()
+			f.Evaluations = res.History.TotalEvaluations()
+			if res.ExactFrom == 0 { // no solver at all; else Adam's and the finish's
+				f.Iterations = math.NaN()
+			}
 		}
 		if res.Test != nil {
 			f.TestLLH = res.Test.TestLLH

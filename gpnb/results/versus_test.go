@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/gpnb/gpnb/gpnb"
 )
 
 // TestVersusTable: fits read from another tool's JSON and from gpnb
@@ -73,6 +75,20 @@ func TestVersusTable(t *testing.T) {
 		if r, _ := strconv.ParseFloat(ng[i]["time: reference / this"], 64); !near(r, mustFloat(w.ratio)) || ng[i]["reference"] != w.ref {
 			t.Errorf("named row %d: ratio %s against %q, want %s against %q", i, ng[i]["time: reference / this"], ng[i]["reference"], w.ratio, w.ref)
 		}
+	}
+	// A run that finished on the exact path after 2 of its 4 steps: Adam's
+	// solver iterations and the finish's evaluations.
+	fin := fakeRecord("pol", 0, 2000, 26, "cg", true, 40, 30, 0.13, 0.8175, 1000).Result
+	fin.Path, fin.ExactFrom = gpnb.PathExact, 2
+	for i := 2; i < 4; i++ {
+		fin.History[i].SolverIterations, fin.History[i].Evaluations = 0, 3
+	}
+	ff, err := ReadFit("finished", write("finished.json", fin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ff.Iterations != 500 || ff.Evaluations != 6 {
+		t.Errorf("a run finished on the exact path: %v solver iterations and %d evaluations, want 500 and 6", ff.Iterations, ff.Evaluations)
 	}
 	if _, err := ReadFit("x", filepath.Join(dir, "none.json")); err == nil {
 		t.Error("a missing file: no error")
