@@ -206,13 +206,15 @@ func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection 
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
 	in.TrainingPath, in.ExactFrom, in.pathText = st.Path, st.ExactFrom, pathLine(st.Path, cfg, st.N, st.ExactFrom)
-	if m := st.LBFGS; st.Path == gpnb.PathExact && st.ExactFrom == 0 && m != nil {
-		in.Run = fmt.Sprintf("%s kernel, Cholesky + L-BFGS over log θ (memory %d), ℓ, s² and σ² within [%g, %g]", cfg.Kernel, gpnb.LBFGSMemory, gpnb.ExactThetaMin, gpnb.ExactThetaMax)
-		if cfg.NoiseMin > 0 {
-			in.Run += fmt.Sprintf(", σ ≥ %g", cfg.NoiseMin)
-		}
-		if cfg.Until == gpnb.UntilConverged {
-			in.Run += "; until converged"
+	if m := st.LBFGS; st.Path == gpnb.PathExact && m != nil {
+		if st.ExactFrom == 0 { // else the run's description is Adam's, and pathText says the rest
+			in.Run = fmt.Sprintf("%s kernel, Cholesky + L-BFGS over log θ (memory %d), ℓ, s² and σ² within [%g, %g]", cfg.Kernel, gpnb.LBFGSMemory, gpnb.ExactThetaMin, gpnb.ExactThetaMax)
+			if cfg.NoiseMin > 0 {
+				in.Run += fmt.Sprintf(", σ ≥ %g", cfg.NoiseMin)
+			}
+			if cfg.Until == gpnb.UntilConverged {
+				in.Run += "; until converged"
+			}
 		}
 		if !m.Ended && m.IterationEval > 0 {
 			in.PendingEvaluations = m.IterationEval
