@@ -30,23 +30,9 @@ func predictInPlace(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel) (
 	for i := 0; i < n; i++ {
 		raw.Data[i*raw.Stride+i] += s2n
 	}
-	u, ok := choleskyUpper(raw) // upper triangle, in place, on every core
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("exact evaluation: H = K + σ²I (n = %d, σ = %g) is %w", n, k.Hyper.Noise, ErrNotPositiveDefinite)
-	}
-	logdet := 0.0
-	for i := 0; i < n; i++ {
-		logdet += 2 * math.Log(u.Data[i*u.Stride+i])
-	}
-	alpha := append([]float64(nil), y...)
-	lapack64.Potrs(u, blas64.General{Rows: n, Cols: 1, Stride: 1, Data: alpha})
-	quad := 0.0
-	for i, v := range y {
-		quad += v * alpha[i]
-	}
-	mll = -0.5*quad - 0.5*logdet - 0.5*float64(n)*math.Log(2*math.Pi)
-	if math.IsNaN(mll) || math.IsInf(mll, 0) {
-		return nil, nil, 0, fmt.Errorf("exact evaluation: H = K + σ²I is ill-conditioned (log marginal likelihood %v): %w", mll, ErrNotPositiveDefinite)
+	u, alpha, mll, err := factorMLL(raw, y, k.Hyper.Noise, "exact evaluation")
+	if err != nil {
+		return nil, nil, 0, err
 	}
 
 	mean = make([]float64, m)
@@ -85,6 +71,34 @@ func predictInPlace(x *mat.Dense, y []float64, xs *mat.Dense, k kernel.Kernel) (
 		}
 	})
 	return mean, variance, mll, nil
+}
+
+// factorMLL factorises H = UᵀU in place (its upper triangle in raw, on
+// every core: choleskyUpper) and returns U, α = H⁻¹y and the log marginal
+// likelihood −½yᵀα − ½log det H − (n/2) log 2π. An H that is not positive
+// definite in float64, or a non-finite L, is an error wrapping
+// ErrNotPositiveDefinite that begins with what and names σ = noise.
+func factorMLL(raw blas64.Symmetric, y []float64, noise float64, what string) (u blas64.Triangular, alpha []float64, mll float64, err error) {
+	n := raw.N
+	u, ok := choleskyUpper(raw)
+	if !ok {
+		return u, nil, 0, fmt.Errorf("%s: H = K + σ²I (n = %d, σ = %g) is %w", what, n, noise, ErrNotPositiveDefinite)
+	}
+	logdet := 0.0
+	for i := 0; i < n; i++ {
+		logdet += 2 * math.Log(u.Data[i*u.Stride+i])
+	}
+	alpha = append([]float64(nil), y...)
+	lapack64.Potrs(u, blas64.General{Rows: n, Cols: 1, Stride: 1, Data: alpha})
+	quad := 0.0
+	for i, v := range y {
+		quad += v * alpha[i]
+	}
+	mll = -0.5*quad - 0.5*logdet - 0.5*float64(n)*math.Log(2*math.Pi)
+	if math.IsNaN(mll) || math.IsInf(mll, 0) {
+		return u, nil, 0, fmt.Errorf("%s: H = K + σ²I is ill-conditioned (log marginal likelihood %v): %w", what, mll, ErrNotPositiveDefinite)
+	}
+	return u, alpha, mll, nil
 }
 
 // inPlaceFits reports whether predictInPlace's n×n matrix fits budget

@@ -2,11 +2,9 @@ package gpnb
 
 import (
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/gpnb/kernel"
@@ -60,23 +58,9 @@ func (e *exactEvaluator) eval(k kernel.Kernel, grad []float64) (float64, error) 
 	clear(e.a)
 	h := mat.NewSymDense(n, e.a)
 	e.op.BlockTo(h, e.idx) // upper triangle of H = K + σ²I
-	u, ok := choleskyUpper(h.RawSymmetric())
-	if !ok {
-		return 0, fmt.Errorf("gpnb: exact: H = K + σ²I (n = %d, σ = %g) is %w", n, k.Hyper.Noise, ErrNotPositiveDefinite)
-	}
-	logdet := 0.0
-	for i := 0; i < n; i++ {
-		logdet += 2 * math.Log(u.Data[i*n+i])
-	}
-	alpha := append([]float64(nil), e.y...)
-	lapack64.Potrs(u, blas64.General{Rows: n, Cols: 1, Stride: 1, Data: alpha})
-	quad := 0.0
-	for i, v := range e.y {
-		quad += v * alpha[i]
-	}
-	mll := -0.5*quad - 0.5*logdet - 0.5*float64(n)*math.Log(2*math.Pi)
-	if math.IsNaN(mll) || math.IsInf(mll, 0) {
-		return 0, fmt.Errorf("gpnb: exact: H = K + σ²I is ill-conditioned (log marginal likelihood %v): %w", mll, ErrNotPositiveDefinite)
+	_, alpha, mll, err := factorMLL(h.RawSymmetric(), e.y, k.Hyper.Noise, "gpnb: exact")
+	if err != nil {
+		return 0, err
 	}
 	if grad == nil {
 		return mll, nil
