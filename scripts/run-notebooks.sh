@@ -56,7 +56,7 @@ fi
 command -v gonb >/dev/null || { echo "run-notebooks: gonb not installed: run scripts/install-deps.sh tools kernel (or make notebook-deps)" >&2; exit 1; }
 "$PYTHON" -c 'import nbclient, nbformat' 2>/dev/null || { echo "run-notebooks: $PYTHON lacks nbclient: install jupyter-nbconvert python3-nbclient (scripts/install-deps.sh apt)" >&2; exit 1; }
 # The notebooks' first cell compiles every cell with -tags=openblas.
-/sbin/ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' || { echo "run-notebooks: libopenblas.so not found (/sbin/ldconfig -p), which the notebooks' first cell (%goflags -tags=openblas) links: install libopenblas-dev (scripts/install-deps.sh apt)" >&2; exit 1; }
+/sbin/ldconfig -p 2>/dev/null | grep 'libopenblas\.so ' >/dev/null || { echo "run-notebooks: libopenblas.so not found (/sbin/ldconfig -p), which the notebooks' first cell (%goflags -tags=openblas) links: install libopenblas-dev (scripts/install-deps.sh apt)" >&2; exit 1; }
 
 mkdir -p "$NB_OUT"
 passed=0
