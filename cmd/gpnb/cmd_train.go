@@ -333,21 +333,23 @@ func (tr *trainRun) interrupted(st gpnb.OptimiserState) error {
 func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.Eval, h kernel.Hyper) {
 	ds, cfg := tr.ds, tr.cfg
 	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain, res.ExactFrom))
+	method := res.Solver
+	if cfg.Estimator == gpnb.Pathwise {
+		method += " (pathwise estimator)"
+	}
+	if res.WarmStart {
+		method += " + warm start"
+	}
 	if k := res.ExactFrom; k > 0 {
 		adam, fin := res.History[:k], res.History[k:]
-		fmt.Fprintf(stdout, "%s, %s + warm start, %d steps: %d solver iterations, %.2fs; then %d L-BFGS steps: %d evaluations of L and its gradient, %.2fs; %.2fs total\n",
-			ds, res.Solver, k, adam.TotalSolverIterations(), adam.TotalSeconds(), len(fin), fin.TotalEvaluations(), fin.TotalSeconds(), res.TotalSeconds)
+		fmt.Fprintf(stdout, "%s, %s, %d steps: %d solver iterations, %.2fs; then %d L-BFGS steps: %d evaluations of L and its gradient, %.2fs; %.2fs total\n",
+			ds, method, k, adam.TotalSolverIterations(), adam.TotalSeconds(), len(fin), fin.TotalEvaluations(), fin.TotalSeconds(), res.TotalSeconds)
 	} else if res.Path == gpnb.PathExact {
 		fmt.Fprintf(stdout, "%s, %d L-BFGS steps: %d evaluations of L and its gradient (one Cholesky factorisation each), %.2fs total\n",
 			ds, res.StepsDone, res.History.TotalEvaluations(), res.TotalSeconds)
 	} else {
-		method := res.Solver
-		if cfg.Estimator == gpnb.Pathwise {
-			method += " (pathwise estimator)"
-		}
-		fmt.Fprintf(stdout, "%s, %s%s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
-			ds, method, map[bool]string{true: " + warm start", false: ""}[res.WarmStart], res.StepsDone,
-			res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
+		fmt.Fprintf(stdout, "%s, %s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
+			ds, method, res.StepsDone, res.History.TotalSolverIterations(), res.SolverSeconds, res.TotalSeconds)
 	}
 	if cfg.Until == gpnb.UntilConverged {
 		if res.Converged {
