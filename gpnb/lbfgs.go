@@ -46,9 +46,13 @@ const (
 // variables, from the LBFGSMemory most recent pairs s = x_{k+1} − x_k,
 // y = ∇f_{k+1} − ∇f_k. A variable is held (Active) while it lies at a bound
 // with the gradient pointing out of the box: its component of the
-// direction is zero, and the memory is cleared whenever the set of held
-// variables changes, since its pairs describe the curvature of other free
-// variables. Trial points are projected onto the box. The line search
+// direction is zero, and the two-loop recursion reads the pairs on the
+// free variables only. The memory outlives a change of the held set (a
+// length scale reaching its upper bound, σ reaching its floor): the
+// pairs' free parts still describe the free variables' curvature, and a
+// pair whose free part has sᵀy ≤ ε·yᵀy is passed over, so the
+// approximation stays positive definite. Trial points are projected onto
+// the box. The line search
 // accepts a point that decreases f sufficiently (Armijo, factor 1e-4) and
 // either satisfies the weak Wolfe curvature condition (factor 0.9) or was
 // clipped by a bound; it brackets by expanding ×4 and shrinks by a
@@ -243,16 +247,14 @@ func (m *LBFGS) startSearch() bool {
 	for i := range active {
 		active[i] = m.held(i)
 	}
-	if !slices.Equal(active, m.Active) {
-		m.S, m.Y, m.Active = nil, nil, active
-	}
-	d := m.direction()
+	m.Active = active
+	d, curved := m.direction()
 	slope := m.feasible(d)
 	if !(slope < 0) {
 		// Not a descent direction (the memory has lost positive
 		// definiteness to rounding): start it again from steepest descent.
 		m.S, m.Y = nil, nil
-		d = m.direction()
+		d, curved = m.direction()
 		slope = m.feasible(d)
 		if !(slope < 0) {
 			return false
@@ -269,7 +271,7 @@ func (m *LBFGS) startSearch() bool {
 		}
 	}
 	alpha := 1.0
-	if len(m.S) == 0 {
+	if !curved {
 		// Without curvature, a step of length at most 1 (as L-BFGS-B's
 		// first).
 		alpha = math.Min(1, 1/math.Sqrt(dot(d, d)))
@@ -281,10 +283,12 @@ func (m *LBFGS) startSearch() bool {
 }
 
 // direction returns −H·g over the free variables by the two-loop
-// recursion, H the L-BFGS inverse Hessian of the memory (γI, γ = sᵀy/yᵀy
-// of the newest pair, for its start; I without pairs); held variables get
-// 0.
-func (m *LBFGS) direction() []float64 {
+// recursion, H the L-BFGS inverse Hessian of the memory's pairs restricted
+// to the free variables (γI, γ = sᵀy/yᵀy of the newest pair used, for its
+// start; I without one), passing over a pair without positive curvature
+// there (sᵀy ≤ ε·yᵀy on the free variables); held variables get 0. It
+// reports whether a pair was used.
+func (m *LBFGS) direction() ([]float64, bool) {
 	free := func(a, b []float64) float64 {
 		s := 0.0
 		for i, x := range a {
@@ -301,9 +305,17 @@ func (m *LBFGS) direction() []float64 {
 		}
 	}
 	k := len(m.S)
-	a, rho := make([]float64, k), make([]float64, k)
+	a, rho := make([]float64, k), make([]float64, k) // rho[j] = 0: pair j passed over
+	newest := -1
 	for j := k - 1; j >= 0; j-- {
-		rho[j] = 1 / free(m.Y[j], m.S[j])
+		sy, yy := free(m.S[j], m.Y[j]), free(m.Y[j], m.Y[j])
+		if !(sy > epsilon*yy) {
+			continue
+		}
+		if newest < 0 {
+			newest = j
+		}
+		rho[j] = 1 / sy
 		a[j] = rho[j] * free(m.S[j], q)
 		for i := range q {
 			if !m.Active[i] {
@@ -311,8 +323,8 @@ func (m *LBFGS) direction() []float64 {
 			}
 		}
 	}
-	if k > 0 {
-		gamma := free(m.S[k-1], m.Y[k-1]) / free(m.Y[k-1], m.Y[k-1])
+	if newest >= 0 {
+		gamma := free(m.S[newest], m.Y[newest]) / free(m.Y[newest], m.Y[newest])
 		for i := range q {
 			q[i] *= gamma
 		}
@@ -328,7 +340,7 @@ func (m *LBFGS) direction() []float64 {
 	for i := range q {
 		q[i] = -q[i]
 	}
-	return q
+	return q, newest >= 0
 }
 
 // feasible zeroes the components of d that would leave the box at once

@@ -2,6 +2,7 @@ package gpnb
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -106,4 +107,118 @@ func TestLBFGSFailedEvaluations(t *testing.T) {
 	if math.Abs(m.X[0]-1) > 1e-8 || failed == 0 {
 		t.Errorf("ended at %v after %d failed evaluations, want 1 after some", m.X, failed)
 	}
+}
+
+// TestLBFGSKeepsMemoryAtBounds: on f = ½(x − c)ᵀA(x − c), A = BBᵀ + I with
+// B fixed and c outside the box in three coordinates, the variables reach
+// their bounds one by one; the memory outlives each change of the held
+// set (pairs remain right after it), and the minimiser ends where the
+// KKT conditions hold: the free variables solve A's reduced system, found
+// here by a dense solve, and each held variable's gradient points out of
+// the box.
+func TestLBFGSKeepsMemoryAtBounds(t *testing.T) {
+	const p = 6
+	var a [p][p]float64
+	for i := range p {
+		for j := range p {
+			for k := range p {
+				a[i][j] += math.Sin(float64(1+i+3*k)) * math.Sin(float64(1+j+3*k))
+			}
+		}
+		a[i][i]++
+	}
+	c := []float64{1.6, -0.2, 1.3, 0.3, -1.5, 0.1}
+	lo, hi := []float64{-1, -1, -1, -1, -1, -1}, []float64{1, 1, 1, 1, 1, 1}
+	f := func(x, g []float64) float64 {
+		v := 0.0
+		for i := range p {
+			g[i] = 0
+			for j := range p {
+				g[i] += a[i][j] * (x[j] - c[j])
+			}
+			v += (x[i] - c[i]) * g[i] / 2
+		}
+		return v
+	}
+	m, err := NewLBFGS(make([]float64, p), lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([]float64, p)
+	changes, kept := 0, 0
+	var held []bool
+	for it := 0; it < 200 && m.ProjectedGradientNorm() >= 1e-8 || it == 0; it++ {
+		before := len(m.S)
+		for m.Next() == LBFGSEvaluate {
+			if m.Tell(f(m.Trial, g), g) {
+				break
+			}
+		}
+		// On a quadratic every step's pair has sᵀy = sᵀAs > 0 and enters
+		// the memory: a memory cleared at the change would hold one pair.
+		if held != nil && m.Active != nil && !slices.Equal(held, m.Active) && before > 0 {
+			changes++
+			if len(m.S) == min(before+1, LBFGSMemory) {
+				kept++
+			}
+		}
+		held = append(held[:0], m.Active...)
+	}
+	if m.ProjectedGradientNorm() >= 1e-8 {
+		t.Fatalf("not converged: x %v, projected gradient %g", m.X, m.ProjectedGradientNorm())
+	}
+	if changes == 0 || kept != changes {
+		t.Errorf("the held set changed %d times, and the memory kept pairs across %d of them", changes, kept)
+	}
+	// KKT: x_F solves A_FF x_F = A_F·c − A_FH x_H, by Gaussian elimination.
+	var free []int
+	for i := range p {
+		if !m.held(i) {
+			free = append(free, i)
+		}
+	}
+	k := len(free)
+	if k == p || k == 0 {
+		t.Fatalf("held set %v at %v (G %v, f %v, it %d): the test wants some variables held and some free", m.Active, m.X, m.G, m.F, m.Iterations)
+	}
+	sys := make([][]float64, k)
+	for r, i := range free {
+		sys[r] = make([]float64, k+1)
+		for s, j := range free {
+			sys[r][s] = a[i][j]
+		}
+		for j := range p {
+			sys[r][k] += a[i][j] * c[j]
+			if m.held(j) {
+				sys[r][k] -= a[i][j] * m.X[j]
+			}
+		}
+	}
+	for col := range k {
+		for r := col + 1; r < k; r++ {
+			q := sys[r][col] / sys[col][col]
+			for s := col; s <= k; s++ {
+				sys[r][s] -= q * sys[col][s]
+			}
+		}
+	}
+	want := make([]float64, k)
+	for r := k - 1; r >= 0; r-- {
+		v := sys[r][k]
+		for s := r + 1; s < k; s++ {
+			v -= sys[r][s] * want[s]
+		}
+		want[r] = v / sys[r][r]
+	}
+	for r, i := range free {
+		if math.Abs(m.X[i]-want[r]) > 1e-8 {
+			t.Errorf("x[%d] = %v, the reduced system gives %v", i, m.X[i], want[r])
+		}
+	}
+	for i := range p {
+		if m.held(i) && !((m.X[i] == lo[i] && m.G[i] > 0) || (m.X[i] == hi[i] && m.G[i] < 0)) {
+			t.Errorf("held x[%d] = %v with gradient %v", i, m.X[i], m.G[i])
+		}
+	}
+	t.Logf("%d iterations, %d evaluations; held set changed %d times; free %v; x %v", m.Iterations, m.Evaluations, changes, free, m.X)
 }
