@@ -349,7 +349,8 @@ func TestPathChoice(t *testing.T) {
 
 // TestFinishExact: a run until converged on n ≤ FinishExactUpTo points
 // goes on along the exact path after the first step at which Adam's test
-// (without its gradient bound) holds, and not before; it has not converged
+// (without its gradient bound) holds, and not before, or after the first
+// step that takes σ below FinishNoiseRatio·NoiseMin; it has not converged
 // until the finish has; n > FinishExactUpTo, or a run for a number of
 // steps, never switches; a checkpoint whose switch does not fit its path,
 // steps or n is corrupt; FinishExactUpTo is checked.
@@ -388,6 +389,36 @@ func TestFinishExact(t *testing.T) {
 		if re.Converged() {
 			t.Fatalf("converged after step %d of %d", re.Steps(), len(h))
 		}
+	}
+
+	// σ below FinishNoiseRatio·NoiseMin: a floor whose threshold lies
+	// between σ's lowest value before step j and σ after step j, j < from,
+	// leaves Adam's steps as they were (σ stays ten times above the floor)
+	// and switches after step j.
+	j := 0
+	for s := 2; s < from && j == 0; s++ {
+		lowest := h[0].Noise
+		for _, r := range h[:s-1] {
+			lowest = min(lowest, r.Noise)
+		}
+		if h[s-1].Noise < lowest {
+			j = s
+			nc := base
+			nc.NoiseMin = (h[s-1].Noise + lowest) / 2 / FinishNoiseRatio
+			o, err := NewOptimiser(ds, nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Run(context.Background(), ConvergedMaxSteps); err != nil {
+				t.Fatal(err)
+			}
+			if st := o.State(); st.ExactFrom != j || st.History[j-1].Noise != h[j-1].Noise || !o.Converged() {
+				t.Errorf("noise floor %g: exact from step %d (σ %g after step %d), want %d", nc.NoiseMin, st.ExactFrom, h[j-1].Noise, j, j)
+			}
+		}
+	}
+	if j == 0 {
+		t.Fatalf("σ never fell below its earlier values in the %d steps before the switch", from)
 	}
 
 	for _, c := range []struct {
