@@ -265,8 +265,9 @@ type Config struct {
 	// (UntilConverged) finishes on the exact path: once Adam's steps have
 	// converged (Converged's test), or once a step needed K in float64
 	// because σ² came near K's rounding (StepRecord.Float64 without
-	// Float64Retry), or took σ below FinishNoiseRatio·NoiseMin, it goes on from its θ by L-BFGS over log θ with
-	// Cholesky's exact L and gradient, as on the exact path, until the
+	// Float64Retry), or took σ below FinishNoiseRatio·NoiseMin, it goes
+	// on from its θ by L-BFGS over log θ with Cholesky's exact L and
+	// gradient, as on the exact path, until the
 	// finish has converged (Converged). The fixed probes leave Adam's θ
 	// off the exact optimum by as much as the test log-likelihood feels,
 	// and as σ → 0 each iterative solve grows longer while a Cholesky

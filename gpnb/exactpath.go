@@ -117,10 +117,9 @@ func (o *Optimiser) startLBFGS(theta kernel.Hyper) error {
 // second moment remembers the first steps' large gradients) while every
 // solve grows longer, and L-BFGS on the exact L, whose evaluation costs
 // the same at any σ, gets there in fewer evaluations than Adam takes
-// steps. On the suite's sets whose σ stays well above the floor (pol,
-// keggdirected, elevators, protein, the duplicate rows) Adam's σ stays
-// above it too, and their switch waits for Adam's test (DESIGN.md). No
-// such switch without a floor (NoiseMin = 0).
+// steps. Data whose σ stays well above the floor wait for Adam's test:
+// DESIGN.md has why the ratio is 10. No such switch without a floor
+// (NoiseMin = 0).
 const FinishNoiseRatio = 10
 
 // finishPending reports whether the next step of an iterative run

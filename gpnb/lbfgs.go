@@ -305,15 +305,17 @@ func (m *LBFGS) direction() ([]float64, bool) {
 		}
 	}
 	k := len(m.S)
-	a, rho := make([]float64, k), make([]float64, k) // rho[j] = 0: pair j passed over
-	newest := -1
+	// rho[j] = 0: pair j passed over; gamma = sᵀy/yᵀy of the newest pair
+	// used, 0 while none is.
+	a, rho := make([]float64, k), make([]float64, k)
+	gamma := 0.0
 	for j := k - 1; j >= 0; j-- {
 		sy, yy := free(m.S[j], m.Y[j]), free(m.Y[j], m.Y[j])
 		if !(sy > epsilon*yy) {
 			continue
 		}
-		if newest < 0 {
-			newest = j
+		if gamma == 0 {
+			gamma = sy / yy
 		}
 		rho[j] = 1 / sy
 		a[j] = rho[j] * free(m.S[j], q)
@@ -323,8 +325,7 @@ func (m *LBFGS) direction() ([]float64, bool) {
 			}
 		}
 	}
-	if newest >= 0 {
-		gamma := free(m.S[newest], m.Y[newest]) / free(m.Y[newest], m.Y[newest])
+	if gamma > 0 {
 		for i := range q {
 			q[i] *= gamma
 		}
@@ -340,7 +341,7 @@ func (m *LBFGS) direction() ([]float64, bool) {
 	for i := range q {
 		q[i] = -q[i]
 	}
-	return q, newest >= 0
+	return q, gamma > 0
 }
 
 // feasible zeroes the components of d that would leave the box at once

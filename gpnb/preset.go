@@ -59,10 +59,8 @@ const FastExactUpTo = 400
 // FastFinishExactUpTo is the fast preset's Config.FinishExactUpTo: up to
 // this many training points Adam's run finishes on the exact path, which
 // brings the test log-likelihood to the exact GP's where the fixed probes
-// left it a few hundredths short, for up to two thirds more of Adam's
-// time; at 4000 points it added up to half of Adam's time and gave pol no
-// better model.
-// DESIGN.md ("A good model fast") has the measurements
+// left it a few hundredths short; at 4000 points it cost more than it
+// gained. DESIGN.md ("A good model fast") has the measurements
 // (results/speed/fast-preset, stage suite).
 const FastFinishExactUpTo = 2000
 
