@@ -262,20 +262,27 @@ type Config struct {
 	ExactUpTo int `json:"exact_up_to,omitempty"`
 	// FinishExactUpTo is the largest number of training points for which
 	// a run on the iterative path that stops once converged
-	// (UntilConverged) finishes on the exact path: once Adam's steps have
-	// converged (Converged's test), or once a step needed K in float64
-	// because σ² came near K's rounding (StepRecord.Float64 without
-	// Float64Retry), or took σ below FinishNoiseRatio·NoiseMin, it goes
-	// on from its θ by L-BFGS over log θ with Cholesky's exact L and
-	// gradient, as on the exact path, until the
-	// finish has converged (Converged). The fixed probes leave Adam's θ
-	// off the exact optimum by as much as the test log-likelihood feels,
-	// and as σ → 0 each iterative solve grows longer while a Cholesky
-	// factorisation costs the same. 0, the default, means never; at most
-	// MaxExactN. The state keeps where the run switched
+	// (UntilConverged) finishes on the exact path: once a step needed K
+	// in float64 because σ² came near K's rounding (StepRecord.Float64
+	// without Float64Retry), or took σ below FinishNoiseRatio·NoiseMin,
+	// or, up to FinishConvergedUpTo points, once Adam's steps have
+	// converged (Converged's test), it goes on from its θ by L-BFGS over
+	// log θ with Cholesky's exact L and gradient, as on the exact path,
+	// until the finish has converged (Converged). As σ → 0 each
+	// iterative solve grows longer while a Cholesky factorisation costs
+	// the same, and the fixed probes leave Adam's θ off the exact optimum
+	// by as much as the test log-likelihood feels. 0, the default, means
+	// never; at most MaxExactN. The state keeps where the run switched
 	// (OptimiserState.ExactFrom). The fast preset sets
 	// FastFinishExactUpTo.
 	FinishExactUpTo int `json:"finish_exact_up_to,omitempty"`
+	// FinishConvergedUpTo is the largest number of training points for
+	// which the exact finish (FinishExactUpTo) also starts once Adam's
+	// steps have converged; 0, the default, means as far as
+	// FinishExactUpTo. Beyond it only σ's fall toward its floor switches,
+	// and Adam's run otherwise ends by its own test. The fast preset sets
+	// FastFinishConvergedUpTo.
+	FinishConvergedUpTo int `json:"finish_converged_up_to,omitempty"`
 }
 
 // configJSON is Config with its solver in the form solvers.MarshalMethod
@@ -483,6 +490,8 @@ func (c *Config) check(d int) error {
 		return bad("ExactUpTo", "ExactUpTo = %d: must be ≥ 0 (0: never the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.ExactUpTo, c.maxExactN())
 	case c.FinishExactUpTo < 0 || c.FinishExactUpTo > c.maxExactN():
 		return bad("FinishExactUpTo", "FinishExactUpTo = %d: must be ≥ 0 (0: never finish on the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.FinishExactUpTo, c.maxExactN())
+	case c.FinishConvergedUpTo < 0:
+		return bad("FinishConvergedUpTo", "FinishConvergedUpTo = %d: must be ≥ 0 (0: as far as FinishExactUpTo)", c.FinishConvergedUpTo)
 	}
 	if err := solvers.Check(c.Solver); err != nil {
 		return solverError("Solver", err)

@@ -43,9 +43,11 @@
 // gradient, one Cholesky factorisation (Exact) an evaluation, one L-BFGS
 // iteration a step. The fast preset takes it for small data
 // (FastExactUpTo). Up to Config.FinishExactUpTo a run until converged
-// goes on along the exact path once Adam's steps have converged, or once
-// σ² nears K's rounding (OptimiserState.ExactFrom): the fast preset's
-// runs up to FastFinishExactUpTo points end at the exact optimum.
+// goes on along the exact path once σ nears its floor or σ² K's rounding,
+// and up to Config.FinishConvergedUpTo also once Adam's steps have
+// converged (OptimiserState.ExactFrom): the fast preset's runs up to
+// FastFinishConvergedUpTo points, and its near-noiseless ones up to
+// FastFinishExactUpTo, end at the exact optimum.
 //
 // # State, pause and resume
 //

@@ -124,10 +124,11 @@ const FinishNoiseRatio = 10
 
 // finishPending reports whether the next step of an iterative run
 // switches to the exact path (Config.FinishExactUpTo): the run stops once
-// converged, n ≤ FinishExactUpTo, and Adam's steps have converged, or the
-// last one needed K in float64 for σ² near K's rounding, or took σ below
-// FinishNoiseRatio·NoiseMin. Adam's test leaves out its bound on the
-// estimated gradient here: the finish's test bounds the exact one.
+// converged, n ≤ FinishExactUpTo, and the last step needed K in float64
+// for σ² near K's rounding, or took σ below FinishNoiseRatio·NoiseMin, or,
+// for n ≤ FinishConvergedUpTo, Adam's steps have converged. Adam's test
+// leaves out its bound on the estimated gradient here: the finish's test
+// bounds the exact one.
 func (st *OptimiserState) finishPending() bool {
 	c, h := &st.Config, st.History
 	if st.Path != PathIterative || c.Until != UntilConverged || st.N > c.FinishExactUpTo || len(h) == 0 {
@@ -140,7 +141,13 @@ func (st *OptimiserState) finishPending() bool {
 	case c.NoiseMin > 0 && last.Noise < FinishNoiseRatio*c.NoiseMin:
 		return true
 	}
-	return c.settled(h, st.N, false)
+	return st.N <= c.finishConvergedUpTo() && c.settled(h, st.N, false)
+}
+
+// finishConvergedUpTo returns FinishConvergedUpTo, or FinishExactUpTo
+// where it is 0.
+func (c *Config) finishConvergedUpTo() int {
+	return orDefault(c.FinishConvergedUpTo, c.FinishExactUpTo)
 }
 
 // startFinish switches an iterative run to the exact path at its θ

@@ -350,10 +350,12 @@ func TestPathChoice(t *testing.T) {
 // TestFinishExact: a run until converged on n ≤ FinishExactUpTo points
 // goes on along the exact path after the first step at which Adam's test
 // (without its gradient bound) holds, and not before, or after the first
-// step that takes σ below FinishNoiseRatio·NoiseMin; it has not converged
-// until the finish has; n > FinishExactUpTo, or a run for a number of
-// steps, never switches; a checkpoint whose switch does not fit its path,
-// steps or n is corrupt; FinishExactUpTo is checked.
+// step that takes σ below FinishNoiseRatio·NoiseMin, also for n >
+// FinishConvergedUpTo; it has not converged until the finish has; n >
+// FinishExactUpTo, a run for a number of steps, or Adam's test for n >
+// FinishConvergedUpTo never switches; a checkpoint whose switch does not
+// fit its path, steps or n is corrupt; FinishExactUpTo and
+// FinishConvergedUpTo are checked.
 func TestFinishExact(t *testing.T) {
 	const n = 60
 	ds := synth(t, n, 2, 4)
@@ -394,7 +396,7 @@ func TestFinishExact(t *testing.T) {
 	// σ below FinishNoiseRatio·NoiseMin: a floor whose threshold lies
 	// between σ's lowest value before step j and σ after step j, j < from,
 	// leaves Adam's steps as they were (σ stays ten times above the floor)
-	// and switches after step j.
+	// and switches after step j, whether or not Adam's test may switch.
 	j := 0
 	for s := 2; s < from && j == 0; s++ {
 		lowest := h[0].Noise
@@ -403,17 +405,20 @@ func TestFinishExact(t *testing.T) {
 		}
 		if h[s-1].Noise < lowest {
 			j = s
-			nc := base
-			nc.NoiseMin = (h[s-1].Noise + lowest) / 2 / FinishNoiseRatio
-			o, err := NewOptimiser(ds, nc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := o.Run(context.Background(), ConvergedMaxSteps); err != nil {
-				t.Fatal(err)
-			}
-			if st := o.State(); st.ExactFrom != j || st.History[j-1].Noise != h[j-1].Noise || !o.Converged() {
-				t.Errorf("noise floor %g: exact from step %d (σ %g after step %d), want %d", nc.NoiseMin, st.ExactFrom, h[j-1].Noise, j, j)
+			for _, upTo := range []int{0, n - 1} {
+				nc := base
+				nc.NoiseMin = (h[s-1].Noise + lowest) / 2 / FinishNoiseRatio
+				nc.FinishConvergedUpTo = upTo
+				o, err := NewOptimiser(ds, nc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := o.Run(context.Background(), ConvergedMaxSteps); err != nil {
+					t.Fatal(err)
+				}
+				if st := o.State(); st.ExactFrom != j || st.History[j-1].Noise != h[j-1].Noise || !o.Converged() {
+					t.Errorf("noise floor %g, FinishConvergedUpTo %d: exact from step %d (σ %g after step %d), want %d", nc.NoiseMin, upTo, st.ExactFrom, h[j-1].Noise, j, j)
+				}
 			}
 		}
 	}
@@ -427,6 +432,7 @@ func TestFinishExact(t *testing.T) {
 	}{
 		{"n > FinishExactUpTo", func() Config { c := base; c.FinishExactUpTo = n - 1; return c }()},
 		{"until steps", func() Config { c := base; c.Until = UntilSteps; return c }()},
+		{"n > FinishConvergedUpTo", func() Config { c := base; c.FinishConvergedUpTo = n - 1; return c }()},
 	} {
 		o, err := NewOptimiser(ds, c.cfg)
 		if err != nil {
@@ -455,11 +461,18 @@ func TestFinishExact(t *testing.T) {
 			t.Errorf("a checkpoint whose finish does not fit: %v, want ErrCheckpointCorrupt", err)
 		}
 	}
-	for _, bad := range []Config{{FinishExactUpTo: -1}, {FinishExactUpTo: 101, MaxExactN: 100}} {
-		_, err := NewOptimiser(ds, bad)
+	for _, bad := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{FinishExactUpTo: -1}, "FinishExactUpTo"},
+		{Config{FinishExactUpTo: 101, MaxExactN: 100}, "FinishExactUpTo"},
+		{Config{FinishExactUpTo: n, FinishConvergedUpTo: -1}, "FinishConvergedUpTo"},
+	} {
+		_, err := NewOptimiser(ds, bad.cfg)
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Field != "FinishExactUpTo" {
-			t.Errorf("FinishExactUpTo %d, MaxExactN %d: %v, want a ConfigError of FinishExactUpTo", bad.FinishExactUpTo, bad.MaxExactN, err)
+		if !errors.As(err, &ce) || ce.Field != bad.field {
+			t.Errorf("%+v: %v, want a ConfigError of %s", bad.cfg, err, bad.field)
 		}
 	}
 }

@@ -25,7 +25,9 @@ import (
 //     stop once the run has converged (UntilConverged); up to
 //     FastExactUpTo training points, the exact path instead (Cholesky +
 //     L-BFGS, Config.ExactUpTo), and up to FastFinishExactUpTo, Adam's
-//     run finishing on it (Config.FinishExactUpTo). For fitting a model
+//     run finishing on it (Config.FinishExactUpTo) once σ nears its floor,
+//     or, up to FastFinishConvergedUpTo, once Adam has converged
+//     (Config.FinishConvergedUpTo). For fitting a model
 //     to data. DESIGN.md
 //     ("A good model fast") has the measurements behind each choice.
 var PresetNames = []string{"paper", "fast"}
@@ -57,12 +59,20 @@ const FastNoiseMin = 3.1622776601683795e-3 // √1e-5
 const FastExactUpTo = 400
 
 // FastFinishExactUpTo is the fast preset's Config.FinishExactUpTo: up to
-// this many training points Adam's run finishes on the exact path, which
-// brings the test log-likelihood to the exact GP's where the fixed probes
-// left it a few hundredths short; at 4000 points it cost more than it
-// gained. DESIGN.md ("A good model fast") has the measurements
-// (results/speed/fast-preset, stage suite).
-const FastFinishExactUpTo = 2000
+// this many training points a run whose σ heads for its floor (a
+// near-noiseless target) finishes on the exact path, where each Adam step
+// would take more CG iterations than the whole finish takes Cholesky
+// factorisations' time. DESIGN.md ("A good model fast") has the
+// measurements (results/speed/fast-preset, stage suite).
+const FastFinishExactUpTo = 4000
+
+// FastFinishConvergedUpTo is the fast preset's Config.FinishConvergedUpTo:
+// up to this many training points Adam's converged run also finishes on
+// the exact path, which brings the test log-likelihood to the exact GP's
+// where the fixed probes left it a few hundredths short; at 4000 points
+// it cost more than it gained. DESIGN.md ("A good model fast") has the
+// measurements (results/speed/fast-preset, stage suite).
+const FastFinishConvergedUpTo = 2000
 
 // Preset returns the named preset (PresetNames) for the named solver (cg,
 // ap, sgd, or cholesky for the exact gradient) on the named dataset, as
@@ -92,6 +102,7 @@ func Preset(name, solver, dataset string) (Config, error) {
 		c.Until = UntilConverged
 		c.ExactUpTo = FastExactUpTo
 		c.FinishExactUpTo = FastFinishExactUpTo
+		c.FinishConvergedUpTo = FastFinishConvergedUpTo
 		return c, nil
 	}
 	return c, fmt.Errorf("gpnb: %w: unknown preset %q: use one of %s", ErrConfig, name, strings.Join(PresetNames, ", "))

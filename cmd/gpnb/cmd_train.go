@@ -201,12 +201,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // parseTrain reads gpnb train's flags.
 func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
-	fs := newFlagSet("train", "--data D [flags]\n\nAdam (L-BFGS up to --exact-up-to) on the marginal likelihood, from gpnb.Paper.", stderr)
+	fs := newFlagSet("train", "--data D [flags]\n\nAdam (L-BFGS up to --exact-up-to) on the marginal likelihood.", stderr)
 	tr := &trainRun{}
 	tr.df.register(fs, stderr)
 	tr.rf.register(fs, stderr, defaultTarget(), nil)
 	tr.bf.register(fs)
-	fs.IntVar(&tr.steps, "steps", 100, fmt.Sprintf("steps (--resume: in all; --until converged: a cap, %d)", gpnb.ConvergedMaxSteps))
+	fs.IntVar(&tr.steps, "steps", 100, fmt.Sprintf("steps (--resume: in all; converged: a cap, %d)", gpnb.ConvergedMaxSteps))
 	fs.StringVar(&tr.preset, "preset", "", presetUsage())
 	fs.StringVar(&tr.resume, "resume", "", "continue checkpoint `FILE`'s run")
 	fs.StringVar(&tr.json, "json", "", "write the result to `FILE` (-: stdout)")

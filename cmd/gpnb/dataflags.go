@@ -46,7 +46,7 @@ func (f *dataFlags) register(fs *flag.FlagSet, stderr io.Writer) {
 	fs.BoolVar(&f.normalise, "normalise", true, "z-score inputs and target")
 	fs.StringVar(&f.dataDir, "data-dir", "", "UCI files' `DIR` (default $GPNB_DATA)")
 	fs.StringVar(&f.test, "test", "", "CSV: test `FILE`")
-	fs.TextVar(&f.header, "header", data.HeaderAuto, "CSV: yes or no: line 1 names the columns")
+	fs.TextVar(&f.header, "header", data.HeaderAuto, "CSV: yes or no: line 1 holds names")
 	fs.StringVar(&f.target, "target", "", "CSV: target `COL` (default: the last)")
 	fs.StringVar(&f.columns, "columns", "", "CSV: input `COLS` (default: the others)")
 	fs.BoolVar(&f.dropMissing, "drop-missing", false, "CSV: drop rows with missing values")

@@ -11,7 +11,8 @@
 #
 # The fast preset takes the exact path (Cholesky + L-BFGS) up to
 # gpnb.FastExactUpTo training points, and finishes Adam's run on it up to
-# gpnb.FastFinishExactUpTo; every stage but crossover and suite measures
+# gpnb.FastFinishConvergedUpTo, or up to gpnb.FastFinishExactUpTo where σ
+# nears its floor; every stage but crossover and suite measures
 # its iterative path alone (CG + warm start, Adam), so it passes
 # --exact-up-to 0 --finish-exact-up-to 0.
 # fastN:     pol split 0, N training points (subset seed 58); the subset is
@@ -36,13 +37,13 @@
 # suite:     the fast preset beside scikit-learn on data of every character,
 #            the sets of $SUITE (SET:N:SEED words; SET a UCI set, or
 #            noiseless or duplicates, characters.go's made-up sets; up to
-#            n = 1000 also the preset on its exact path, up to 2000
-#            also without the exact finish), each
+#            n = 1000 also the preset on its exact path, up to 4000
+#            (gpnb.FastFinishExactUpTo) also without the exact finish), each
 #            fit run alone: it waits for the 1-minute load to fall to
 #            $LOADMAX (2.5) and refuses to record a fit whose load before or
 #            after was above it.
 # crossover: the fast preset off its exact path (--exact-up-to 0: Adam,
-#            with the exact finish up to gpnb.FastFinishExactUpTo) against its
+#            with the exact finish up to gpnb.FastFinishConvergedUpTo) against its
 #            exact path (--exact-up-to 20000, every n) on CROSSOVER_N
 #            training points (default 100 250 500 1000 2000) of CROSSOVER_DATA
 #            (default pol elevators), split 0, subset seed 58, each pair one
@@ -150,7 +151,7 @@ suite() {
 	# shellcheck disable=SC2086
 	alone "suite-gpnb-$pair" train "suite-gpnb-$pair" $dflags --preset fast
 	# shellcheck disable=SC2086
-	[ "$n" -gt 2000 ] || alone "suite-adam-$pair" train "suite-adam-$pair" $dflags --preset fast --finish-exact-up-to 0
+	[ "$n" -gt 4000 ] || alone "suite-adam-$pair" train "suite-adam-$pair" $dflags --preset fast --finish-exact-up-to 0
 	# shellcheck disable=SC2086
 	[ "$n" -gt 1000 ] || alone "suite-exact-$pair" train "suite-exact-$pair" $dflags --preset fast --exact-up-to 20000
 	[ -f "$OUT/suite-sklearn-$pair.json" ] && return 0
@@ -258,7 +259,7 @@ table() {
 			files="$files iterative-$n=$OUT/crossover-$ds-$n-iterative.json exact-$n=$OUT/crossover-$ds-$n-exact.json"
 		done
 		# shellcheck disable=SC2086
-		table "$(inputs $files)" --table versus --title "The crossover on $ds: the fast preset with --exact-up-to 0 (CG + warm start, Adam, and the exact finish up to gpnb.FastFinishExactUpTo points) against its exact path (Cholesky + L-BFGS), time to converge"
+		table "$(inputs $files)" --table versus --title "The crossover on $ds: the fast preset with --exact-up-to 0 (CG + warm start, Adam, and the exact finish up to gpnb.FastFinishConvergedUpTo points) against its exact path (Cholesky + L-BFGS), time to converge"
 	done
 	for name in 2000 4000 full; do
 		eval "ranks=\$CURVE_RANKS_$name"
