@@ -109,7 +109,7 @@ curve() { # name data-flags θ-flags ranks
 }
 
 LOADMAX=${LOADMAX:-2.5}
-SUITE=${SUITE:-"noiseless:400:0 duplicates:400:0 elevators:400:58 bike:400:58 protein:300:58 noiseless:2000:0 duplicates:2000:0 pol:2000:58 elevators:2000:58 bike:2000:58 protein:2000:58 keggdirected:2000:58 elevators:2000:1 protein:2000:2 pol:4000:58 bike:4000:58 elevators:4000:58 protein:4000:58 keggdirected:4000:58"}
+SUITE=${SUITE:-"noiseless:400:0 duplicates:400:0 elevators:400:58 bike:400:58 protein:300:58 noiseless:2000:0 duplicates:2000:0 pol:2000:58 elevators:2000:58 bike:2000:58 protein:2000:58 keggdirected:2000:58 elevators:2000:1 protein:2000:2 pol:4000:58 bike:4000:58 elevators:4000:58 protein:4000:58 keggdirected:4000:58 noiseless:4000:0 duplicates:4000:0"}
 
 above() { awk -v l="$1" -v m="$LOADMAX" 'BEGIN { exit !(l > m) }'; }
 
