@@ -122,26 +122,43 @@ func (o *Optimiser) startLBFGS(theta kernel.Hyper) error {
 // (NoiseMin = 0).
 const FinishNoiseRatio = 10
 
-// finishPending reports whether the next step of an iterative run
-// switches to the exact path (Config.FinishExactUpTo): the run stops once
-// converged, n ≤ FinishExactUpTo, and the last step needed K in float64
-// for σ² near K's rounding, or took σ below FinishNoiseRatio·NoiseMin, or,
-// for n ≤ FinishConvergedUpTo, Adam's steps have converged. Adam's test
-// leaves out its bound on the estimated gradient here: the finish's test
-// bounds the exact one.
-func (st *OptimiserState) finishPending() bool {
-	c, h := &st.Config, st.History
-	if st.Path != PathIterative || c.Until != UntilConverged || st.N > c.FinishExactUpTo || len(h) == 0 {
-		return false
+// The causes of an iterative run's switch to the exact path
+// (Config.FinishCause).
+const (
+	FinishFloat64   = "σ² neared K's rounding"
+	FinishNoise     = "σ neared its floor"
+	FinishConverged = "Adam converged"
+)
+
+// FinishCause says why a run of c (resolved) on n training points,
+// after the steps of h, switches to the exact path (FinishExactUpTo):
+// FinishFloat64 where the last step needed K in float64 for σ² near K's
+// rounding, FinishNoise where it took σ below FinishNoiseRatio·NoiseMin,
+// FinishConverged where n ≤ FinishConvergedUpTo and Adam's steps have
+// converged; "" where it goes on with Adam. Adam's test leaves out its
+// bound on the estimated gradient here: the finish's test bounds the
+// exact one. For a finished run, h is its History up to
+// OptimiserState.ExactFrom.
+func (c *Config) FinishCause(h History, n int) string {
+	if c.Until != UntilConverged || n > c.FinishExactUpTo || len(h) == 0 {
+		return ""
 	}
 	last := h[len(h)-1]
 	switch {
 	case last.Float64 && !last.Float64Retry:
-		return true
+		return FinishFloat64
 	case c.NoiseMin > 0 && last.Noise < FinishNoiseRatio*c.NoiseMin:
-		return true
+		return FinishNoise
+	case n <= c.finishConvergedUpTo() && c.settled(h, n, false):
+		return FinishConverged
 	}
-	return st.N <= c.finishConvergedUpTo() && c.settled(h, st.N, false)
+	return ""
+}
+
+// finishPending reports whether the next step of an iterative run
+// switches to the exact path (Config.FinishCause).
+func (st *OptimiserState) finishPending() bool {
+	return st.Path == PathIterative && st.Config.FinishCause(st.History, st.N) != ""
 }
 
 // finishConvergedUpTo returns FinishConvergedUpTo, or FinishExactUpTo

@@ -376,6 +376,9 @@ func TestFinishExact(t *testing.T) {
 	if !cfg.settled(h[:from], n, false) || cfg.settled(h[:from-1], n, false) {
 		t.Errorf("switched after step %d, not where Adam's test first holds", from)
 	}
+	if got, before := cfg.FinishCause(h[:from], n), cfg.FinishCause(h[:from-1], n); got != FinishConverged || before != "" {
+		t.Errorf("FinishCause after steps %d and %d: %q and %q, want %q and none", from, from-1, got, before, FinishConverged)
+	}
 	if r := o.Result(); r.ExactFrom != from || r.Path != PathExact {
 		t.Errorf("result: exact from %d on the %v path, want %d on the exact path", r.ExactFrom, r.Path, from)
 	}
@@ -416,8 +419,11 @@ func TestFinishExact(t *testing.T) {
 				if err := o.Run(context.Background(), ConvergedMaxSteps); err != nil {
 					t.Fatal(err)
 				}
-				if st := o.State(); st.ExactFrom != j || st.History[j-1].Noise != h[j-1].Noise || !o.Converged() {
+				st := o.State()
+				if st.ExactFrom != j || st.History[j-1].Noise != h[j-1].Noise || !o.Converged() {
 					t.Errorf("noise floor %g, FinishConvergedUpTo %d: exact from step %d (σ %g after step %d), want %d", nc.NoiseMin, upTo, st.ExactFrom, h[j-1].Noise, j, j)
+				} else if c := st.Config.FinishCause(st.History[:j], n); c != FinishNoise {
+					t.Errorf("noise floor %g, FinishConvergedUpTo %d: FinishCause %q, want %q", nc.NoiseMin, upTo, c, FinishNoise)
 				}
 			}
 		}

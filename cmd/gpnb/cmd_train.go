@@ -332,7 +332,7 @@ func (tr *trainRun) interrupted(st gpnb.OptimiserState) error {
 // stalled and backed-off solves.
 func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.Eval, h kernel.Hyper) {
 	ds, cfg := tr.ds, tr.cfg
-	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain, res.ExactFrom))
+	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain, res.ExactFrom, res.History))
 	method := res.Solver
 	if cfg.Estimator == gpnb.Pathwise {
 		method += " (pathwise estimator)"
@@ -387,8 +387,9 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 
 // pathLine says in one line which path a run of cfg on n training points
 // took: exact, iterative, or iterative finishing on the exact path after
-// exactFrom steps (gpnb.OptimiserState.ExactFrom; 0: not).
-func pathLine(path gpnb.Path, cfg gpnb.Config, n, exactFrom int) string {
+// exactFrom steps (gpnb.OptimiserState.ExactFrom; 0: not) of its history
+// h, and why (gpnb.Config.FinishCause).
+func pathLine(path gpnb.Path, cfg gpnb.Config, n, exactFrom int, h gpnb.History) string {
 	if path == gpnb.PathExact && exactFrom == 0 {
 		return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)", n, cfg.ExactUpTo)
 	}
@@ -410,7 +411,13 @@ func pathLine(path gpnb.Path, cfg gpnb.Config, n, exactFrom int) string {
 		how += fmt.Sprintf("; n = %d > --exact-up-to %d", n, cfg.ExactUpTo)
 	}
 	if exactFrom > 0 {
-		return fmt.Sprintf("path: iterative (%s), then exact from step %d (Cholesky + L-BFGS, n ≤ --finish-exact-up-to %d)", how, exactFrom+1, cfg.FinishExactUpTo)
+		why := ""
+		if exactFrom <= len(h) {
+			if c := cfg.FinishCause(h[:exactFrom], n); c != "" {
+				why = " once " + c
+			}
+		}
+		return fmt.Sprintf("path: iterative (%s), then exact from step %d%s (Cholesky + L-BFGS, n ≤ --finish-exact-up-to %d)", how, exactFrom+1, why, cfg.FinishExactUpTo)
 	}
 	return "path: iterative (" + how + ")"
 }

@@ -239,8 +239,8 @@ func TestTrainPreset(t *testing.T) {
 
 // TestTrainExactFinish: --preset fast on 150 points with --exact-up-to 0
 // finishes on the exact path (the preset's --finish-exact-up-to), and
-// gpnb train and gpnb inspect say from which step, with a table each for
-// Adam's steps and the L-BFGS steps.
+// gpnb train and gpnb inspect say from which step and why, with a table
+// each for Adam's steps and the L-BFGS steps.
 func TestTrainExactFinish(t *testing.T) {
 	dir := t.TempDir()
 	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
@@ -253,13 +253,17 @@ func TestTrainExactFinish(t *testing.T) {
 	if !r.Converged || k == 0 || r.Path != gpnb.PathExact || r.History[k-1].Evaluations != 0 || r.History[k].Evaluations == 0 {
 		t.Fatalf("converged %v, exact from %d, path %v", r.Converged, k, r.Path)
 	}
-	for _, want := range []string{fmt.Sprintf("then exact from step %d", k+1), fmt.Sprintf("%d steps: ", k), fmt.Sprintf("then %d L-BFGS steps", r.StepsDone-k)} {
+	why := r.Config.FinishCause(r.History[:k], r.NTrain)
+	if why == "" {
+		t.Fatalf("no cause for the switch after step %d", k)
+	}
+	for _, want := range []string{fmt.Sprintf("then exact from step %d once %s", k+1, why), fmt.Sprintf("%d steps: ", k), fmt.Sprintf("then %d L-BFGS steps", r.StepsDone-k)} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("gpnb train does not say %q:\n%s", want, stdout)
 		}
 	}
 	_, text, _ := runCmd(t, "inspect", ckpt)
-	for _, want := range []string{fmt.Sprintf("then exact from step %d", k+1), fmt.Sprintf("%d Adam steps", k), "evaluations", "precond rank"} {
+	for _, want := range []string{fmt.Sprintf("then exact from step %d once %s", k+1, why), fmt.Sprintf("%d Adam steps", k), "evaluations", "precond rank"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("gpnb inspect does not say %q:\n%s", want, text)
 		}
