@@ -60,10 +60,11 @@ const FastExactUpTo = 400
 
 // FastFinishExactUpTo is the fast preset's Config.FinishExactUpTo: up to
 // this many training points a run whose σ heads for its floor (a
-// near-noiseless target) finishes on the exact path, where each Adam step
-// would take more CG iterations than the whole finish takes Cholesky
-// factorisations' time. DESIGN.md ("A good model fast") has the
-// measurements (results/speed/fast-preset, stage suite).
+// near-noiseless target) finishes on the exact path: there Adam's steps,
+// whose solves grow longer as σ falls, cost more than the finish's
+// Cholesky evaluations, which cost the same at any σ. DESIGN.md ("A good
+// model fast") has the measurements (results/speed/fast-preset, stage
+// suite).
 const FastFinishExactUpTo = 4000
 
 // FastFinishConvergedUpTo is the fast preset's Config.FinishConvergedUpTo:
