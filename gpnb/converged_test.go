@@ -158,13 +158,7 @@ func TestRunUntilConverged(t *testing.T) {
 	cfg.Seed, cfg.Settings = 2, solvers.Settings{RelTolMean: 1e-4, RelTolProbes: 1e-3}
 	cfg.ExactUpTo = 0 // Adam's stop; the exact path's has its own tests (exactpath_test.go)
 	const cap = 400
-	o, err := NewOptimiser(ds, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Run(context.Background(), cap); err != nil {
-		t.Fatal(err)
-	}
+	o := runSteps(t, ds, cfg, cap)
 	stop := o.Steps()
 	if !o.Converged() || stop >= cap || stop < DefaultConvergedSteps {
 		t.Fatalf("stopped after %d of %d steps, converged %v", stop, cap, o.Converged())

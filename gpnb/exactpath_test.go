@@ -142,14 +142,7 @@ func TestExactPathResume(t *testing.T) {
 	const n, d, total = 120, 2, 9
 	ds := synth(t, n, d, 3)
 	cfg := Config{ExactUpTo: 200, Kernel: Matern52}
-	straight, err := NewOptimiser(ds, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := straight.Run(context.Background(), total); err != nil {
-		t.Fatal(err)
-	}
-	want := straight.State()
+	want := runSteps(t, ds, cfg, total).State()
 	dir := t.TempDir()
 	midSearch := false
 	for _, tc := range []struct{ before, pause int }{{3, 0}, {0, 2}, {0, 3}, {3, 1}, {3, 2}, {3, 5}} {
@@ -360,13 +353,7 @@ func TestFinishExact(t *testing.T) {
 	const n = 60
 	ds := synth(t, n, 2, 4)
 	base := Config{WarmStart: true, Probes: 8, Solver: solvers.CG{}, Until: UntilConverged, FinishExactUpTo: n}
-	o, err := NewOptimiser(ds, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Run(context.Background(), ConvergedMaxSteps); err != nil {
-		t.Fatal(err)
-	}
+	o := runSteps(t, ds, base, ConvergedMaxSteps)
 	st := o.State()
 	from, h := st.ExactFrom, st.History
 	if from == 0 || st.Path != PathExact || !o.Converged() || len(h) >= ConvergedMaxSteps {
@@ -412,13 +399,7 @@ func TestFinishExact(t *testing.T) {
 				nc := base
 				nc.NoiseMin = (h[s-1].Noise + lowest) / 2 / FinishNoiseRatio
 				nc.FinishConvergedUpTo = upTo
-				o, err := NewOptimiser(ds, nc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := o.Run(context.Background(), ConvergedMaxSteps); err != nil {
-					t.Fatal(err)
-				}
+				o := runSteps(t, ds, nc, ConvergedMaxSteps)
 				st := o.State()
 				if st.ExactFrom != j || st.History[j-1].Noise != h[j-1].Noise || !o.Converged() {
 					t.Errorf("noise floor %g, FinishConvergedUpTo %d: exact from step %d (σ %g after step %d), want %d", nc.NoiseMin, upTo, st.ExactFrom, h[j-1].Noise, j, j)
@@ -440,14 +421,7 @@ func TestFinishExact(t *testing.T) {
 		{"until steps", func() Config { c := base; c.Until = UntilSteps; return c }()},
 		{"n > FinishConvergedUpTo", func() Config { c := base; c.FinishConvergedUpTo = n - 1; return c }()},
 	} {
-		o, err := NewOptimiser(ds, c.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := o.Run(context.Background(), from+5); err != nil {
-			t.Fatal(err)
-		}
-		if st := o.State(); st.ExactFrom != 0 || st.Path != PathIterative || st.History.TotalEvaluations() != 0 {
+		if st := runSteps(t, ds, c.cfg, from+5).State(); st.ExactFrom != 0 || st.Path != PathIterative || st.History.TotalEvaluations() != 0 {
 			t.Errorf("%s: exact from %d, path %v", c.name, st.ExactFrom, st.Path)
 		}
 	}

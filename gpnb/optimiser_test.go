@@ -120,8 +120,9 @@ func TestAdamExact(t *testing.T) {
 	}
 }
 
-// runTrace runs steps and returns the log-hyperparameter trace.
-func runTrace(t *testing.T, ds *data.Dataset, cfg Config, steps int) (*Optimiser, [][]float64) {
+// runSteps runs a new optimiser of cfg on ds for steps steps (Run), and
+// fails the test on an error.
+func runSteps(t *testing.T, ds *data.Dataset, cfg Config, steps int) *Optimiser {
 	t.Helper()
 	o, err := NewOptimiser(ds, cfg)
 	if err != nil {
@@ -130,6 +131,13 @@ func runTrace(t *testing.T, ds *data.Dataset, cfg Config, steps int) (*Optimiser
 	if err := o.Run(context.Background(), steps); err != nil {
 		t.Fatal(err)
 	}
+	return o
+}
+
+// runTrace runs steps and returns the log-hyperparameter trace.
+func runTrace(t *testing.T, ds *data.Dataset, cfg Config, steps int) (*Optimiser, [][]float64) {
+	t.Helper()
+	o := runSteps(t, ds, cfg, steps)
 	var tr [][]float64
 	for _, r := range o.History() {
 		v := append(append([]float64(nil), r.Lengthscales...), r.Signal, r.Noise)

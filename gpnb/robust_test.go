@@ -250,13 +250,7 @@ func TestFastPresetCharacters(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "run.ckpt")
 				part := cfg
 				part.CheckpointPath = path
-				hf, err := NewOptimiser(ds, part)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := hf.Run(context.Background(), stop); err != nil {
-					t.Fatal(err)
-				}
+				runSteps(t, ds, part, stop)
 				r, err := Resume(path, ds)
 				if err != nil {
 					t.Fatal(err)
