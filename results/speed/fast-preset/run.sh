@@ -46,9 +46,11 @@
 #            with the exact finish up to gpnb.FastFinishConvergedUpTo) against its
 #            exact path (--exact-up-to 20000, every n) on CROSSOVER_N
 #            training points (default 100 250 500 1000 2000) of CROSSOVER_DATA
-#            (default pol elevators), split 0, subset seed 58, each pair one
-#            run right after the other: where the exact path stops being
-#            the faster (gpnb.FastExactUpTo; DESIGN.md).
+#            (default pol elevators; any of $CROSSOVER_SETS: UCI sets'
+#            split 0, subset seed 58, or the suite's made-up sets), each pair
+#            one run right after the other, each run alone as the suite's:
+#            where the exact path stops being the faster (gpnb.FastExactUpTo;
+#            DESIGN.md).
 # lbfgs/ (run by hand, see lbfgs/main.go): Adam against L-BFGS.
 set -eu
 cd "$(dirname "$0")/../../.."
@@ -135,10 +137,11 @@ alone() {
 	fi
 }
 
-# suite SET N SEED: one pair of the suite, named SET-N-sSEED.
-suite() {
+# dataflags SET N SEED: sets dflags (gpnb train's) and eflags (export.go's)
+# to N training points of SET: a UCI set's split 0, subset seed SEED, or
+# characters.go's made-up noiseless or duplicates set (SEED unused).
+dataflags() {
 	set=$1 n=$2 seed=$3
-	pair=$set-$n-s$seed
 	case $set in
 	noiseless | duplicates)
 		[ -f "$WORK/chars-$n/$set-$n-train.csv" ] || go run $D/characters.go -n "$n" -out "$WORK/chars-$n"
@@ -148,6 +151,13 @@ suite() {
 		dflags="--data $set --split 0 --subset $n --subset-seed $seed"
 		eflags="-data $set -split 0 -subset $n -subset-seed $seed" ;;
 	esac
+}
+
+# suite SET N SEED: one pair of the suite, named SET-N-sSEED.
+suite() {
+	set=$1 n=$2 seed=$3
+	pair=$set-$n-s$seed
+	dataflags "$set" "$n" "$seed"
 	# shellcheck disable=SC2086
 	alone "suite-gpnb-$pair" train "suite-gpnb-$pair" $dflags --preset fast
 	# shellcheck disable=SC2086
@@ -161,6 +171,7 @@ suite() {
 }
 
 CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 256 512"
+CROSSOVER_SETS="pol elevators keggdirected bike protein noiseless duplicates" # the tables' order
 CROSSOVER_DATA=${CROSSOVER_DATA:-pol elevators} CROSSOVER_N=${CROSSOVER_N:-100 250 500 1000 2000}
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
 	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite}; do
@@ -194,8 +205,11 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 		crossover)
 			for ds in $CROSSOVER_DATA; do
 				for n in $CROSSOVER_N; do
-					train "crossover-$ds-$n-iterative" --data "$ds" --split 0 --subset "$n" --subset-seed $SEED --preset fast --exact-up-to 0
-					train "crossover-$ds-$n-exact" --data "$ds" --split 0 --subset "$n" --subset-seed $SEED --preset fast --exact-up-to 20000
+					dataflags "$ds" "$n" $SEED
+					# shellcheck disable=SC2086
+					alone "crossover-$ds-$n-iterative" train "crossover-$ds-$n-iterative" $dflags --preset fast --exact-up-to 0
+					# shellcheck disable=SC2086
+					alone "crossover-$ds-$n-exact" train "crossover-$ds-$n-exact" $dflags --preset fast --exact-up-to 20000
 				done
 			done ;;
 		suite)
@@ -253,9 +267,9 @@ table() {
 		table "$(inputs \
 			"200 steps=$OUT/stop-$ds-200.json" "until converged=$OUT/stop-$ds.json")" --table versus --title "The stop on $ds (2000 points): 200 steps against until converged"
 	done
-	for ds in pol elevators; do
+	for ds in $CROSSOVER_SETS; do
 		files=""
-		for n in 100 250 500 1000 2000; do
+		for n in 100 250 500 1000 2000 4000; do
 			files="$files iterative-$n=$OUT/crossover-$ds-$n-iterative.json exact-$n=$OUT/crossover-$ds-$n-exact.json"
 		done
 		# shellcheck disable=SC2086
