@@ -223,6 +223,14 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 	done
 fi
 
+# inputs_of SET: the number of inputs d of a crossover set, from its runs.
+inputs_of() {
+	for f in "$OUT"/crossover-"$1"-*-exact.json; do
+		jq .d "$f"
+		return
+	done
+}
+
 # inputs LABEL=FILE...: the --in list of those files that exist.
 inputs() {
 	list=""
@@ -273,7 +281,7 @@ table() {
 			files="$files iterative-$n=$OUT/crossover-$ds-$n-iterative.json exact-$n=$OUT/crossover-$ds-$n-exact.json"
 		done
 		# shellcheck disable=SC2086
-		table "$(inputs $files)" --table versus --title "The crossover on $ds: the fast preset with --exact-up-to 0 (CG + warm start, Adam, and the exact finish up to gpnb.FastFinishConvergedUpTo points) against its exact path (Cholesky + L-BFGS), time to converge"
+		table "$(inputs $files)" --table versus --title "The crossover on $ds (d = $(inputs_of "$ds")): the fast preset with --exact-up-to 0 (CG + warm start, Adam, and the exact finish up to gpnb.FastFinishConvergedUpTo points) against its exact path (Cholesky + L-BFGS), time to converge"
 	done
 	for name in 2000 4000 full; do
 		eval "ranks=\$CURVE_RANKS_$name"
