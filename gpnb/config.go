@@ -260,6 +260,15 @@ type Config struct {
 	// path (Config.PathFor) and the state keeps it
 	// (OptimiserState.Path). The fast preset sets FastExactUpTo.
 	ExactUpTo int `json:"exact_up_to,omitempty"`
+	// ExactWorkUpTo is the largest n·(d+2), the training points times the
+	// hyperparameters, for which the run also takes the exact path beyond
+	// ExactUpTo points (up to MaxExactN); 0, the default, means by n
+	// alone, and where ExactUpTo is 0 (never the exact path) it does
+	// nothing. The exact path's time is its L-BFGS evaluations, whose
+	// number grows with the d+2 hyperparameters, times one O(n³)
+	// factorisation each; Adam's is its steps of O(n²) each: their ratio
+	// grows as n·(d+2). The fast preset sets FastExactWorkUpTo.
+	ExactWorkUpTo int `json:"exact_work_up_to,omitempty"`
 	// FinishExactUpTo is the largest number of training points for which
 	// a run on the iterative path that stops once converged
 	// (UntilConverged) finishes on the exact path: once a step needed K
@@ -488,6 +497,8 @@ func (c *Config) check(d int) error {
 		return bad("EvalRelTol", "EvalRelTol = %v: must be a finite value ≥ 0 (0 means %g)", c.EvalRelTol, DefaultEvalRelTol)
 	case c.ExactUpTo < 0 || c.ExactUpTo > c.maxExactN():
 		return bad("ExactUpTo", "ExactUpTo = %d: must be ≥ 0 (0: never the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.ExactUpTo, c.maxExactN())
+	case c.ExactWorkUpTo < 0:
+		return bad("ExactWorkUpTo", "ExactWorkUpTo = %d: must be ≥ 0 (0: the exact path by n alone, ExactUpTo)", c.ExactWorkUpTo)
 	case c.FinishExactUpTo < 0 || c.FinishExactUpTo > c.maxExactN():
 		return bad("FinishExactUpTo", "FinishExactUpTo = %d: must be ≥ 0 (0: never finish on the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.FinishExactUpTo, c.maxExactN())
 	case c.FinishConvergedUpTo < 0:

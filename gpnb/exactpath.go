@@ -12,15 +12,16 @@ import (
 )
 
 // Path is how an Optimiser maximises the marginal likelihood, decided once
-// by NewOptimiser from the number of training points n and
-// Config.ExactUpTo (Config.PathFor) and kept in OptimiserState.Path, so
-// that a resumed run goes on along the same path.
+// by NewOptimiser from the number of training points n and of inputs d
+// (Config.PathFor: ExactUpTo, ExactWorkUpTo) and kept in
+// OptimiserState.Path, so that a resumed run goes on along the same path.
 type Path int
 
 const (
 	// PathIterative is Adam on the gradient of Config.Estimator (iterative
 	// solves with Config.Solver, or Cholesky for ExactGradient): the
-	// paper's method, and the path of every run with n > ExactUpTo.
+	// paper's method, and the path of every run Config.PathFor does not
+	// send to the exact one.
 	PathIterative Path = iota
 	// PathExact maximises the exact log marginal likelihood by L-BFGS
 	// (LBFGS) over log θ, each evaluation one Cholesky factorisation of
@@ -69,10 +70,11 @@ const (
 	ExactRelTol = 1e7 * epsilon
 )
 
-// PathFor returns the path a run of c takes on n training points:
-// PathExact when n ≤ c.ExactUpTo, else PathIterative.
-func (c Config) PathFor(n int) Path {
-	if n <= c.ExactUpTo {
+// PathFor returns the path a run of c takes on n training points with d
+// inputs: PathExact when n ≤ c.ExactUpTo, or when ExactUpTo > 0, n·(d+2) ≤
+// c.ExactWorkUpTo and n ≤ MaxExactN; else PathIterative.
+func (c Config) PathFor(n, d int) Path {
+	if n <= c.ExactUpTo || (c.ExactUpTo > 0 && n*(d+2) <= c.ExactWorkUpTo && n <= c.maxExactN()) {
 		return PathExact
 	}
 	return PathIterative
@@ -81,7 +83,7 @@ func (c Config) PathFor(n int) Path {
 // startPath sets the optimiser's path (Config.PathFor) and, for the exact
 // path, its L-BFGS at the initial θ moved into the box.
 func (o *Optimiser) startPath() error {
-	o.st.Path = o.cfg.PathFor(o.st.N)
+	o.st.Path = o.cfg.PathFor(o.st.N, o.st.D)
 	if o.st.Path != PathExact {
 		return nil
 	}
@@ -338,11 +340,11 @@ func (st *OptimiserState) finishConverged() bool {
 // its L-BFGS state.
 func (st *OptimiserState) checkPath() error {
 	if st.ExactFrom > 0 {
-		if st.Path != PathExact || st.ExactFrom > st.Step || st.N > st.Config.FinishExactUpTo || st.Config.PathFor(st.N) != PathIterative {
+		if st.Path != PathExact || st.ExactFrom > st.Step || st.N > st.Config.FinishExactUpTo || st.Config.PathFor(st.N, st.D) != PathIterative {
 			return fmt.Errorf("the run finishes on the exact path from step %d, but it is on the %v path after %d steps, with n = %d, ExactUpTo = %d and FinishExactUpTo = %d", st.ExactFrom, st.Path, st.Step, st.N, st.Config.ExactUpTo, st.Config.FinishExactUpTo)
 		}
-	} else if want := st.Config.PathFor(st.N); st.Path != want {
-		return fmt.Errorf("the run is on the %v path, but n = %d and ExactUpTo = %d make it %v", st.Path, st.N, st.Config.ExactUpTo, want)
+	} else if want := st.Config.PathFor(st.N, st.D); st.Path != want {
+		return fmt.Errorf("the run is on the %v path, but n = %d, d = %d, ExactUpTo = %d and ExactWorkUpTo = %d make it %v", st.Path, st.N, st.D, st.Config.ExactUpTo, st.Config.ExactWorkUpTo, want)
 	}
 	if st.Path != PathExact {
 		if st.LBFGS != nil {

@@ -3,6 +3,7 @@ package gpnb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -291,20 +292,28 @@ func TestExactPathDuplicates(t *testing.T) {
 	}
 }
 
-// TestPathChoice: Config.ExactUpTo decides the path at NewOptimiser: exact
-// for n ≤ ExactUpTo, iterative above it and for 0; negative values and
-// values above MaxExactN are ConfigErrors naming the field; a checkpoint
-// whose path disagrees with its configuration is corrupt.
+// TestPathChoice: Config.ExactUpTo and ExactWorkUpTo decide the path at
+// NewOptimiser: exact for n ≤ ExactUpTo, or n·(d+2) ≤ ExactWorkUpTo and n
+// ≤ MaxExactN where ExactUpTo > 0, iterative otherwise; negative values and
+// ExactUpTo above MaxExactN are ConfigErrors naming the field; a
+// checkpoint whose path disagrees with its configuration is corrupt.
 func TestPathChoice(t *testing.T) {
-	const n = 40
-	ds := synth(t, n, 2, 1)
+	const n, d = 40, 2
+	const work = n * (d + 2)
+	ds := synth(t, n, d, 1)
 	for _, tc := range []struct {
-		upTo int
-		want Path
-	}{{0, PathIterative}, {n - 1, PathIterative}, {n, PathExact}, {n + 1, PathExact}} {
-		cfg := Config{ExactUpTo: tc.upTo}
-		if got := cfg.PathFor(n); got != tc.want {
-			t.Errorf("ExactUpTo %d: PathFor(%d) = %v, want %v", tc.upTo, n, got, tc.want)
+		upTo, work, maxN int
+		want             Path
+	}{
+		{0, 0, 0, PathIterative}, {n - 1, 0, 0, PathIterative}, {n, 0, 0, PathExact}, {n + 1, 0, 0, PathExact},
+		{1, work - 1, 0, PathIterative}, {1, work, 0, PathExact}, {n - 1, work + 1, 0, PathExact},
+		{0, work, 0, PathIterative},     // ExactUpTo 0: never the exact path
+		{1, work, n - 1, PathIterative}, // the work rule stops at MaxExactN
+	} {
+		cfg := Config{ExactUpTo: tc.upTo, ExactWorkUpTo: tc.work, MaxExactN: tc.maxN}
+		name := fmt.Sprintf("ExactUpTo %d, ExactWorkUpTo %d, MaxExactN %d", tc.upTo, tc.work, tc.maxN)
+		if got := cfg.PathFor(n, d); got != tc.want {
+			t.Errorf("%s: PathFor(%d, %d) = %v, want %v", name, n, d, got, tc.want)
 		}
 		o, err := NewOptimiser(ds, cfg)
 		if err != nil {
@@ -315,10 +324,10 @@ func TestPathChoice(t *testing.T) {
 		}
 		st := o.State()
 		if st.Path != tc.want || (st.LBFGS != nil) != (tc.want == PathExact) || o.Result().Path != tc.want {
-			t.Errorf("ExactUpTo %d, n = %d: path %v (L-BFGS state %v, result %v), want %v", tc.upTo, n, st.Path, st.LBFGS != nil, o.Result().Path, tc.want)
+			t.Errorf("%s, n = %d: path %v (L-BFGS state %v, result %v), want %v", name, n, st.Path, st.LBFGS != nil, o.Result().Path, tc.want)
 		}
 		if exact := st.History[0].Evaluations > 0; exact != (tc.want == PathExact) {
-			t.Errorf("ExactUpTo %d: the step recorded %d evaluations", tc.upTo, st.History[0].Evaluations)
+			t.Errorf("%s: the step recorded %d evaluations", name, st.History[0].Evaluations)
 		}
 		if tc.want == PathExact {
 			st.Path = PathIterative
@@ -327,15 +336,18 @@ func TestPathChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 			if _, err := DecodeCheckpoint(b); !errors.Is(err, ErrCheckpointCorrupt) {
-				t.Errorf("a checkpoint on the wrong path: %v, want ErrCheckpointCorrupt", err)
+				t.Errorf("%s: a checkpoint on the wrong path: %v, want ErrCheckpointCorrupt", name, err)
 			}
 		}
 	}
-	for _, bad := range []Config{{ExactUpTo: -1}, {ExactUpTo: 101, MaxExactN: 100}} {
-		_, err := NewOptimiser(ds, bad)
+	for _, bad := range []struct {
+		cfg   Config
+		field string
+	}{{Config{ExactUpTo: -1}, "ExactUpTo"}, {Config{ExactUpTo: 101, MaxExactN: 100}, "ExactUpTo"}, {Config{ExactWorkUpTo: -1}, "ExactWorkUpTo"}} {
+		_, err := NewOptimiser(ds, bad.cfg)
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Field != "ExactUpTo" {
-			t.Errorf("ExactUpTo %d, MaxExactN %d: %v, want a ConfigError of ExactUpTo", bad.ExactUpTo, bad.MaxExactN, err)
+		if !errors.As(err, &ce) || ce.Field != bad.field {
+			t.Errorf("%+v: %v, want a ConfigError of %s", bad.cfg, err, bad.field)
 		}
 	}
 }

@@ -23,8 +23,10 @@ import (
 //     (solvers.RulesPaperText: a system that meets its tolerance gets no
 //     more products), log θ (ParamLog), a floor on σ (FastNoiseMin) and a
 //     stop once the run has converged (UntilConverged); up to
-//     FastExactUpTo training points, the exact path instead (Cholesky +
-//     L-BFGS, Config.ExactUpTo), and up to FastFinishExactUpTo, Adam's
+//     FastExactUpTo training points, or FastExactWorkUpTo training
+//     points times hyperparameters, the exact path instead (Cholesky +
+//     L-BFGS, Config.ExactUpTo and ExactWorkUpTo), and up to
+//     FastFinishExactUpTo, Adam's
 //     run finishing on it (Config.FinishExactUpTo) once σ nears its floor,
 //     or, up to FastFinishConvergedUpTo, once Adam has converged
 //     (Config.FinishConvergedUpTo). For fitting a model
@@ -57,6 +59,14 @@ const FastNoiseMin = 3.1622776601683795e-3 // √1e-5
 // model fast") has the measurements (results/speed/fast-preset, stages
 // crossover and suite).
 const FastExactUpTo = 400
+
+// FastExactWorkUpTo is the fast preset's Config.ExactWorkUpTo: beyond
+// FastExactUpTo points, the exact path also where n·(d+2) is at most
+// this. With few inputs L-BFGS needs few evaluations and beats Adam's
+// run; with more it needs more, each O(n³), and Adam's run is the faster.
+// DESIGN.md ("A good model fast") has the measurements
+// (results/speed/fast-preset, stage crossover).
+const FastExactWorkUpTo = 16000
 
 // FastFinishExactUpTo is the fast preset's Config.FinishExactUpTo: up to
 // this many training points a run whose σ heads for its floor (a
@@ -102,6 +112,7 @@ func Preset(name, solver, dataset string) (Config, error) {
 		c.NoiseMin = FastNoiseMin
 		c.Until = UntilConverged
 		c.ExactUpTo = FastExactUpTo
+		c.ExactWorkUpTo = FastExactWorkUpTo
 		c.FinishExactUpTo = FastFinishExactUpTo
 		c.FinishConvergedUpTo = FastFinishConvergedUpTo
 		return c, nil

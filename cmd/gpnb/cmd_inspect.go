@@ -205,7 +205,7 @@ func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection 
 		in.ThetaData = gpnb.DataUnits(kernel.HyperFromVector(st.Theta), st.Stats).Vector()
 	}
 	in.MaxIterations = cfg.Settings.MaxIterations
-	in.TrainingPath, in.ExactFrom, in.pathText = st.Path, st.ExactFrom, pathLine(st.Path, cfg, st.N, st.ExactFrom, st.History)
+	in.TrainingPath, in.ExactFrom, in.pathText = st.Path, st.ExactFrom, pathLine(st.Path, cfg, st.N, st.D, st.ExactFrom, st.History)
 	if m := st.LBFGS; st.Path == gpnb.PathExact && m != nil {
 		if st.ExactFrom == 0 { // else the run's description is Adam's, and pathText says the rest
 			in.Run = fmt.Sprintf("%s kernel, Cholesky + L-BFGS over log θ (memory %d), ℓ, s² and σ² within [%g, %g]", cfg.Kernel, gpnb.LBFGSMemory, gpnb.ExactThetaMin, gpnb.ExactThetaMax)
@@ -247,7 +247,7 @@ func inspectResult(path string, r *gpnb.Result) *inspection {
 		TrainingPath: r.Path, ExactFrom: r.ExactFrom,
 	}
 	if r.Config != nil {
-		in.pathText = pathLine(r.Path, *r.Config, r.NTrain, r.ExactFrom, r.History)
+		in.pathText = pathLine(r.Path, *r.Config, r.NTrain, r.D, r.ExactFrom, r.History)
 	}
 	if r.Dataset != "" {
 		// The shape of data.Dataset.String, which a checkpoint records.

@@ -210,7 +210,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
 	fs.StringVar(&tr.preset, "preset", "", presetUsage())
 	fs.StringVar(&tr.resume, "resume", "", "continue checkpoint `FILE`'s run")
 	fs.StringVar(&tr.json, "json", "", "write the result to `FILE` (-: stdout)")
-	fs.BoolVar(&tr.eval, "eval", true, "test RMSE and log-likelihood at the end")
+	fs.BoolVar(&tr.eval, "eval", true, "test RMSE and LLH at the end")
 	fs.BoolVar(&tr.quiet, "quiet", false, "no progress bar")
 	fs.BoolVar(&tr.verbose, "verbose", false, "a line per step on stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -332,7 +332,7 @@ func (tr *trainRun) interrupted(st gpnb.OptimiserState) error {
 // stalled and backed-off solves.
 func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.Eval, h kernel.Hyper) {
 	ds, cfg := tr.ds, tr.cfg
-	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain, res.ExactFrom, res.History))
+	fmt.Fprintln(stdout, pathLine(res.Path, cfg, res.NTrain, res.D, res.ExactFrom, res.History))
 	method := res.Solver
 	if cfg.Estimator == gpnb.Pathwise {
 		method += " (pathwise estimator)"
@@ -386,11 +386,15 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 }
 
 // pathLine says in one line which path a run of cfg on n training points
-// took: exact, iterative, or iterative finishing on the exact path after
-// exactFrom steps (gpnb.OptimiserState.ExactFrom; 0: not) of its history
-// h, and why (gpnb.Config.FinishCause).
-func pathLine(path gpnb.Path, cfg gpnb.Config, n, exactFrom int, h gpnb.History) string {
+// with d inputs took: exact (and by which bound), iterative, or iterative
+// finishing on the exact path after exactFrom steps
+// (gpnb.OptimiserState.ExactFrom; 0: not) of its history h, and why
+// (gpnb.Config.FinishCause).
+func pathLine(path gpnb.Path, cfg gpnb.Config, n, d, exactFrom int, h gpnb.History) string {
 	if path == gpnb.PathExact && exactFrom == 0 {
+		if n > cfg.ExactUpTo {
+			return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n·(d+2) = %d ≤ --exact-work-up-to %d)", n*(d+2), cfg.ExactWorkUpTo)
+		}
 		return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)", n, cfg.ExactUpTo)
 	}
 	how := "exact gradient (Cholesky), Adam"
@@ -409,6 +413,9 @@ func pathLine(path gpnb.Path, cfg gpnb.Config, n, exactFrom int, h gpnb.History)
 	}
 	if cfg.ExactUpTo > 0 {
 		how += fmt.Sprintf("; n = %d > --exact-up-to %d", n, cfg.ExactUpTo)
+		if cfg.ExactWorkUpTo > 0 {
+			how += fmt.Sprintf(", n·(d+2) = %d > --exact-work-up-to %d", n*(d+2), cfg.ExactWorkUpTo)
+		}
 	}
 	if exactFrom > 0 {
 		why := ""

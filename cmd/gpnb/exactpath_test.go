@@ -13,7 +13,8 @@ import (
 // the exact path (Cholesky + L-BFGS) and says so in one line, stops
 // converged, and records the path in its JSON result; gpnb inspect shows
 // the path of the checkpoint and of the result; --exact-up-to below n
-// takes the iterative path and says so.
+// takes the exact path by the preset's --exact-work-up-to, and with that
+// below n·(d+2) too, the iterative path, each saying so.
 func TestTrainExactPath(t *testing.T) {
 	dir := t.TempDir()
 	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
@@ -39,11 +40,19 @@ func TestTrainExactPath(t *testing.T) {
 		}
 	}
 
+	work := r.NTrain * (r.D + 2)
 	code, stdout, errs = runCmd(t, "train", "--data", housesCSV, "--target", "price", "--preset", "fast", "--exact-up-to", "10", "--steps", "2", "--quiet")
 	if code != 0 {
 		t.Fatalf("--exact-up-to 10: exit %d: %s", code, errs)
 	}
-	if want := "path: iterative (cg + warm start, Adam; n = "; !strings.Contains(stdout, want) || !strings.Contains(stdout, "> --exact-up-to 10)") {
-		t.Errorf("--exact-up-to 10: stdout does not say %q…:\n%s", want, stdout)
+	if want := fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n·(d+2) = %d ≤ --exact-work-up-to %d)\n", work, gpnb.FastExactWorkUpTo); !strings.Contains(stdout, want) {
+		t.Errorf("--exact-up-to 10: stdout does not say %q:\n%s", want, stdout)
+	}
+	code, stdout, errs = runCmd(t, "train", "--data", housesCSV, "--target", "price", "--preset", "fast", "--exact-up-to", "10", "--exact-work-up-to", fmt.Sprint(work-1), "--steps", "2", "--quiet")
+	if code != 0 {
+		t.Fatalf("--exact-work-up-to %d: exit %d: %s", work-1, code, errs)
+	}
+	if want := fmt.Sprintf("path: iterative (cg + warm start, Adam; n = %d > --exact-up-to 10, n·(d+2) = %d > --exact-work-up-to %d)", r.NTrain, work, work-1); !strings.Contains(stdout, want) {
+		t.Errorf("--exact-up-to 10 --exact-work-up-to %d: stdout does not say %q:\n%s", work-1, want, stdout)
 	}
 }

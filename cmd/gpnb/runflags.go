@@ -75,12 +75,12 @@ var runFlagTable = []runFlag{
 	{"solver", "cg, ap, sgd or cholesky (exact gradient)", nil, scalarField("Solver")},
 	{"estimator", "hutchinson, pathwise or exact", []string{"Config.Estimator"}, textField("Config.Estimator")},
 	{"features", fmt.Sprintf("pathwise: random features (0: %d)", kernel.DefaultFeatures), []string{"Config.Features"}, scalarField("Config.Features")},
-	{"warm-start", "start each solve at the last solution", []string{"Config.WarmStart"}, scalarField("Config.WarmStart")},
-	{"fixed-probes", "auto (as --warm-start), fixed or resampled", []string{"Config.FixedProbes"}, textField("Config.FixedProbes")},
+	{"warm-start", "start each solve at the last one", []string{"Config.WarmStart"}, scalarField("Config.WarmStart")},
+	{"fixed-probes", "auto (as --warm-start), fixed, resampled", []string{"Config.FixedProbes"}, textField("Config.FixedProbes")},
 	{"probes", "probe vectors (pathwise: samples)", []string{"Config.Probes"}, positiveField("Config.Probes")},
 	{"probe-dist", "or rademacher", []string{"Config.ProbeDist"}, textField("Config.ProbeDist")},
 	{"lr", "Adam's learning rate", []string{"Config.LearningRate"}, positiveField("Config.LearningRate")},
-	{"param", "Adam's θ: softplus (the paper's) or log", []string{"Config.Param"}, textField("Config.Param")},
+	{"param", "Adam's θ: softplus (paper's) or log", []string{"Config.Param"}, textField("Config.Param")},
 	{"noise-min", "floor on σ (0: none)", []string{"Config.NoiseMin"}, scalarField("Config.NoiseMin")},
 	{"seed", "seed of the probes and SGD's batches", []string{"Config.Seed"}, scalarField("Config.Seed")},
 	{"until", "steps, or converged (--steps: a cap)", []string{"Config.Until"}, textField("Config.Until")},
@@ -97,15 +97,16 @@ var runFlagTable = []runFlag{
 	{"budget", "a solve's passes over H (0: no cap)", []string{"Config.Settings.Budget"}, scalarField("Config.Settings.Budget")},
 	{"operator", "dense, matrixfree or auto (--memory-budget)", []string{"Config.Operator.Mode"}, textField("Config.Operator.Mode")},
 	{"memory-budget", "dense K's, e.g. 16GiB (auto: RAM/2)", []string{"Config.Operator.MemoryBudget"}, bytesField("Config.Operator.MemoryBudget")},
-	{"precision", "float32, or mixed (float32 K, float64 sums)", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
+	{"precision", "float32, or mixed (float32 K)", []string{"Config.Operator.Precision"}, textField("Config.Operator.Precision")},
 	{"scalar-kernel", "portable kernel code", []string{"Config.Operator.ScalarKernel"}, scalarField("Config.Operator.ScalarKernel")},
 	{"workers", "operator goroutines (0: GOMAXPROCS)", []string{"Config.Operator.Workers"}, scalarField("Config.Operator.Workers")},
 	{"track-mll", "the exact MLL each step", []string{"Config.TrackExactMLL"}, scalarField("Config.TrackExactMLL")},
 	{"residuals", "keep residual traces", []string{"Config.DropResidualTraces"}, notField("Config.DropResidualTraces")},
-	{"checkpoint", "save to `FILE` each step and on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
+	{"checkpoint", "save to `FILE` each step, on interrupt", []string{"Config.CheckpointPath"}, scalarField("Config.CheckpointPath")},
 	{"max-exact-n", fmt.Sprintf("largest n for Cholesky (0: %d)", gpnb.DefaultMaxExactN), []string{"Config.MaxExactN"}, scalarField("Config.MaxExactN")},
 	{"eval-tol", fmt.Sprintf("tests' CG tolerance beyond it (0: %g)", gpnb.DefaultEvalRelTol), []string{"Config.EvalRelTol"}, scalarField("Config.EvalRelTol")},
 	{"exact-up-to", "L-BFGS + Cholesky up to n (0: off)", []string{"Config.ExactUpTo"}, scalarField("Config.ExactUpTo")},
+	{"exact-work-up-to", "or up to n·(d+2) (0: off)", []string{"Config.ExactWorkUpTo"}, scalarField("Config.ExactWorkUpTo")},
 	{"finish-exact-up-to", "then as σ nears its floor, up to n", []string{"Config.FinishExactUpTo"}, scalarField("Config.FinishExactUpTo")},
 	{"finish-converged-up-to", "or once Adam converged (0: all)", []string{"Config.FinishConvergedUpTo"}, scalarField("Config.FinishConvergedUpTo")},
 
@@ -221,7 +222,7 @@ func (r *runFlags) applyPreset(name, dataset string) error {
 
 // presetUsage is the help of --preset.
 func presetUsage() string {
-	return strings.Join(gpnb.PresetNames, " or ") + ": other flags' defaults (see README)"
+	return strings.Join(gpnb.PresetNames, " or ") + ": other flags' defaults"
 }
 
 // defaultTarget is the paper's settings (gpnb.Paper) with every method's
