@@ -91,7 +91,7 @@ func (c *Config) convergedGrad() float64 { return orDefault(c.ConvergedGrad, Def
 // settled. It reads only the history, so a resumed run decides as the
 // straight run does.
 //
-// On the exact path (Config.ExactUpTo) it is that path's rule instead
+// On the exact path (Config.PathFor) it is that path's rule instead
 // (ExactGradTol, ExactRelTol), read from the L-BFGS state. A run that
 // finishes on the exact path (Config.FinishExactUpTo) has not converged
 // until its finish has.

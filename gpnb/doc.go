@@ -36,18 +36,19 @@
 // StepRecord.BudgetStop with the residuals reached, and continued at the
 // next step by a warm start.
 //
-// Up to Config.ExactUpTo training points the Optimiser takes the exact path
-// instead (Path, decided by NewOptimiser): L-BFGS (type LBFGS, its whole
+// Up to Config.ExactUpTo training points, or Config.ExactWorkUpTo points
+// times hyperparameters, the Optimiser takes the exact path instead (Path,
+// decided by NewOptimiser, Config.PathFor): L-BFGS (type LBFGS, its whole
 // state exported and checkpointed, so it pauses between any two
 // evaluations) over log θ on the exact log marginal likelihood and
 // gradient, one Cholesky factorisation (Exact) an evaluation, one L-BFGS
-// iteration a step. The fast preset takes it for small data
-// (FastExactUpTo). Up to Config.FinishExactUpTo a run until converged
-// goes on along the exact path once σ nears its floor or σ² K's rounding,
-// and up to Config.FinishConvergedUpTo also once Adam's steps have
-// converged (OptimiserState.ExactFrom): the fast preset's runs up to
-// FastFinishConvergedUpTo points, and its near-noiseless ones up to
-// FastFinishExactUpTo, end at the exact optimum.
+// iteration a step. The fast preset takes it for small data, or few
+// inputs (FastExactUpTo, FastExactWorkUpTo). Up to Config.FinishExactUpTo
+// a run until converged goes on along the exact path once σ nears its
+// floor or σ² K's rounding, and up to Config.FinishConvergedUpTo also
+// once Adam's steps have converged (OptimiserState.ExactFrom): the fast
+// preset's runs up to FastFinishConvergedUpTo points, and its
+// near-noiseless ones up to FastFinishExactUpTo, end at the exact optimum.
 //
 // # State, pause and resume
 //

@@ -302,7 +302,7 @@ func (o *Optimiser) interrupted(cause error) error {
 // checked between solver iterations; when it is done, Step returns ctx.Err()
 // and keeps the in-flight solve, so the next Step (also after Save and
 // Resume) continues exactly where this one stopped. On the exact path
-// (Config.ExactUpTo) a step is one L-BFGS iteration instead (PathExact).
+// (Config.PathFor) a step is one L-BFGS iteration instead (PathExact).
 func (o *Optimiser) Step(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
