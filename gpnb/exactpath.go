@@ -74,10 +74,17 @@ const (
 // inputs: PathExact when n ≤ c.ExactUpTo, or when ExactUpTo > 0, n·(d+2) ≤
 // c.ExactWorkUpTo and n ≤ MaxExactN; else PathIterative.
 func (c Config) PathFor(n, d int) Path {
-	if n <= c.ExactUpTo || (c.ExactUpTo > 0 && n*(d+2) <= c.ExactWorkUpTo && n <= c.maxExactN()) {
+	if n <= c.ExactUpTo || c.ExactByWork(n, d) {
 		return PathExact
 	}
 	return PathIterative
+}
+
+// ExactByWork reports whether c.ExactWorkUpTo, not ExactUpTo, sends a run
+// on n training points with d inputs to the exact path (PathFor): n >
+// ExactUpTo > 0, n·(d+2) ≤ ExactWorkUpTo and n ≤ MaxExactN.
+func (c Config) ExactByWork(n, d int) bool {
+	return n > c.ExactUpTo && c.ExactUpTo > 0 && n*(d+2) <= c.ExactWorkUpTo && n <= c.maxExactN()
 }
 
 // startPath sets the optimiser's path (Config.PathFor) and, for the exact

@@ -315,6 +315,9 @@ func TestPathChoice(t *testing.T) {
 		if got := cfg.PathFor(n, d); got != tc.want {
 			t.Errorf("%s: PathFor(%d, %d) = %v, want %v", name, n, d, got, tc.want)
 		}
+		if got, want := cfg.ExactByWork(n, d), tc.want == PathExact && n > tc.upTo; got != want {
+			t.Errorf("%s: ExactByWork(%d, %d) = %v, want %v", name, n, d, got, want)
+		}
 		o, err := NewOptimiser(ds, cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -392,7 +392,7 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 // (gpnb.Config.FinishCause).
 func pathLine(path gpnb.Path, cfg gpnb.Config, n, d, exactFrom int, h gpnb.History) string {
 	if path == gpnb.PathExact && exactFrom == 0 {
-		if n > cfg.ExactUpTo {
+		if cfg.ExactByWork(n, d) {
 			return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n·(d+2) = %d ≤ --exact-work-up-to %d)", n*(d+2), cfg.ExactWorkUpTo)
 		}
 		return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)", n, cfg.ExactUpTo)
@@ -413,8 +413,12 @@ func pathLine(path gpnb.Path, cfg gpnb.Config, n, d, exactFrom int, h gpnb.Histo
 	}
 	if cfg.ExactUpTo > 0 {
 		how += fmt.Sprintf("; n = %d > --exact-up-to %d", n, cfg.ExactUpTo)
-		if cfg.ExactWorkUpTo > 0 {
-			how += fmt.Sprintf(", n·(d+2) = %d > --exact-work-up-to %d", n*(d+2), cfg.ExactWorkUpTo)
+		switch work := n * (d + 2); {
+		case cfg.ExactWorkUpTo <= 0:
+		case work > cfg.ExactWorkUpTo:
+			how += fmt.Sprintf(", n·(d+2) = %d > --exact-work-up-to %d", work, cfg.ExactWorkUpTo)
+		default: // within the work bound, so beyond MaxExactN
+			how += fmt.Sprintf(", n·(d+2) = %d ≤ --exact-work-up-to %d but n > --max-exact-n", work, cfg.ExactWorkUpTo)
 		}
 	}
 	if exactFrom > 0 {

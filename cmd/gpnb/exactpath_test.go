@@ -14,7 +14,8 @@ import (
 // converged, and records the path in its JSON result; gpnb inspect shows
 // the path of the checkpoint and of the result; --exact-up-to below n
 // takes the exact path by the preset's --exact-work-up-to, and with that
-// below n·(d+2) too, the iterative path, each saying so.
+// below n·(d+2) too, or --max-exact-n below n, the iterative path, each
+// saying why.
 func TestTrainExactPath(t *testing.T) {
 	dir := t.TempDir()
 	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
@@ -54,5 +55,12 @@ func TestTrainExactPath(t *testing.T) {
 	}
 	if want := fmt.Sprintf("path: iterative (cg + warm start, Adam; n = %d > --exact-up-to 10, n·(d+2) = %d > --exact-work-up-to %d)", r.NTrain, work, work-1); !strings.Contains(stdout, want) {
 		t.Errorf("--exact-up-to 10 --exact-work-up-to %d: stdout does not say %q:\n%s", work-1, want, stdout)
+	}
+	code, stdout, errs = runCmd(t, "train", "--data", housesCSV, "--target", "price", "--preset", "fast", "--exact-up-to", "10", "--max-exact-n", "10", "--finish-exact-up-to", "0", "--steps", "2", "--quiet")
+	if code != 0 {
+		t.Fatalf("--max-exact-n 10: exit %d: %s", code, errs)
+	}
+	if want := fmt.Sprintf("n·(d+2) = %d ≤ --exact-work-up-to %d but n > --max-exact-n)", work, gpnb.FastExactWorkUpTo); !strings.Contains(stdout, want) || !strings.Contains(stdout, "path: iterative") {
+		t.Errorf("--max-exact-n 10: stdout does not say %q on the iterative path:\n%s", want, stdout)
 	}
 }
