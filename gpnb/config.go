@@ -262,12 +262,13 @@ type Config struct {
 	ExactUpTo int `json:"exact_up_to,omitempty"`
 	// ExactWorkUpTo is the largest n·(d+2), the training points times the
 	// hyperparameters, for which the run also takes the exact path beyond
-	// ExactUpTo points (up to MaxExactN); 0, the default, means by n
-	// alone, and where ExactUpTo is 0 (never the exact path) it does
-	// nothing. The exact path's time is its L-BFGS evaluations, whose
-	// number grows with the d+2 hyperparameters, times one O(n³)
-	// factorisation each; Adam's is its steps of O(n²) each: their ratio
-	// grows as n·(d+2). The fast preset sets FastExactWorkUpTo.
+	// ExactUpTo points (up to ExactWorkMaxN and MaxExactN); 0, the
+	// default, means by n alone, and where ExactUpTo is 0 (never the exact
+	// path) it does nothing. The exact path's time is its L-BFGS
+	// evaluations, whose number grows with the d+2 hyperparameters, times
+	// one O(n³) factorisation each; Adam's is its steps of O(n²) each:
+	// their ratio grows as n·(d+2). The fast preset sets
+	// FastExactWorkUpTo.
 	ExactWorkUpTo int `json:"exact_work_up_to,omitempty"`
 	// FinishExactUpTo is the largest number of training points for which
 	// a run on the iterative path that stops once converged

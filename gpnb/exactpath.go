@@ -72,7 +72,8 @@ const (
 
 // PathFor returns the path a run of c takes on n training points with d
 // inputs: PathExact when n ≤ c.ExactUpTo, or when ExactUpTo > 0, n·(d+2) ≤
-// c.ExactWorkUpTo and n ≤ MaxExactN; else PathIterative.
+// c.ExactWorkUpTo and n ≤ min(ExactWorkMaxN, MaxExactN); else
+// PathIterative.
 func (c Config) PathFor(n, d int) Path {
 	if n <= c.ExactUpTo || c.ExactByWork(n, d) {
 		return PathExact
@@ -82,10 +83,19 @@ func (c Config) PathFor(n, d int) Path {
 
 // ExactByWork reports whether c.ExactWorkUpTo, not ExactUpTo, sends a run
 // on n training points with d inputs to the exact path (PathFor): n >
-// ExactUpTo > 0, n·(d+2) ≤ ExactWorkUpTo and n ≤ MaxExactN.
+// ExactUpTo > 0, n·(d+2) ≤ ExactWorkUpTo and n ≤ min(ExactWorkMaxN,
+// MaxExactN).
 func (c Config) ExactByWork(n, d int) bool {
-	return n > c.ExactUpTo && c.ExactUpTo > 0 && n*(d+2) <= c.ExactWorkUpTo && n <= c.maxExactN()
+	return n > c.ExactUpTo && c.ExactUpTo > 0 && n*(d+2) <= c.ExactWorkUpTo && n <= min(ExactWorkMaxN, c.maxExactN())
 }
+
+// ExactWorkMaxN is the most training points for which Config.ExactWorkUpTo
+// sends a run to the exact path; ExactUpTo alone sends larger ones. The
+// rule in n·(d+2) was measured up to 4000 points; with fewer inputs it
+// admits more, where each of L-BFGS's evaluations costs O(n³) while
+// L-BFGS needs no fewer of them: with 2 inputs at 7500 points the exact
+// path took 4 times Adam's time (DESIGN.md, "A good model fast").
+const ExactWorkMaxN = 4000
 
 // startPath sets the optimiser's path (Config.PathFor) and, for the exact
 // path, its L-BFGS at the initial θ moved into the box.

@@ -294,13 +294,26 @@ func TestExactPathDuplicates(t *testing.T) {
 
 // TestPathChoice: Config.ExactUpTo and ExactWorkUpTo decide the path at
 // NewOptimiser: exact for n ≤ ExactUpTo, or n·(d+2) ≤ ExactWorkUpTo and n
-// ≤ MaxExactN where ExactUpTo > 0, iterative otherwise; negative values and
+// ≤ min(ExactWorkMaxN, MaxExactN) where ExactUpTo > 0, iterative
+// otherwise; negative values and
 // ExactUpTo above MaxExactN are ConfigErrors naming the field; a
 // checkpoint whose path disagrees with its configuration is corrupt.
 func TestPathChoice(t *testing.T) {
 	const n, d = 40, 2
 	const work = n * (d + 2)
 	ds := synth(t, n, d, 1)
+	// The work rule stops at ExactWorkMaxN points, however large
+	// ExactWorkUpTo; ExactUpTo does not.
+	wide := Config{ExactUpTo: 1, ExactWorkUpTo: 1 << 30}
+	for _, m := range []int{ExactWorkMaxN, ExactWorkMaxN + 1} {
+		want := m <= ExactWorkMaxN
+		if got := wide.ExactByWork(m, d); got != want {
+			t.Errorf("ExactWorkUpTo %d: ExactByWork(%d, %d) = %v, want %v", wide.ExactWorkUpTo, m, d, got, want)
+		}
+		if got := (Config{ExactUpTo: m}).PathFor(m, d); got != PathExact {
+			t.Errorf("ExactUpTo %d: PathFor(%d, %d) = %v, want exact", m, m, d, got)
+		}
+	}
 	for _, tc := range []struct {
 		upTo, work, maxN int
 		want             Path

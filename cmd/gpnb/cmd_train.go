@@ -417,8 +417,12 @@ func pathLine(path gpnb.Path, cfg gpnb.Config, n, d, exactFrom int, h gpnb.Histo
 		case cfg.ExactWorkUpTo <= 0:
 		case work > cfg.ExactWorkUpTo:
 			how += fmt.Sprintf(", n·(d+2) = %d > --exact-work-up-to %d", work, cfg.ExactWorkUpTo)
-		default: // within the work bound, so beyond MaxExactN
-			how += fmt.Sprintf(", n·(d+2) = %d ≤ --exact-work-up-to %d but n > --max-exact-n", work, cfg.ExactWorkUpTo)
+		default: // within the work bound, so beyond ExactWorkMaxN or MaxExactN
+			limit := "--max-exact-n"
+			if n > gpnb.ExactWorkMaxN {
+				limit = fmt.Sprint(gpnb.ExactWorkMaxN)
+			}
+			how += fmt.Sprintf(", n·(d+2) = %d ≤ --exact-work-up-to %d but n > %s", work, cfg.ExactWorkUpTo, limit)
 		}
 	}
 	if exactFrom > 0 {

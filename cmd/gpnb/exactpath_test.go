@@ -14,8 +14,8 @@ import (
 // converged, and records the path in its JSON result; gpnb inspect shows
 // the path of the checkpoint and of the result; --exact-up-to below n
 // takes the exact path by the preset's --exact-work-up-to, and with that
-// below n·(d+2) too, or --max-exact-n below n, the iterative path, each
-// saying why.
+// below n·(d+2) too, or --max-exact-n below n, or n beyond
+// gpnb.ExactWorkMaxN, the iterative path, each saying why.
 func TestTrainExactPath(t *testing.T) {
 	dir := t.TempDir()
 	out, ckpt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.ckpt")
@@ -62,5 +62,13 @@ func TestTrainExactPath(t *testing.T) {
 	}
 	if want := fmt.Sprintf("n·(d+2) = %d ≤ --exact-work-up-to %d but n > --max-exact-n)", work, gpnb.FastExactWorkUpTo); !strings.Contains(stdout, want) || !strings.Contains(stdout, "path: iterative") {
 		t.Errorf("--max-exact-n 10: stdout does not say %q on the iterative path:\n%s", want, stdout)
+	}
+	m := gpnb.ExactWorkMaxN + 1
+	code, stdout, errs = runCmd(t, "train", "--data", fmt.Sprintf("synthetic-%d-1-1", m), "--preset", "fast", "--steps", "1", "--eval=false", "--quiet")
+	if code != 0 {
+		t.Fatalf("%d points: exit %d: %s", m, code, errs)
+	}
+	if want := fmt.Sprintf("n·(d+2) = %d ≤ --exact-work-up-to %d but n > %d)", 3*m, gpnb.FastExactWorkUpTo, gpnb.ExactWorkMaxN); !strings.Contains(stdout, want) || !strings.Contains(stdout, "path: iterative") {
+		t.Errorf("%d points, 1 input: stdout does not say %q on the iterative path:\n%s", m, want, stdout)
 	}
 }
