@@ -47,7 +47,8 @@
 #            exact path (--exact-up-to 20000, every n) on CROSSOVER_N
 #            training points (default 100 250 500 1000 2000) of CROSSOVER_DATA
 #            (default pol elevators; any of $CROSSOVER_SETS: UCI sets'
-#            split 0, subset seed 58, or the suite's made-up sets), each pair
+#            split 0, subset seed 58, the suite's made-up sets, or smooth2,
+#            the built-in synthetic set with 2 inputs), each pair
 #            one run right after the other, each run alone as the suite's:
 #            where the exact path stops being the faster (gpnb.FastExactUpTo;
 #            DESIGN.md).
@@ -111,7 +112,7 @@ curve() { # name data-flags θ-flags ranks
 }
 
 LOADMAX=${LOADMAX:-2.5}
-SUITE=${SUITE:-"noiseless:400:0 duplicates:400:0 elevators:400:58 bike:400:58 protein:300:58 noiseless:2000:0 duplicates:2000:0 pol:2000:58 elevators:2000:58 bike:2000:58 protein:2000:58 keggdirected:2000:58 elevators:2000:1 protein:2000:2 pol:4000:58 bike:4000:58 elevators:4000:58 protein:4000:58 keggdirected:4000:58 noiseless:4000:0 duplicates:4000:0"}
+SUITE=${SUITE:-"noiseless:400:0 duplicates:400:0 elevators:400:58 bike:400:58 protein:300:58 noiseless:2000:0 duplicates:2000:0 pol:2000:58 elevators:2000:58 bike:2000:58 protein:2000:58 keggdirected:2000:58 elevators:2000:1 protein:2000:2 pol:4000:58 bike:4000:58 elevators:4000:58 protein:4000:58 keggdirected:4000:58 noiseless:4000:0 duplicates:4000:0 smooth2:4000:0"}
 
 above() { awk -v l="$1" -v m="$LOADMAX" 'BEGIN { exit !(l > m) }'; }
 
@@ -138,11 +139,15 @@ alone() {
 }
 
 # dataflags SET N SEED: sets dflags (gpnb train's) and eflags (export.go's)
-# to N training points of SET: a UCI set's split 0, subset seed SEED, or
-# characters.go's made-up noiseless or duplicates set (SEED unused).
+# to N training points of SET: a UCI set's split 0, subset seed SEED,
+# characters.go's made-up noiseless or duplicates set, or smooth2, N points
+# of the built-in synthetic set with 2 inputs (SEED unused for these).
 dataflags() {
 	set=$1 n=$2 seed=$3
 	case $set in
+	smooth2)
+		dflags="--data synthetic-$n-2-1"
+		eflags="-data synthetic-$n-2-1" ;;
 	noiseless | duplicates)
 		[ -f "$WORK/chars-$n/$set-$n-train.csv" ] || go run $D/characters.go -n "$n" -out "$WORK/chars-$n"
 		dflags="--data $WORK/chars-$n/$set-$n-train.csv --test $WORK/chars-$n/$set-$n-test.csv"
@@ -171,7 +176,7 @@ suite() {
 }
 
 CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 256 512"
-CROSSOVER_SETS="pol elevators keggdirected bike protein noiseless duplicates" # the tables' order
+CROSSOVER_SETS="pol elevators keggdirected bike protein noiseless duplicates smooth2" # the tables' order
 CROSSOVER_DATA=${CROSSOVER_DATA:-pol elevators} CROSSOVER_N=${CROSSOVER_N:-100 250 500 1000 2000}
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
 	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite}; do
@@ -277,7 +282,7 @@ table() {
 	done
 	for ds in $CROSSOVER_SETS; do
 		files=""
-		for n in 100 250 500 1000 2000 4000; do
+		for n in 100 250 500 1000 2000 4000 7500; do
 			files="$files iterative-$n=$OUT/crossover-$ds-$n-iterative.json exact-$n=$OUT/crossover-$ds-$n-exact.json"
 		done
 		# shellcheck disable=SC2086
