@@ -1,6 +1,7 @@
 package gpnb
 
 import (
+	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/blas"
@@ -21,10 +22,11 @@ import (
 // factor U and then H⁻¹ in one, U⁻¹ and then W in the other. Like the rest of
 // the package it gives the same bits whatever the number of cores.
 type exactEvaluator struct {
-	op   *kernel.Operator
-	y    []float64
-	a, b []float64 // n×n, row-major
-	idx  []int
+	op    *kernel.Operator
+	y     []float64
+	a, b  []float64 // n×n, row-major
+	idx   []int
+	alpha []float64 // H⁻¹y at the last value's kernel; nil before one, and once its gradient is taken
 }
 
 // newExactEvaluator returns an evaluator for inputs X and targets y, with
@@ -48,9 +50,21 @@ func newExactEvaluator(X *mat.Dense, y []float64, k kernel.Kernel, opt kernel.Op
 }
 
 // eval returns L at the kernel k and, when grad is not nil, writes ∇L with
-// respect to θ = (ℓ_1..ℓ_d, s, σ) into grad (length d+2). An H that is not
-// positive definite in float64 is an error wrapping ErrNotPositiveDefinite.
+// respect to θ = (ℓ_1..ℓ_d, s, σ) into grad (length d+2): value, then
+// gradient.
 func (e *exactEvaluator) eval(k kernel.Kernel, grad []float64) (float64, error) {
+	mll, err := e.value(k)
+	if err != nil || grad == nil {
+		return mll, err
+	}
+	return mll, e.gradient(grad)
+}
+
+// value returns L at the kernel k: one factorisation of H, kept for
+// gradient. An H that is not positive definite in float64 is an error
+// wrapping ErrNotPositiveDefinite.
+func (e *exactEvaluator) value(k kernel.Kernel) (float64, error) {
+	e.alpha = nil
 	if err := e.op.SetKernel(k); err != nil {
 		return 0, fmt.Errorf("gpnb: exact: %w", err)
 	}
@@ -62,12 +76,24 @@ func (e *exactEvaluator) eval(k kernel.Kernel, grad []float64) (float64, error) 
 	if err != nil {
 		return 0, err
 	}
-	if grad == nil {
-		return mll, nil
+	e.alpha = alpha
+	return mll, nil
+}
+
+// gradient writes ∇L with respect to θ = (ℓ_1..ℓ_d, s, σ) into grad
+// (length d+2) at the kernel of the last successful value, from its
+// factorisation: the inverse and the reduction, two thirds of an
+// evaluation's arithmetic, which a line search that rejects the value
+// does not need. It may be called once per value.
+func (e *exactEvaluator) gradient(grad []float64) error {
+	if e.alpha == nil {
+		return errors.New("gpnb: exact: gradient without a value to take it at")
 	}
 	if len(grad) != e.op.Kernel().Hyper.Len() {
-		return 0, fmt.Errorf("gpnb: exact: gradient destination has length %d, want d+2 = %d", len(grad), e.op.Kernel().Hyper.Len())
+		return fmt.Errorf("gpnb: exact: gradient destination has length %d, want d+2 = %d", len(grad), e.op.Kernel().Hyper.Len())
 	}
+	n, alpha := len(e.y), e.alpha
+	e.alpha = nil
 	invertUpper(e.a, e.b, n) // e.a: H⁻¹ (upper triangle)
 	// W = ½ααᵀ − ½H⁻¹, both triangles, into e.b.
 	parallelTiles(n, func(_, lo, hi int) {
@@ -79,7 +105,7 @@ func (e *exactEvaluator) eval(k kernel.Kernel, grad []float64) (float64, error) 
 		}
 	})
 	e.op.ReduceDense(grad, mat.NewDense(n, n, e.b))
-	return mll, nil
+	return nil
 }
 
 // invBlock is invertUpper's block size.

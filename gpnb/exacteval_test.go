@@ -113,6 +113,21 @@ func TestExactEvaluator(t *testing.T) {
 	if _, err := ev.eval(k, make([]float64, 4)); !errors.Is(err, ErrNotPositiveDefinite) {
 		t.Errorf("singular H: err = %v, want ErrNotPositiveDefinite", err)
 	}
+	// No gradient without a value to take it at: after a failed one, or
+	// a second time.
+	if err := ev.gradient(make([]float64, 4)); err == nil {
+		t.Error("a gradient after a failed value: no error")
+	}
+	k.Hyper.Noise = 0.1
+	if _, err := ev.value(k); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.gradient(make([]float64, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.gradient(make([]float64, 4)); err == nil {
+		t.Error("a second gradient of one value: no error")
+	}
 }
 
 // BenchmarkExactEvaluation times one evaluation of L and its gradient at

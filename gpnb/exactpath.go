@@ -206,27 +206,35 @@ func exactHyper(x []float64) kernel.Hyper {
 	return kernel.HyperFromVector(v)
 }
 
-// exactObjective returns f = −L at θ = exp(x), and writes into g its
-// gradient with respect to x = log θ, −θ_i ∂L/∂θ_i: one Cholesky
-// factorisation and one inverse (exactEvaluator, made at the first call).
-func (o *Optimiser) exactObjective(x, g []float64) (float64, error) {
+// exactObjective returns f = −L at θ = exp(x) (one Cholesky factorisation,
+// exactEvaluator, made at the first call) and, where need says so (with f,
+// LBFGS.NeedsGradient), writes into g its gradient with respect to
+// x = log θ, −θ_i ∂L/∂θ_i, and returns g; else it returns a nil gradient
+// and spares the inverse.
+func (o *Optimiser) exactObjective(x, g []float64, need func(f float64) bool) (float64, []float64, error) {
 	h := exactHyper(x)
 	k := kernel.Kernel{Family: o.cfg.Kernel, Hyper: h}
 	if o.exact == nil {
 		e, err := newExactEvaluator(o.ds.XTrain, o.ds.YTrain, k, o.cfg.Operator)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		o.exact = e
 	}
-	mll, err := o.exact.eval(k, g)
+	mll, err := o.exact.value(k)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	if !need(-mll) {
+		return -mll, nil, nil
+	}
+	if err := o.exact.gradient(g); err != nil {
+		return 0, nil, err
 	}
 	for i, th := range h.Vector() {
 		g[i] *= -th
 	}
-	return -mll, nil
+	return -mll, g, nil
 }
 
 // exactStep is Step on the exact path: one L-BFGS iteration, as many
@@ -244,7 +252,7 @@ func (o *Optimiser) exactStep(ctx context.Context) error {
 			return err
 		}
 		te := time.Now()
-		f, err := o.exactObjective(m.Trial, g)
+		f, grad, err := o.exactObjective(m.Trial, g, m.NeedsGradient)
 		m.PendingSeconds += time.Since(te).Seconds()
 		if err != nil {
 			if !m.Evaluated || !errors.Is(err, ErrNotPositiveDefinite) {
@@ -255,11 +263,11 @@ func (o *Optimiser) exactStep(ctx context.Context) error {
 			// (σ tiny against K's spread): the line search steps back.
 			f = math.Inf(1)
 		}
-		if !m.Evaluated && (math.IsNaN(f) || math.IsInf(f, 0) || !allFinite(g)) {
+		if !m.Evaluated && (math.IsNaN(f) || math.IsInf(f, 0) || !allFinite(grad)) {
 			o.st.PendingStepSeconds += time.Since(t0).Seconds()
 			return fmt.Errorf("gpnb: step %d: the log marginal likelihood or its gradient is not finite at the initial θ %v: start from another θ (Config.Init)", step, exactHyper(m.X).Vector())
 		}
-		if m.Tell(f, g) {
+		if m.Tell(f, grad) {
 			break
 		}
 	}

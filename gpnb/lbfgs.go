@@ -167,12 +167,38 @@ func (m *LBFGS) Next() LBFGSOperation {
 	return LBFGSEvaluate
 }
 
+// NeedsGradient reports whether Tell needs ∇f at Trial along with the
+// value f there: for the first point, and for a trial that decreases f
+// sufficiently, whose slope the line search reads. A trial it rejects
+// needs f alone, so a caller whose gradient costs more than its value
+// (the exact path's inverse) can leave it out.
+func (m *LBFGS) NeedsGradient(f float64) bool {
+	return !m.Evaluated || m.decreases(f)
+}
+
+// decreases reports whether f at Trial decreases f sufficiently for the
+// line search in progress (Armijo), and is no worse than its bracket's
+// best.
+func (m *LBFGS) decreases(f float64) bool {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return false
+	}
+	gdx := 0.0
+	for i, x := range m.Trial {
+		gdx += m.G[i] * (x - m.X[i])
+	}
+	return f <= m.F+lbfgsArmijo*math.Min(gdx, 0) && (m.Lo == 0 || f <= m.LoF)
+}
+
 // Tell gives the minimiser f and ∇f at Trial (f = +Inf for an evaluation
 // that failed; g is copied) and reports whether that ended the iteration.
+// g may be nil where NeedsGradient(f) is false; a nil g where it is true
+// counts as a failed evaluation.
 func (m *LBFGS) Tell(f float64, g []float64) (iterated bool) {
 	m.Evaluations++
 	m.IterationEval++
-	ok := !math.IsNaN(f) && !math.IsInf(f, 0) && len(g) == len(m.X) && allFinite(g)
+	gOK := len(g) == len(m.X) && allFinite(g)
+	ok := !math.IsNaN(f) && !math.IsInf(f, 0) && (gOK || (g == nil && m.Evaluated && !m.decreases(f)))
 	if !m.Evaluated {
 		if !ok {
 			return false // Next asks again; the caller decides whether to give up
@@ -181,11 +207,7 @@ func (m *LBFGS) Tell(f float64, g []float64) (iterated bool) {
 		return false
 	}
 	m.Trials++
-	gdx := 0.0
-	for i, x := range m.Trial {
-		gdx += m.G[i] * (x - m.X[i])
-	}
-	decrease := ok && f <= m.F+lbfgsArmijo*math.Min(gdx, 0) && (m.Lo == 0 || f <= m.LoF)
+	decrease := ok && m.decreases(f)
 	var next float64
 	if decrease {
 		slope := dot(g, m.Dir)

@@ -111,6 +111,62 @@ func TestLBFGSFailedEvaluations(t *testing.T) {
 	}
 }
 
+// TestLBFGSGradientOnlyWhenNeeded: a caller that gives ∇f only where
+// NeedsGradient asks for it (nil otherwise) drives the minimiser through
+// the same points, bit for bit, as one that always gives it, on
+// Rosenbrock in a box, where line searches reject trials; a nil gradient
+// where it was needed counts as a failed evaluation.
+func TestLBFGSGradientOnlyWhenNeeded(t *testing.T) {
+	lo, hi := []float64{-2, -2}, []float64{0.5, 2}
+	full, err := NewLBFGS([]float64{-1.2, 1}, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := NewLBFGS([]float64{-1.2, 1}, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([]float64, 2)
+	skipped := 0
+	for it := 0; it < 200 && full.ProjectedGradientNorm() > 1e-10; it++ {
+		for full.Next() == LBFGSEvaluate {
+			if lazy.Next() != LBFGSEvaluate || !slices.Equal(lazy.Trial, full.Trial) {
+				t.Fatalf("iteration %d: trial %v, want %v", it, lazy.Trial, full.Trial)
+			}
+			f := rosenbrock(full.Trial, g)
+			var lg []float64
+			if lazy.NeedsGradient(f) {
+				lg = g
+			} else {
+				skipped++
+			}
+			doneLazy := lazy.Tell(f, lg)
+			if done := full.Tell(f, g); done != doneLazy {
+				t.Fatalf("iteration %d: the lazy search ended %v, the full one %v", it, doneLazy, done)
+			} else if done {
+				break
+			}
+		}
+		if !slices.Equal(lazy.X, full.X) || lazy.F != full.F {
+			t.Fatalf("iteration %d: lazy at %v (f %v), full at %v (f %v)", it, lazy.X, lazy.F, full.X, full.F)
+		}
+	}
+	if skipped == 0 || lazy.Evaluations != full.Evaluations {
+		t.Errorf("%d of %d evaluations without a gradient (the full run: %d), want some", skipped, lazy.Evaluations, full.Evaluations)
+	}
+	t.Logf("%d of %d evaluations needed no gradient", skipped, full.Evaluations)
+
+	// A nil gradient where one was needed: the first point is asked again.
+	m, err := NewLBFGS([]float64{-1.2, 1}, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Next()
+	if f := rosenbrock(m.Trial, g); !m.NeedsGradient(f) || m.Tell(f, nil) || m.Evaluated {
+		t.Errorf("the first point told without its gradient: evaluated %v", m.Evaluated)
+	}
+}
+
 // TestLBFGSKeepsMemoryAtBounds: on f = ½(x − c)ᵀA(x − c), A = BBᵀ + I with
 // B fixed and c outside the box in three coordinates, the variables reach
 // their bounds one by one; the memory outlives each change of the held
