@@ -120,10 +120,10 @@ type StepRecord struct {
 	// nil otherwise. On the exact path (PathExact) it and Gradient are at
 	// the hyperparameters after the step, where L-BFGS evaluated them.
 	ExactMLL *float64 `json:"exact_mll,omitempty"`
-	// Evaluations counts the exact path's evaluations of L and its
-	// gradient in this step (one Cholesky factorisation each: the L-BFGS
-	// line search's, and for the first step the initial θ's); 0 on the
-	// iterative path.
+	// Evaluations counts the exact path's evaluations of L in this step
+	// (one Cholesky factorisation each: the L-BFGS line search's, and for
+	// the first step the initial θ's), with the gradient where the line
+	// search reads it (LBFGS.NeedsGradient); 0 on the iterative path.
 	Evaluations int `json:"evaluations,omitempty"`
 
 	// Operator describes the kernel operator this step used

@@ -342,10 +342,10 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 	}
 	if k := res.ExactFrom; k > 0 {
 		adam, fin := res.History[:k], res.History[k:]
-		fmt.Fprintf(stdout, "%s, %s, %d steps: %d solver iterations, %.2fs; then %d L-BFGS steps: %d evaluations of L and its gradient, %.2fs; %.2fs total\n",
+		fmt.Fprintf(stdout, "%s, %s, %d steps: %d solver iterations, %.2fs; then %d L-BFGS steps: %d evaluations of L, %.2fs; %.2fs total\n",
 			ds, method, k, adam.TotalSolverIterations(), adam.TotalSeconds(), len(fin), fin.TotalEvaluations(), fin.TotalSeconds(), res.TotalSeconds)
 	} else if res.Path == gpnb.PathExact {
-		fmt.Fprintf(stdout, "%s, %d L-BFGS steps: %d evaluations of L and its gradient (one Cholesky factorisation each), %.2fs total\n",
+		fmt.Fprintf(stdout, "%s, %d L-BFGS steps: %d evaluations of L (one Cholesky factorisation each), %.2fs total\n",
 			ds, res.StepsDone, res.History.TotalEvaluations(), res.TotalSeconds)
 	} else {
 		fmt.Fprintf(stdout, "%s, %s, %d steps: %d solver iterations, %.2fs solver / %.2fs total\n",
