@@ -49,17 +49,6 @@ func newExactEvaluator(X *mat.Dense, y []float64, k kernel.Kernel, opt kernel.Op
 	return &exactEvaluator{op: op, y: append([]float64(nil), y...), a: make([]float64, n*n), b: make([]float64, n*n), idx: idx}, nil
 }
 
-// eval returns L at the kernel k and, when grad is not nil, writes ∇L with
-// respect to θ = (ℓ_1..ℓ_d, s, σ) into grad (length d+2): value, then
-// gradient.
-func (e *exactEvaluator) eval(k kernel.Kernel, grad []float64) (float64, error) {
-	mll, err := e.value(k)
-	if err != nil || grad == nil {
-		return mll, err
-	}
-	return mll, e.gradient(grad)
-}
-
 // value returns L at the kernel k: one factorisation of H, kept for
 // gradient. An H that is not positive definite in float64 is an error
 // wrapping ErrNotPositiveDefinite.

@@ -130,6 +130,17 @@ func TestExactEvaluator(t *testing.T) {
 	}
 }
 
+// eval returns L at the kernel k and, when grad is not nil, writes ∇L with
+// respect to θ = (ℓ_1..ℓ_d, s, σ) into grad (length d+2): value, then
+// gradient, as the exact path does for a trial that needs both.
+func (e *exactEvaluator) eval(k kernel.Kernel, grad []float64) (float64, error) {
+	mll, err := e.value(k)
+	if err != nil || grad == nil {
+		return mll, err
+	}
+	return mll, e.gradient(grad)
+}
+
 // BenchmarkExactEvaluation times one evaluation of L and its gradient at
 // n = 2000, d = 20 by the exact path's evaluator and by Exact (NewExact
 // and Gradient), one after the other in each iteration, and reports the

@@ -197,8 +197,9 @@ func (m *LBFGS) decreases(f float64) bool {
 func (m *LBFGS) Tell(f float64, g []float64) (iterated bool) {
 	m.Evaluations++
 	m.IterationEval++
+	dec := m.Evaluated && m.decreases(f)
 	gOK := len(g) == len(m.X) && allFinite(g)
-	ok := !math.IsNaN(f) && !math.IsInf(f, 0) && (gOK || (g == nil && m.Evaluated && !m.decreases(f)))
+	ok := !math.IsNaN(f) && !math.IsInf(f, 0) && (gOK || (g == nil && m.Evaluated && !dec))
 	if !m.Evaluated {
 		if !ok {
 			return false // Next asks again; the caller decides whether to give up
@@ -207,7 +208,7 @@ func (m *LBFGS) Tell(f float64, g []float64) (iterated bool) {
 		return false
 	}
 	m.Trials++
-	decrease := ok && m.decreases(f)
+	decrease := ok && dec
 	var next float64
 	if decrease {
 		slope := dot(g, m.Dir)
