@@ -18,8 +18,22 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-// CheckpointVersion is the format version Save writes and Resume reads.
-const CheckpointVersion uint32 = 3
+// CheckpointVersion is the format version Save writes. Resume reads it and
+// version 3, whose exact-path L-BFGS state is in log s and log σ where
+// version 4's is in log s² and log σ² (PathExact); it converts such a state
+// exactly (v3Powers).
+const CheckpointVersion uint32 = 4
+
+// v3Powers returns the factors that take a version-3 exact path's L-BFGS
+// coordinates for p hyperparameters to version 4's: 1 for the length
+// scales, 2 for s and σ.
+func v3Powers(p int) []float64 {
+	c := make([]float64, p)
+	for i := range c {
+		c[i] = exactPower(i, p)
+	}
+	return c
+}
 
 // checkpointMagic opens every checkpoint file.
 const checkpointMagic = "GPNBCKPT"
@@ -79,14 +93,18 @@ func DecodeCheckpoint(b []byte) (*OptimiserState, error) {
 		return nil, fmt.Errorf("gpnb: %w: SHA-256 mismatch (the file was damaged or partly written): use an older checkpoint or start again", ErrCheckpointCorrupt)
 	}
 	st := new(OptimiserState)
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != CheckpointVersion {
-		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads version %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
+	v := binary.LittleEndian.Uint32(b[8:12])
+	if v != CheckpointVersion && v != 3 {
+		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads versions 3 and %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
 	}
 	if err := safeGobDecode(body[headerLen:], st); err != nil {
 		return nil, fmt.Errorf("gpnb: %w: decoding: %v", ErrCheckpointCorrupt, err)
 	}
 	if err := st.check(); err != nil {
 		return nil, fmt.Errorf("gpnb: %w: %v", ErrCheckpointCorrupt, err)
+	}
+	if v == 3 {
+		st.LBFGS.rescale(v3Powers(st.D + 2))
 	}
 	return st, nil
 }

@@ -73,7 +73,7 @@ func TestCheckpointErrors(t *testing.T) {
 		{"appended", append(append([]byte(nil), good...), 0), ErrCheckpointCorrupt},
 		{"flipped byte", flipped, ErrCheckpointCorrupt},
 		{"bad magic", badMagic, ErrCheckpointCorrupt},
-		{"version 4", resealed(good, 4), ErrCheckpointVersion},
+		{"version 5", resealed(good, 5), ErrCheckpointVersion},
 		{"version 2", resealed(good, 2), ErrCheckpointVersion},
 		{"version 0", resealed(good, 0), ErrCheckpointVersion},
 	}

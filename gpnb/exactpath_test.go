@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -47,7 +48,8 @@ func projectedLogGradient(theta, grad, lo, hi []float64, n int) float64 {
 
 // exactBox returns the exact path's box for d inputs and a noise floor as
 // documented: ℓ_i in [ExactThetaMin, ExactThetaMax], s² and σ² in it too,
-// σ at least noiseMin; it checks that the optimiser's L-BFGS has that box.
+// σ at least noiseMin; it checks that the optimiser's L-BFGS has that box
+// in its coordinates log ℓ_i, log s², log σ² (PathExact).
 func exactBox(t *testing.T, o *Optimiser, d int, noiseMin float64) (lo, hi []float64) {
 	t.Helper()
 	for i := 0; i < d+2; i++ {
@@ -62,7 +64,11 @@ func exactBox(t *testing.T, o *Optimiser, d int, noiseMin float64) (lo, hi []flo
 	}
 	m := o.State().LBFGS
 	for i := range lo {
-		if math.Abs(m.Lower[i]-math.Log(lo[i])) > 1e-12 || math.Abs(m.Upper[i]-math.Log(hi[i])) > 1e-12 {
+		c := 1.0 // x_i = log θ_i^c
+		if i >= d {
+			c = 2
+		}
+		if math.Abs(m.Lower[i]-c*math.Log(lo[i])) > 1e-12 || math.Abs(m.Upper[i]-c*math.Log(hi[i])) > 1e-12 {
 			t.Fatalf("θ_%d: box [%g, %g], want [%g, %g]", i, math.Exp(m.Lower[i]), math.Exp(m.Upper[i]), lo[i], hi[i])
 		}
 	}
@@ -200,6 +206,80 @@ func TestExactPathResume(t *testing.T) {
 	}
 	if !midSearch {
 		t.Error("no pause fell inside a line search")
+	}
+}
+
+// TestCheckpointV3ExactPath: a version-3 checkpoint of a run paused
+// inside an exact path's line search, whose L-BFGS state is in log s and
+// log σ, is read into version 4's coordinates (log s², log σ²) bit for
+// bit, and the run goes on from it to the same θ as the run that was
+// never saved, within 1e-6 relatively (the two take different L-BFGS
+// steps: the coordinates are not the same).
+func TestCheckpointV3ExactPath(t *testing.T) {
+	const n, d, total = 120, 2, 40
+	ds := synth(t, n, d, 3)
+	cfg := Config{ExactUpTo: 200, Kernel: Matern52, Until: UntilConverged}
+	o, err := NewOptimiser(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Step(&countdown{context.Background(), 2}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("pausing inside step 4: %v", err)
+	}
+	st := o.State()
+	if m := st.LBFGS; !m.Searching || m.IterationEval == 0 || len(m.S) == 0 {
+		t.Fatalf("the pause fell outside a line search: searching %v, %d evaluations, %d pairs", m.Searching, m.IterationEval, len(m.S))
+	}
+	v3 := st
+	v3.LBFGS = st.LBFGS.Clone()
+	v3.LBFGS.rescale([]float64{1, 1, 0.5, 0.5})
+	b, err := EncodeCheckpoint(v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeCheckpoint(resealed(b, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, w := got.LBFGS, st.LBFGS
+	same := floatbits.Equal(m.X, w.X) && floatbits.Equal(m.G, w.G) && floatbits.Equal(m.Lower, w.Lower) &&
+		floatbits.Equal(m.Upper, w.Upper) && floatbits.Equal(m.Dir, w.Dir) && floatbits.Equal(m.Trial, w.Trial) &&
+		floatbits.Equal(m.LoX, w.LoX) && floatbits.Equal(m.LoG, w.LoG) && len(m.S) == len(w.S) &&
+		math.Float64bits(m.Slope) == math.Float64bits(w.Slope) && math.Float64bits(m.Alpha) == math.Float64bits(w.Alpha)
+	for j := range m.S {
+		same = same && floatbits.Equal(m.S[j], w.S[j]) && floatbits.Equal(m.Y[j], w.Y[j])
+	}
+	if !same {
+		t.Fatalf("version 3 read as X %v, G %v; saved as version 4: X %v, G %v", m.X, m.G, w.X, w.G)
+	}
+	if _, err := DecodeCheckpoint(b); err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/v3.ckpt"
+	if err := os.WriteFile(path, resealed(b, 3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Resume(path, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background(), total); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), total); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Converged() || !o.Converged() {
+		t.Fatalf("converged: resumed %v, straight %v", r.Converged(), o.Converged())
+	}
+	a, c := r.Hyper().Vector(), o.Hyper().Vector()
+	for i := range a {
+		if math.Abs(a[i]-c[i]) > 1e-6*math.Abs(c[i]) {
+			t.Errorf("θ_%d: %g from the version-3 checkpoint, %g straight", i, a[i], c[i])
+		}
 	}
 }
 
