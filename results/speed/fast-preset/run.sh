@@ -7,12 +7,12 @@
 # sides saw the same load, and each measurement records the load before and
 # after it (out/meta-NAME.json). RENDER_ONLY=1 only renders tables.md.
 #
-#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite" sh results/speed/fast-preset/run.sh
+#   STAGES="fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite seeds" sh results/speed/fast-preset/run.sh
 #
 # The fast preset takes the exact path (Cholesky + L-BFGS) up to
 # gpnb.FastExactUpTo training points, and finishes Adam's run on it up to
 # gpnb.FastFinishConvergedUpTo, or up to gpnb.FastFinishExactUpTo where σ
-# nears its floor; every stage but crossover and suite measures
+# nears its floor; every stage but crossover, suite and seeds measures
 # its iterative path alone (CG + warm start, Adam), so it passes
 # --exact-up-to 0 --finish-exact-up-to 0.
 # fastN:     pol split 0, N training points (subset seed 58); the subset is
@@ -42,6 +42,9 @@
 #            fit run alone: it waits for the 1-minute load to fall to
 #            $LOADMAX (2.5) and refuses to record a fit whose load before or
 #            after was above it.
+# seeds:     the fast preset beside scikit-learn only, each pair as the
+#            suite's, on the sets of $SEEDS (default: 400 points of every
+#            UCI set, subset seeds 1 to 6).
 # crossover: the fast preset off its exact path (--exact-up-to 0: Adam,
 #            with the exact finish up to gpnb.FastFinishConvergedUpTo) against its
 #            exact path (--exact-up-to 20000, every n) on CROSSOVER_N
@@ -158,28 +161,40 @@ dataflags() {
 	esac
 }
 
-# suite SET N SEED: one pair of the suite, named SET-N-sSEED.
-suite() {
-	set=$1 n=$2 seed=$3
+# pair KIND SET N SEED: the fast preset and scikit-learn on the same data,
+# out/KIND-gpnb-SET-N-sSEED.json and out/KIND-sklearn-SET-N-sSEED.json.
+pair() {
+	kind=$1 set=$2 n=$3 seed=$4
 	pair=$set-$n-s$seed
 	dataflags "$set" "$n" "$seed"
 	# shellcheck disable=SC2086
-	alone "suite-gpnb-$pair" train "suite-gpnb-$pair" $dflags --preset fast
+	alone "$kind-gpnb-$pair" train "$kind-gpnb-$pair" $dflags --preset fast
+	[ -f "$OUT/$kind-sklearn-$pair.json" ] && return 0
+	# shellcheck disable=SC2086
+	go run $D/export.go $eflags -out "$WORK/$pair"
+	alone "$kind-sklearn-$pair" measure "$kind-sklearn-$pair" sh -c "$PY $D/sklearn_fit.py $WORK/$pair > $OUT/$kind-sklearn-$pair.json.tmp && mv $OUT/$kind-sklearn-$pair.json.tmp $OUT/$kind-sklearn-$pair.json"
+}
+
+# suite SET N SEED: one set of the suite, named SET-N-sSEED: pair, and the
+# fast preset held to Adam (up to 4000 points) and sent to the exact path
+# (up to 1000).
+suite() {
+	pair suite "$@"
 	# shellcheck disable=SC2086
 	[ "$n" -gt 4000 ] || alone "suite-adam-$pair" train "suite-adam-$pair" $dflags --preset fast --finish-exact-up-to 0
 	# shellcheck disable=SC2086
 	[ "$n" -gt 1000 ] || alone "suite-exact-$pair" train "suite-exact-$pair" $dflags --preset fast --exact-up-to 20000
-	[ -f "$OUT/suite-sklearn-$pair.json" ] && return 0
-	# shellcheck disable=SC2086
-	go run $D/export.go $eflags -out "$WORK/$pair"
-	alone "suite-sklearn-$pair" measure "suite-sklearn-$pair" sh -c "$PY $D/sklearn_fit.py $WORK/$pair > $OUT/suite-sklearn-$pair.json.tmp && mv $OUT/suite-sklearn-$pair.json.tmp $OUT/suite-sklearn-$pair.json"
 }
 
+# SEEDS: small subsets of every UCI set under several subset seeds, where
+# the exact path's L-BFGS and scikit-learn's may end at different local
+# optima.
+SEEDS=${SEEDS:-$(for s in pol elevators bike protein keggdirected; do for i in 1 2 3 4 5 6; do printf '%s:400:%s ' $s $i; done; done)}
 CURVE_RANKS_2000="0 50 100 200 400 800" CURVE_RANKS_4000="0 100 200 400 512 800" CURVE_RANKS_full="0 100 256 512"
 CROSSOVER_SETS="pol elevators keggdirected bike protein noiseless duplicates smooth2" # the tables' order
 CROSSOVER_DATA=${CROSSOVER_DATA:-pol elevators} CROSSOVER_N=${CROSSOVER_N:-100 250 500 1000 2000}
 if [ "${RENDER_ONLY:-0}" != 1 ]; then
-	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite}; do
+	for stage in ${STAGES:-fast2000 curve2000 fast4000 curve4000 full fulltext fullrank ablation stop bench curvefull crossover suite seeds}; do
 		case $stage in
 		fast2000) fast 2000 ;;
 		fast4000) fast 4000 ;;
@@ -221,6 +236,10 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
 			for p in $SUITE; do
 				suite $(echo "$p" | tr : ' ')
 			done ;;
+		seeds)
+			for p in $SEEDS; do
+				pair seeds $(echo "$p" | tr : ' ')
+			done ;;
 		bench)
 			[ -f "$OUT/bench.txt" ] || measure bench sh -c "go test -tags openblas -run '^\$' -bench Precond -benchtime 40x ./solvers/ > $OUT/bench.txt.tmp && mv $OUT/bench.txt.tmp $OUT/bench.txt" ;;
 		*) echo "unknown stage $stage" >&2; exit 2 ;;
@@ -251,6 +270,24 @@ table() {
 	shift
 	"$GPNB" table --in "$in" "$@"
 	echo
+}
+# pairtable KIND LIST TITLE [LABEL=RUN]...: the versus table of pair's runs
+# of KIND (scikit-learn the reference) over the SET:N:SEED words of LIST,
+# each set's out/KIND-RUN-SET-N-sSEED.json beside them labelled LABEL (~: a
+# space).
+pairtable() {
+	kind=$1 list=$2 title=$3
+	shift 3
+	files=""
+	for p in $list; do
+		name=$(echo "$p" | sed 's/:\([0-9]*\):/-\1-s/')
+		files="$files $name:~scikit-learn=$OUT/$kind-sklearn-$name.json $name:~gpnb~--preset~fast=$OUT/$kind-gpnb-$name.json"
+		for x in "$@"; do
+			files="$files $name:~${x%%=*}=$OUT/$kind-${x#*=}-$name.json"
+		done
+	done
+	# shellcheck disable=SC2086
+	table "$(inputs $files | tr '~' ' ')" --table versus --title "$title"
 }
 {
 	echo "# results/speed/fast-preset: tables"
@@ -300,13 +337,9 @@ table() {
 		table "$(inputs $files)" --table jsonl --title "CG iterations against preconditioner rank: pol, $at" \
 			--columns "n,precond_rank=rank,iteration=iterations,seconds:2=seconds,start_seconds:2=of which building P"
 	done
-	files=""
-	for p in $SUITE; do
-		name=$(echo "$p" | sed 's/:\([0-9]*\):/-\1-s/')
-		files="$files $name:~scikit-learn=$OUT/suite-sklearn-$name.json $name:~gpnb~--preset~fast=$OUT/suite-gpnb-$name.json $name:~gpnb~--preset~fast~--finish-exact-up-to~0=$OUT/suite-adam-$name.json $name:~gpnb~--preset~fast~--exact-up-to~20000=$OUT/suite-exact-$name.json"
-	done
-	# shellcheck disable=SC2086
-	table "$(inputs $files | tr '~' ' ')" --table versus --title "The suite: the fast preset beside scikit-learn on data of every character (SET-N-sSEED: a subset of N training points, subset seed SEED)"
+	pairtable suite "$SUITE" "The suite: the fast preset beside scikit-learn on data of every character (SET-N-sSEED: a subset of N training points, subset seed SEED)" \
+		"gpnb~--preset~fast~--finish-exact-up-to~0=adam" "gpnb~--preset~fast~--exact-up-to~20000=exact"
+	pairtable seeds "$SEEDS" "Seeds: the fast preset (its exact path) beside scikit-learn on 400-point subsets of every UCI set, subset seeds 1 to 6"
 	table "$(inputs "$OUT/bench.txt")" --table bench
 } >"$D/tables.md.tmp"
 mv "$D/tables.md.tmp" "$D/tables.md"
