@@ -96,7 +96,7 @@ func (c Config) ExactByWork(n, d int) bool {
 // rule in n·(d+2) was measured up to 4000 points; with fewer inputs it
 // admits more, where each of L-BFGS's evaluations costs O(n³) while
 // L-BFGS needs no fewer of them: with 2 inputs at 7500 points the exact
-// path took 3.7 times Adam's time (DESIGN.md, "A good model fast").
+// path took 2.4 times Adam's time (DESIGN.md, "A good model fast").
 const ExactWorkMaxN = 4000
 
 // startPath sets the optimiser's path (Config.PathFor) and, for the exact
