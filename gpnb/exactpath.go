@@ -62,9 +62,9 @@ const (
 	ExactThetaMax = 1e5
 	// ExactGradTol: the exact path has converged once every component of
 	// the projected gradient of L with respect to the exact path's x
-	// (PathExact; a component held
-	// at a bound counts 0) is below ExactGradTol·n, n the number of
-	// training points (scipy's L-BFGS-B default pgtol 1e-5, per point).
+	// (PathExact; a component held at a bound counts 0) is below
+	// ExactGradTol·n, n the number of training points (scipy's L-BFGS-B
+	// default pgtol 1e-5, per point).
 	ExactGradTol = 1e-5
 	// ExactRelTol: the exact path has converged once an L-BFGS step
 	// raised L by less than ExactRelTol·max(|L|, 1): scipy's L-BFGS-B
@@ -217,12 +217,11 @@ func exactPower(i, p int) float64 {
 	return 1
 }
 
-// exactObjective returns f = −L at θ = exp(x) (one Cholesky factorisation,
-// exactEvaluator, made at the first call) and, where need says so (with f,
-// LBFGS.NeedsGradient), writes into g its gradient with respect to
-// x (exactHyper), −(θ_i/c_i) ∂L/∂θ_i with c_i = exactPower(i, p), and
-// returns g; else it returns a nil gradient
-// and spares the inverse.
+// exactObjective returns f = −L at θ = exactHyper(x) (one Cholesky
+// factorisation, exactEvaluator, made at the first call) and, where need
+// says so (with f, LBFGS.NeedsGradient), writes into g its gradient with
+// respect to x, −(θ_i/c_i) ∂L/∂θ_i with c_i = exactPower(i, p), and
+// returns g; else it returns a nil gradient and spares the inverse.
 func (o *Optimiser) exactObjective(x, g []float64, need func(f float64) bool) (float64, []float64, error) {
 	h := exactHyper(x)
 	k := kernel.Kernel{Family: o.cfg.Kernel, Hyper: h}
@@ -305,10 +304,10 @@ const exactOperator = "cholesky float64"
 
 // exactConverged is Optimiser.Converged on the exact path, for a run on n
 // training points: after at least one step, the projected gradient of L
-// with respect to x (PathExact) is below ExactGradTol·n in every component, or
-// the last step raised L by less than ExactRelTol relatively, or the line
-// search can no longer raise L in float64 (lbfgsMaxFailures failed in a
-// row).
+// with respect to x (PathExact) is below ExactGradTol·n in every
+// component, or the last step raised L by less than ExactRelTol
+// relatively, or the line search can no longer raise L in float64
+// (lbfgsMaxFailures failed in a row).
 func (m *LBFGS) exactConverged(n int) bool {
 	switch {
 	case m == nil || !m.Evaluated || m.Iterations == 0:
@@ -384,8 +383,8 @@ const FinishSteps = 5
 // (Config.FinishExactUpTo): the exact path's own rule, or, after more
 // than FinishSteps L-BFGS steps, L/n rose by less than ConvergedTol a step
 // over the last FinishSteps and every component of its projected gradient
-// with respect to x (PathExact) is below ConvergedGrad per point: Adam's test,
-// on the exact L and gradient. It does not wait for the exact path's
+// with respect to x (PathExact) is below ConvergedGrad per point: Adam's
+// test, on the exact L and gradient. It does not wait for the exact path's
 // rule, whose tolerances (scipy's) let L-BFGS go on for as many steps
 // again while L/n rises by far less than the test log-likelihood feels.
 func (st *OptimiserState) finishConverged() bool {

@@ -162,7 +162,8 @@ dataflags() {
 }
 
 # pair KIND SET N SEED: the fast preset and scikit-learn on the same data,
-# out/KIND-gpnb-SET-N-sSEED.json and out/KIND-sklearn-SET-N-sSEED.json.
+# out/KIND-gpnb-SET-N-sSEED.json and out/KIND-sklearn-SET-N-sSEED.json; it
+# leaves n, pair (SET-N-sSEED) and dflags set for suite.
 pair() {
 	kind=$1 set=$2 n=$3 seed=$4
 	pair=$set-$n-s$seed
