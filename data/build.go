@@ -201,6 +201,14 @@ func gather(x *mat.Dense, y []float64, idx []int) (*mat.Dense, []float64) {
 	return mat.NewDense(len(idx), d, xs), ys
 }
 
+// SubsetRows returns m of the rows of x and y chosen uniformly without
+// replacement by a PCG generator seeded with seed, as the Subset option
+// chooses training points, in their order; with m ≥ the number of rows it
+// returns x and y themselves.
+func SubsetRows(x *mat.Dense, y []float64, m int, seed uint64) (*mat.Dense, []float64) {
+	return gather(x, y, subsetIndices(seq(len(y)), m, seed))
+}
+
 // subsetIndices returns n of idx chosen uniformly without replacement by a
 // PCG generator seeded with seed, in idx's order. With n ≥ len(idx) it
 // returns idx.

@@ -18,11 +18,12 @@ import (
 	"github.com/gpnb/gpnb/solvers"
 )
 
-// CheckpointVersion is the format version Save writes. Resume reads it and
+// CheckpointVersion is the format version Save writes. Resume reads it,
+// version 4, which has no subset stage (OptimiserState.Subset), and
 // version 3, whose exact-path L-BFGS state is in log s and log σ where
-// version 4's is in log s² and log σ² (PathExact); it converts such a state
-// exactly (v3Powers).
-const CheckpointVersion uint32 = 4
+// later versions' is in log s² and log σ² (PathExact); it converts such a
+// state exactly (v3Powers).
+const CheckpointVersion uint32 = 5
 
 // v3Powers returns the factors that take a version-3 exact path's L-BFGS
 // coordinates for p hyperparameters to version 4's: 1 for the length
@@ -94,8 +95,8 @@ func DecodeCheckpoint(b []byte) (*OptimiserState, error) {
 	}
 	st := new(OptimiserState)
 	v := binary.LittleEndian.Uint32(b[8:12])
-	if v != CheckpointVersion && v != 3 {
-		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads versions 3 and %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
+	if v != CheckpointVersion && v != 4 && v != 3 {
+		return nil, fmt.Errorf("gpnb: %w: file has version %d, this build reads versions 3 to %d: use the gpnb version that wrote it", ErrCheckpointVersion, v, CheckpointVersion)
 	}
 	if err := safeGobDecode(body[headerLen:], st); err != nil {
 		return nil, fmt.Errorf("gpnb: %w: decoding: %v", ErrCheckpointCorrupt, err)

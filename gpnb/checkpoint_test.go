@@ -57,6 +57,11 @@ func TestCheckpointErrors(t *testing.T) {
 	if _, err := DecodeCheckpoint(good); err != nil {
 		t.Fatalf("good checkpoint: %v", err)
 	}
+	// Version 4 differs only in having no subset stage, which an iterative
+	// run has neither.
+	if _, err := DecodeCheckpoint(resealed(good, 4)); err != nil {
+		t.Errorf("version 4: %v", err)
+	}
 	flipped := append([]byte(nil), good...)
 	flipped[len(flipped)/2] ^= 0x10
 	badMagic := append([]byte(nil), good...)
@@ -73,7 +78,7 @@ func TestCheckpointErrors(t *testing.T) {
 		{"appended", append(append([]byte(nil), good...), 0), ErrCheckpointCorrupt},
 		{"flipped byte", flipped, ErrCheckpointCorrupt},
 		{"bad magic", badMagic, ErrCheckpointCorrupt},
-		{"version 5", resealed(good, 5), ErrCheckpointVersion},
+		{"version 6", resealed(good, 6), ErrCheckpointVersion},
 		{"version 2", resealed(good, 2), ErrCheckpointVersion},
 		{"version 0", resealed(good, 0), ErrCheckpointVersion},
 	}

@@ -252,11 +252,12 @@ type Config struct {
 
 	// ExactUpTo is the largest number of training points for which the run
 	// takes the exact path (PathExact: Cholesky's exact L and gradient,
-	// maximised by L-BFGS over log θ) instead of Solver, Estimator and
+	// maximised by L-BFGS, PathExact) instead of Solver, Estimator and
 	// Adam; 0, the default, means never. It may not exceed MaxExactN. On
 	// the exact path LearningRate, Param and the iterative settings are
 	// not used, and the run converges by its own rule (ExactGradTol,
-	// ExactRelTol) rather than ConvergedTol's. NewOptimiser decides the
+	// ExactRelTol; after a subset stage, ExactSubset's) rather than
+	// ConvergedTol's. NewOptimiser decides the
 	// path (Config.PathFor) and the state keeps it
 	// (OptimiserState.Path). The fast preset sets FastExactUpTo.
 	ExactUpTo int `json:"exact_up_to,omitempty"`
@@ -293,6 +294,17 @@ type Config struct {
 	// and Adam's run otherwise ends by its own test. The fast preset sets
 	// FastFinishConvergedUpTo.
 	FinishConvergedUpTo int `json:"finish_converged_up_to,omitempty"`
+	// ExactSubset is the fewest training points of the exact path's
+	// subset stage: a run that starts on the exact path on n points with
+	// d inputs first maximises L on m = max(ExactSubset, n/ExactSubsetDiv,
+	// ExactSubsetPerInput·d) of them where m ≤ n/2 (drawn with Seed, as
+	// data.SubsetRows draws), until the exact path's rule says it has
+	// converged there; then it goes on from that θ on all n points,
+	// L-BFGS keeping its memory, and converges by the exact finish's rule
+	// (FinishSteps). An evaluation on n/4 points costs 1/64 of one on
+	// all. 0, the default, means never. The fast preset sets
+	// FastExactSubset.
+	ExactSubset int `json:"exact_subset,omitempty"`
 }
 
 // configJSON is Config with its solver in the form solvers.MarshalMethod
@@ -502,6 +514,8 @@ func (c *Config) check(d int) error {
 		return bad("ExactWorkUpTo", "ExactWorkUpTo = %d: must be ≥ 0 (0: the exact path by n alone, ExactUpTo)", c.ExactWorkUpTo)
 	case c.FinishExactUpTo < 0 || c.FinishExactUpTo > c.maxExactN():
 		return bad("FinishExactUpTo", "FinishExactUpTo = %d: must be ≥ 0 (0: never finish on the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.FinishExactUpTo, c.maxExactN())
+	case c.ExactSubset < 0:
+		return bad("ExactSubset", "ExactSubset = %d: must be ≥ 0 (0: no subset stage)", c.ExactSubset)
 	case c.FinishConvergedUpTo < 0:
 		return bad("FinishConvergedUpTo", "FinishConvergedUpTo = %d: must be ≥ 0 (0: as far as FinishExactUpTo)", c.FinishConvergedUpTo)
 	}

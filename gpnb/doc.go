@@ -40,10 +40,11 @@
 // times hyperparameters, the Optimiser takes the exact path instead (Path,
 // decided by NewOptimiser, Config.PathFor): L-BFGS (type LBFGS, its whole
 // state exported and checkpointed, so it pauses between any two
-// evaluations) over log θ on the exact log marginal likelihood and
-// gradient, one Cholesky factorisation (Exact) an evaluation, one L-BFGS
-// iteration a step. The fast preset takes it for small data, or few
-// inputs (FastExactUpTo, FastExactWorkUpTo). Up to Config.FinishExactUpTo
+// evaluations) over (log ℓ, log s², log σ²) on the exact log marginal
+// likelihood and gradient, one Cholesky factorisation (Exact) an
+// evaluation, one L-BFGS iteration a step. The fast preset takes it for
+// small data, or few inputs (FastExactUpTo, FastExactWorkUpTo), from 2000
+// points first on a subset (Config.ExactSubset, FastExactSubset). Up to Config.FinishExactUpTo
 // a run until converged goes on along the exact path once σ nears its
 // floor or σ² K's rounding, and up to Config.FinishConvergedUpTo also
 // once Adam's steps have converged (OptimiserState.ExactFrom): the fast

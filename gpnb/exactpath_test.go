@@ -305,9 +305,6 @@ func TestExactPathNoiseFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Run(context.Background(), 500); err != nil {
-		t.Fatal(err)
-	}
 	if !o.Converged() || o.Steps() >= 500 {
 		t.Fatalf("after %d steps: converged %v", o.Steps(), o.Converged())
 	}
@@ -351,9 +348,6 @@ func TestExactPathDuplicates(t *testing.T) {
 	}
 	o, err := NewOptimiser(ds, Config{ExactUpTo: n, Until: UntilConverged})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Run(context.Background(), 500); err != nil {
 		t.Fatal(err)
 	}
 	if !o.Converged() || o.Steps() >= 500 {
@@ -561,6 +555,103 @@ func TestFinishExact(t *testing.T) {
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Field != bad.field {
 			t.Errorf("%+v: %v, want a ConfigError of %s", bad.cfg, err, bad.field)
+		}
+	}
+}
+
+// TestExactSubsetStage: with a subset stage (Config.ExactSubset) the
+// exact path's first steps are on max(ExactSubset, n/ExactSubsetDiv,
+// ExactSubsetPerInput·d) training points drawn as data.SubsetRows draws
+// them, each step's L that
+// of Exact on those points at its θ; the steps after are on all points,
+// and the run ends converged by the exact finish's rule: the projected
+// gradient per point below ConvergedGrad, computed independently, and L
+// within 1e-3 per point of the run without a subset stage, which goes on
+// until scipy's tolerances. Paused anywhere in the subset stage, at its
+// end, or after it, and resumed, the run gives the same bits.
+func TestExactSubsetStage(t *testing.T) {
+	const n, d, sub = 240, 1, 50
+	ds := synth(t, n, d, 5)
+	cfg := Config{ExactUpTo: n, ExactSubset: sub, Until: UntilConverged, Seed: 3}
+	o := runSteps(t, ds, cfg, 500)
+	if !o.Converged() || o.Steps() >= 500 {
+		t.Fatalf("after %d steps: converged %v", o.Steps(), o.Converged())
+	}
+	h := o.History()
+	k, m := h.SubsetSteps()
+	if want := max(n/ExactSubsetDiv, ExactSubsetPerInput*d); k == 0 || k == len(h) || m != want {
+		t.Fatalf("%d of %d steps on a subset of %d points, want some but not all on %d", k, len(h), m, want)
+	}
+	xs, ys := data.SubsetRows(ds.XTrain, ds.YTrain, m, cfg.Seed)
+	for i, r := range h {
+		x, y := ds.XTrain, ds.YTrain
+		if i < k {
+			x, y = xs, ys
+		}
+		e, err := NewExact(x, y, kernel.Kernel{Family: Matern32, Hyper: r.Hyper()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ExactMLL == nil || math.Abs(*r.ExactMLL-e.MLL()) > 1e-9*math.Abs(e.MLL()) {
+			t.Fatalf("step %d (points %d): L %v, Exact's %v on the %d points", r.Step, r.Points, r.ExactMLL, e.MLL(), len(y))
+		}
+	}
+	th := o.Hyper()
+	mll, grad := exactAt(t, ds, Matern32, th)
+	lo, hi := exactBox(t, o, d, 0)
+	if g := projectedLogGradient(th.Vector(), grad, lo, hi, n); g > DefaultConvergedGrad {
+		t.Errorf("projected gradient per point %g at the end (θ %v)", g, th.Vector())
+	}
+	plain := cfg
+	plain.ExactSubset = 0
+	p := runSteps(t, ds, plain, 500)
+	lp, _ := exactAt(t, ds, Matern32, p.Hyper())
+	t.Logf("subset stage: %d steps on %d points, %d on all, %d evaluations on all, L %.6f; without: %d steps, %d evaluations, L %.6f",
+		k, m, len(h)-k, h[k:].TotalEvaluations(), mll, p.Steps(), p.History().TotalEvaluations(), lp)
+	if math.Abs(mll-lp) > 1e-3*n {
+		t.Errorf("L %.6f, without the subset stage %.6f", mll, lp)
+	}
+
+	want := o.State()
+	path := t.TempDir() + "/run.ckpt"
+	for _, tc := range []struct{ before, pause int }{{k - 1, 0}, {k - 1, 2}, {k - 1, 1}, {k, 0}, {k, 2}, {1, 3}} {
+		c := cfg
+		c.CheckpointPath = path
+		r := runSteps(t, ds, c, tc.before)
+		if tc.pause > 0 {
+			if err := r.Step(&countdown{context.Background(), tc.pause - 1}); err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+			if err := r.Save(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := Resume(path, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Run(context.Background(), 500); err != nil {
+			t.Fatal(err)
+		}
+		got := res.State()
+		if !floatbits.Equal(got.LBFGS.X, want.LBFGS.X) || got.Step != want.Step {
+			t.Errorf("paused after %d steps (+%d checks): %d steps, X %v; straight %d, %v", tc.before, tc.pause, got.Step, got.LBFGS.X, want.Step, want.LBFGS.X)
+		}
+		historyEqual(t, got.History, want.History)
+	}
+}
+
+// TestExactSubsetSize: the subset stage's size is max(ExactSubset,
+// n/ExactSubsetDiv, ExactSubsetPerInput·d), and there is none where that
+// exceeds n/2 or ExactSubset is 0.
+func TestExactSubsetSize(t *testing.T) {
+	for _, c := range []struct{ n, d, sub, want int }{
+		{2000, 5, 1000, 1000}, {4000, 5, 1000, 1000}, {8000, 2, 1000, 2000}, {4000, 17, 1000, 1700},
+		{2000, 17, 1000, 0}, {1999, 1, 1000, 0}, {4000, 26, 1000, 0}, {4000, 5, 0, 0}, {240, 1, 50, 100},
+	} {
+		cfg := Config{ExactSubset: c.sub}
+		if got := cfg.exactSubset(c.n, c.d); got != c.want {
+			t.Errorf("n = %d, d = %d, ExactSubset = %d: %d points, want %d", c.n, c.d, c.sub, got, c.want)
 		}
 	}
 }

@@ -89,6 +89,10 @@ type OptimiserState struct {
 	// went on along the exact path (Config.FinishExactUpTo): the steps
 	// after it are L-BFGS iterations. 0 when it did not.
 	ExactFrom int `json:"exact_from,omitempty"`
+	// Subset is the number of training points of the subset on which
+	// the exact path maximises L now (Config.ExactSubset); 0 once it
+	// is on all N, and for a run without a subset stage.
+	Subset int `json:"subset,omitempty"`
 
 	// EstimatorState is level 2's state: probes, previous solutions, the
 	// pending solve and the probe generator.

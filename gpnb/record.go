@@ -125,6 +125,10 @@ type StepRecord struct {
 	// the first step the initial θ's), with the gradient where the line
 	// search reads it (LBFGS.NeedsGradient); 0 on the iterative path.
 	Evaluations int `json:"evaluations,omitempty"`
+	// Points is the number of training points of the subset whose L,
+	// ExactMLL and Gradient are, for an exact path's step on its subset
+	// (Config.ExactSubset); 0 for a step on all of them.
+	Points int `json:"points,omitempty"`
 
 	// Operator describes the kernel operator this step used
 	// (kernel.Describe); empty where not recorded.

@@ -208,7 +208,7 @@ func inspectState(path string, st *gpnb.OptimiserState, tag string) *inspection 
 	in.TrainingPath, in.ExactFrom, in.pathText = st.Path, st.ExactFrom, pathLine(st.Path, cfg, st.N, st.D, st.ExactFrom, st.History)
 	if m := st.LBFGS; st.Path == gpnb.PathExact && m != nil {
 		if st.ExactFrom == 0 { // else the run's description is Adam's, and pathText says the rest
-			in.Run = fmt.Sprintf("%s kernel, Cholesky + L-BFGS over log θ (memory %d), ℓ, s² and σ² within [%g, %g]", cfg.Kernel, gpnb.LBFGSMemory, gpnb.ExactThetaMin, gpnb.ExactThetaMax)
+			in.Run = fmt.Sprintf("%s kernel, Cholesky + L-BFGS over log ℓ, log s², log σ² (memory %d), ℓ, s² and σ² within [%g, %g]", cfg.Kernel, gpnb.LBFGSMemory, gpnb.ExactThetaMin, gpnb.ExactThetaMax)
 			if cfg.NoiseMin > 0 {
 				in.Run += fmt.Sprintf(", σ ≥ %g", cfg.NoiseMin)
 			}

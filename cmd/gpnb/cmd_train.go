@@ -201,7 +201,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // parseTrain reads gpnb train's flags.
 func parseTrain(args []string, stderr io.Writer) (*trainRun, error) {
-	fs := newFlagSet("train", "--data D [flags]\n\nAdam (L-BFGS up to --exact-up-to) on the marginal likelihood.", stderr)
+	fs := newFlagSet("train", "--data D [flags]\n\nAdam or L-BFGS on the marginal likelihood.", stderr)
 	tr := &trainRun{}
 	tr.df.register(fs, stderr)
 	tr.rf.register(fs, stderr, defaultTarget(), nil)
@@ -392,10 +392,14 @@ func (tr *trainRun) report(stdout, stderr io.Writer, res gpnb.Result, ev *gpnb.E
 // (gpnb.Config.FinishCause).
 func pathLine(path gpnb.Path, cfg gpnb.Config, n, d, exactFrom int, h gpnb.History) string {
 	if path == gpnb.PathExact && exactFrom == 0 {
-		if cfg.ExactByWork(n, d) {
-			return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n·(d+2) = %d ≤ --exact-work-up-to %d)", n*(d+2), cfg.ExactWorkUpTo)
+		sub := ""
+		if k, m := h.SubsetSteps(); k > 0 {
+			sub = fmt.Sprintf("; its first %d steps on a subset of %d points, n ≥ 2 × --exact-subset %d", k, m, cfg.ExactSubset)
 		}
-		return fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)", n, cfg.ExactUpTo)
+		if cfg.ExactByWork(n, d) {
+			return fmt.Sprintf("path: exact (Cholesky + L-BFGS, n·(d+2) = %d ≤ --exact-work-up-to %d%s)", n*(d+2), cfg.ExactWorkUpTo, sub)
+		}
+		return fmt.Sprintf("path: exact (Cholesky + L-BFGS, n = %d ≤ --exact-up-to %d%s)", n, cfg.ExactUpTo, sub)
 	}
 	how := "exact gradient (Cholesky), Adam"
 	if cfg.Estimator != gpnb.ExactGradient {

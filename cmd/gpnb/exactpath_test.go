@@ -24,7 +24,7 @@ func TestTrainExactPath(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	r := readJSON[gpnb.Result](t, out)
-	line := fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n = %d ≤ --exact-up-to %d)\n", r.NTrain, gpnb.FastExactUpTo)
+	line := fmt.Sprintf("path: exact (Cholesky + L-BFGS, n = %d ≤ --exact-up-to %d)\n", r.NTrain, gpnb.FastExactUpTo)
 	if !strings.Contains(stdout, line) || strings.Count(stdout, "path: ") != 1 {
 		t.Errorf("stdout does not say the path once as %q:\n%s", line, stdout)
 	}
@@ -41,12 +41,24 @@ func TestTrainExactPath(t *testing.T) {
 		}
 	}
 
+	// A subset stage: its steps and size in the same line.
+	code, stdout, errs = runCmd(t, "train", "--data", "synthetic-300-1-1", "--preset", "fast", "--exact-subset", "10", "--quiet", "--json", out)
+	if code != 0 {
+		t.Fatalf("--exact-subset 10: exit %d: %s", code, errs)
+	}
+	rs := readJSON[gpnb.Result](t, out)
+	k, sub := rs.History.SubsetSteps()
+	line = fmt.Sprintf("path: exact (Cholesky + L-BFGS, n = %d ≤ --exact-up-to %d; its first %d steps on a subset of %d points, n ≥ 2 × --exact-subset 10)\n", rs.NTrain, gpnb.FastExactUpTo, k, sub)
+	if k == 0 || sub != max(rs.NTrain/gpnb.ExactSubsetDiv, gpnb.ExactSubsetPerInput) || !rs.Converged || !strings.Contains(stdout, line) {
+		t.Errorf("--exact-subset 10: %d steps on %d points, converged %v; stdout does not say %q:\n%s", k, sub, rs.Converged, line, stdout)
+	}
+
 	work := r.NTrain * (r.D + 2)
 	code, stdout, errs = runCmd(t, "train", "--data", housesCSV, "--target", "price", "--preset", "fast", "--exact-up-to", "10", "--steps", "2", "--quiet")
 	if code != 0 {
 		t.Fatalf("--exact-up-to 10: exit %d: %s", code, errs)
 	}
-	if want := fmt.Sprintf("path: exact (Cholesky + L-BFGS over log θ, n·(d+2) = %d ≤ --exact-work-up-to %d)\n", work, gpnb.FastExactWorkUpTo); !strings.Contains(stdout, want) {
+	if want := fmt.Sprintf("path: exact (Cholesky + L-BFGS, n·(d+2) = %d ≤ --exact-work-up-to %d)\n", work, gpnb.FastExactWorkUpTo); !strings.Contains(stdout, want) {
 		t.Errorf("--exact-up-to 10: stdout does not say %q:\n%s", want, stdout)
 	}
 	code, stdout, errs = runCmd(t, "train", "--data", housesCSV, "--target", "price", "--preset", "fast", "--exact-up-to", "10", "--exact-work-up-to", fmt.Sprint(work-1), "--steps", "2", "--quiet")
