@@ -100,9 +100,10 @@ func (c Config) ExactByWork(n, d int) bool {
 // ExactWorkMaxN is the most training points for which Config.ExactWorkUpTo
 // sends a run to the exact path; ExactUpTo alone sends larger ones. The
 // rule in n·(d+2) was measured up to 4000 points; with fewer inputs it
-// admits more, where each of L-BFGS's evaluations costs O(n³) while
-// L-BFGS needs no fewer of them: with 2 inputs at 7500 points the exact
-// path took 2.4 times Adam's time (DESIGN.md, "A good model fast").
+// would admit more, where each evaluation on all points costs O(n³): with
+// 2 inputs at 7500 points the exact path, its subset stage included, took
+// 0.9 times Adam's time, and it grows as n³ beyond (DESIGN.md, "A good
+// model fast").
 const ExactWorkMaxN = 4000
 
 // startPath sets the optimiser's path (Config.PathFor) and, for the exact

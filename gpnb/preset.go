@@ -63,11 +63,13 @@ const FastExactUpTo = 400
 // FastExactWorkUpTo is the fast preset's Config.ExactWorkUpTo: beyond
 // FastExactUpTo points, the exact path also where n·(d+2) is at most
 // this, up to ExactWorkMaxN points. With few inputs L-BFGS needs few
-// evaluations, each O(n³), and its run took from 0.7 to 2.1 times Adam's
-// time; it then ends at the exact optimum, which Adam's fixed probes miss
+// evaluations, each O(n³), and with its subset stage (FastExactSubset) the
+// run took 0.17 to 0.64 times Adam's time on the measured sets within this
+// line; it then ends at the exact optimum, which Adam's fixed probes miss
 // by up to 0.011 in test log-likelihood. With more inputs it needs more
-// evaluations and Adam's run is the faster. DESIGN.md ("A good model
-// fast") has the measurements (results/speed/fast-preset, stages
+// evaluations, the subset stage needs more points, and on pol it ended at
+// a maximum 0.018 below Adam's test log-likelihood. DESIGN.md ("A good
+// model fast") has the measurements (results/speed/fast-preset, stages
 // crossover and suite).
 const FastExactWorkUpTo = 32000
 
@@ -91,7 +93,7 @@ const FastFinishConvergedUpTo = 2000
 // FastExactSubset is the fast preset's Config.ExactSubset: from 2000
 // training points with at most 10 inputs its exact path first fits a
 // subset of at least 1000, which brought the suite's sets there from
-// 4.5–11.4 to 10.5–37.8 times scikit-learn's speed at its test
+// 4.5–11.4 to 10.5–37.4 times scikit-learn's speed at its test
 // log-likelihood; from 500 points the subset stage ended at σ's floor on
 // protein and the run on all points stayed there. DESIGN.md ("A good
 // model fast") has the measurements.
