@@ -305,6 +305,13 @@ type Config struct {
 	// all. 0, the default, means never. The fast preset sets
 	// FastExactSubset.
 	ExactSubset int `json:"exact_subset,omitempty"`
+	// ExactStarts is the number of starts of a run on the exact path
+	// without a subset stage on at most ExactUpTo points: start k ≥ 1 is
+	// Init with its length scales times 2^k, each start runs L-BFGS until
+	// the exact path's rule holds, and the run ends at the start with the
+	// highest L, as scikit-learn's n_restarts_optimizer does with random
+	// starts. 0 and 1 mean one. The fast preset sets FastExactStarts.
+	ExactStarts int `json:"exact_starts,omitempty"`
 }
 
 // configJSON is Config with its solver in the form solvers.MarshalMethod
@@ -514,6 +521,8 @@ func (c *Config) check(d int) error {
 		return bad("ExactWorkUpTo", "ExactWorkUpTo = %d: must be ≥ 0 (0: the exact path by n alone, ExactUpTo)", c.ExactWorkUpTo)
 	case c.FinishExactUpTo < 0 || c.FinishExactUpTo > c.maxExactN():
 		return bad("FinishExactUpTo", "FinishExactUpTo = %d: must be ≥ 0 (0: never finish on the exact path) and at most MaxExactN = %d, the largest n for Cholesky", c.FinishExactUpTo, c.maxExactN())
+	case c.ExactStarts < 0:
+		return bad("ExactStarts", "ExactStarts = %d: must be ≥ 0 (0 and 1: one start)", c.ExactStarts)
 	case c.ExactSubset < 0:
 		return bad("ExactSubset", "ExactSubset = %d: must be ≥ 0 (0: no subset stage)", c.ExactSubset)
 	case c.FinishConvergedUpTo < 0:

@@ -117,6 +117,43 @@ func (o *Optimiser) startPath() error {
 	return o.startLBFGS(o.cfg.Init)
 }
 
+// exactStarts returns the number of starts of a run of c on n training
+// points with d inputs on the exact path (Config.ExactStarts): 1 unless
+// n ≤ ExactUpTo and the run has no subset stage.
+func (c *Config) exactStarts(n, d int) int {
+	if c.ExactStarts <= 1 || n > c.ExactUpTo || c.exactSubset(n, d) > 0 {
+		return 1
+	}
+	return c.ExactStarts
+}
+
+// startInit returns the initial θ of the exact path's start k
+// (Config.ExactStarts): Config.Init with its length scales times 2^k.
+func (c *Config) startInit(k int) kernel.Hyper {
+	h := c.Init.Clone()
+	for i := range h.Lengthscales {
+		h.Lengthscales[i] = math.Ldexp(h.Lengthscales[i], k)
+	}
+	return h
+}
+
+// endStart ends the exact path's start in progress, converged: it keeps
+// the one with the higher L of it and the best before, then begins the
+// next start, or after the last makes the best the run's L-BFGS state.
+func (o *Optimiser) endStart() error {
+	st := &o.st
+	if st.Best == nil || st.LBFGS.F < st.Best.F {
+		st.Best = st.LBFGS
+	}
+	if st.Start+1 < o.cfg.exactStarts(st.N, st.D) {
+		st.Start++
+		return o.startLBFGS(o.cfg.startInit(st.Start))
+	}
+	st.LBFGS, st.Best = st.Best, nil
+	st.Raw = o.cfg.Param.Raw(o.Hyper())
+	return nil
+}
+
 // ExactSubsetDiv and ExactSubsetPerInput size the exact path's subset
 // stage (Config.ExactSubset): at least 1/ExactSubsetDiv of the n training
 // points and ExactSubsetPerInput per input, and the stage only where that
@@ -362,12 +399,16 @@ func (o *Optimiser) exactStep(ctx context.Context) error {
 		Step: step, Noise: h.Noise, Signal: h.Signal, Lengthscales: clone(h.Lengthscales),
 		Gradient: grad, ExactMLL: &mll, Evaluations: m.IterationEval,
 		SolverConverged: true, SolverSeconds: m.PendingSeconds, Operator: exactOperator,
-		Points: o.st.Subset,
+		Points: o.st.Subset, Start: o.st.Start,
 	}
 	m.PendingSeconds = 0
 	o.st.Raw = o.cfg.Param.Raw(h)
 	if o.st.Subset > 0 && m.exactConverged(o.st.Subset) {
 		if err := o.endSubset(); err != nil {
+			return fmt.Errorf("gpnb: step %d: %w", step, err)
+		}
+	} else if o.st.startsPending() && m.exactConverged(o.st.N) {
+		if err := o.endStart(); err != nil {
 			return fmt.Errorf("gpnb: step %d: %w", step, err)
 		}
 	}
@@ -438,7 +479,7 @@ func (st *OptimiserState) hyper() kernel.Hyper {
 // converged is Optimiser.Converged of a state.
 func (st *OptimiserState) converged() bool {
 	switch {
-	case st.Path == PathExact && st.Subset > 0:
+	case st.Path == PathExact && (st.Subset > 0 || st.startsPending()):
 		return false
 	case st.Path == PathExact && st.refineFrom() > 0:
 		return st.finishConverged()
@@ -481,6 +522,12 @@ func (st *OptimiserState) finishConverged() bool {
 	return (*last-*first)/(float64(p)*n) < st.Config.convergedTol() && m.ProjectedGradientNorm() < st.Config.convergedGrad()*n
 }
 
+// startsPending reports whether an exact path's start is still running
+// or has yet to begin (Config.ExactStarts).
+func (st *OptimiserState) startsPending() bool {
+	return st.Best != nil || st.Start+1 < st.Config.exactStarts(st.N, st.D)
+}
+
 // refineFrom returns the number of steps after which the exact path went
 // on from a θ near the optimum, where it converges by finishConverged's
 // rule: ExactFrom for a run that finished on the exact path, the subset
@@ -516,6 +563,14 @@ func (st *OptimiserState) checkPath() error {
 			}
 		}
 	}
+	if k := st.Config.exactStarts(st.N, st.D); st.Start < 0 || st.Start >= k || (st.Best != nil && st.Start == 0) {
+		return fmt.Errorf("the run is on start %d of the exact path (a best one kept: %v), but it has %d", st.Start+1, st.Best != nil, k)
+	}
+	if st.Best != nil {
+		if err := st.Best.check(st.D + 2); err != nil {
+			return fmt.Errorf("best start: %w", err)
+		}
+	}
 	if st.Path != PathExact {
 		if st.LBFGS != nil {
 			return errors.New("L-BFGS state in a run on the iterative path")
@@ -539,6 +594,16 @@ func (h History) SubsetSteps() (k, m int) {
 		m = h[0].Points
 	}
 	return k, m
+}
+
+// Starts returns the number of the exact path's starts in the history
+// (Config.ExactStarts): 1 + the largest StepRecord.Start.
+func (h History) Starts() int {
+	k := 0
+	for _, r := range h {
+		k = max(k, r.Start)
+	}
+	return k + 1
 }
 
 // TotalEvaluations sums StepRecord.Evaluations over the history: the exact

@@ -655,3 +655,110 @@ func TestExactSubsetSize(t *testing.T) {
 		}
 	}
 }
+
+// twoBasins returns n points of y = 2x + 0.3 sin(40x) + 0.05ε, x uniform
+// on [0, 1]: L has a maximum with a short length scale and σ near 0.05,
+// and one with a long length scale that takes the wiggle for noise.
+func twoBasins(t testing.TB, n int, seed uint64) *data.Dataset {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 9))
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		v := rng.Float64()
+		x.Set(i, 0, v)
+		y[i] = 2*v + 0.3*math.Sin(40*v) + 0.05*rng.NormFloat64()
+	}
+	ds, err := data.New(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// TestExactStarts: with two starts (Config.ExactStarts) the exact path's
+// steps are those of start 0 from Init, then of start 1 from Init with
+// twice its length scales, each converged by the exact path's rule, and
+// the run ends at the last θ of the start whose L, computed independently,
+// is the higher: on twoBasins' data the first (short length scale), so the
+// run goes back to it. Paused around the second start's beginning and at
+// its last step, and resumed, it gives the same bits. Starts apply only
+// up to ExactUpTo points and without a subset stage.
+func TestExactStarts(t *testing.T) {
+	const n = 50
+	ds := twoBasins(t, n, 5)
+	cfg := Config{ExactUpTo: n, ExactStarts: 2, Until: UntilConverged}
+	o := runSteps(t, ds, cfg, 1000)
+	if !o.Converged() || o.Steps() >= 1000 {
+		t.Fatalf("after %d steps: converged %v", o.Steps(), o.Converged())
+	}
+	h := o.History()
+	k := 0
+	for k < len(h) && h[k].Start == 0 {
+		k++
+	}
+	if k == 0 || k == len(h) {
+		t.Fatalf("%d of %d steps on start 0, want some but not all", k, len(h))
+	}
+	for _, r := range h[k:] {
+		if r.Start != 1 {
+			t.Fatalf("step %d on start %d after start 1 began", r.Step, r.Start)
+		}
+	}
+	l0, _ := exactAt(t, ds, Matern32, h[k-1].Hyper())
+	l1, _ := exactAt(t, ds, Matern32, h[len(h)-1].Hyper())
+	if l0 < l1+1 {
+		t.Fatalf("start 0 ended at L %.6f, start 1 at %.6f: want start 0 the higher, by a nat", l0, l1)
+	}
+	if best := h[k-1].Hyper(); !floatbits.Equal(o.Hyper().Vector(), best.Vector()) {
+		t.Errorf("ends at θ %v; the starts ended at %v (L %.6f) and %v (L %.6f)", o.Hyper().Vector(), best.Vector(), l0, h[len(h)-1].Hyper().Vector(), l1)
+	}
+	t.Logf("start 0: %d steps, L %.6f; start 1: %d steps, L %.6f", k, l0, len(h)-k, l1)
+	if x := o.State().LBFGS.X; !floatbits.Equal(exactHyper(x).Vector(), o.Hyper().Vector()) {
+		t.Errorf("the state's L-BFGS is at %v, not the result's θ", exactHyper(x).Vector())
+	}
+
+	want := o.State()
+	path := t.TempDir() + "/run.ckpt"
+	for _, tc := range []struct{ before, pause int }{{k - 1, 0}, {k - 1, 2}, {k, 0}, {k, 2}, {len(h) - 1, 0}} {
+		c := cfg
+		c.CheckpointPath = path
+		r := runSteps(t, ds, c, tc.before)
+		if tc.pause > 0 {
+			if err := r.Step(&countdown{context.Background(), tc.pause - 1}); err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+			if err := r.Save(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := Resume(path, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Run(context.Background(), 1000); err != nil {
+			t.Fatal(err)
+		}
+		got := res.State()
+		if !floatbits.Equal(got.LBFGS.X, want.LBFGS.X) || got.Step != want.Step || !res.Converged() {
+			t.Errorf("paused after %d steps (+%d checks): %d steps, X %v; straight %d, %v", tc.before, tc.pause, got.Step, got.LBFGS.X, want.Step, want.LBFGS.X)
+		}
+		historyEqual(t, got.History, want.History)
+	}
+
+	for _, c := range []struct {
+		cfg  Config
+		n, d int
+		want int
+	}{
+		{Config{ExactUpTo: 400, ExactStarts: 2}, 400, 5, 2},
+		{Config{ExactUpTo: 400, ExactStarts: 2}, 401, 5, 1},
+		{Config{ExactUpTo: 5000, ExactStarts: 3, ExactSubset: 1000}, 2000, 5, 1},
+		{Config{ExactUpTo: 5000, ExactStarts: 3, ExactSubset: 1000}, 1999, 5, 3},
+		{Config{ExactUpTo: 400}, 400, 5, 1},
+	} {
+		if got := c.cfg.exactStarts(c.n, c.d); got != c.want {
+			t.Errorf("%+v, n = %d, d = %d: %d starts, want %d", c.cfg, c.n, c.d, got, c.want)
+		}
+	}
+}

@@ -93,6 +93,12 @@ type OptimiserState struct {
 	// the exact path maximises L now (Config.ExactSubset); 0 once it
 	// is on all N, and for a run without a subset stage.
 	Subset int `json:"subset,omitempty"`
+	// Start is the exact path's start in progress (Config.ExactStarts),
+	// from 0; Best the finished start with the highest L so far, nil
+	// before the second start and once the last has finished (LBFGS is
+	// then the best).
+	Start int    `json:"start,omitempty"`
+	Best  *LBFGS `json:"best,omitempty"`
 
 	// EstimatorState is level 2's state: probes, previous solutions, the
 	// pending solve and the probe generator.
@@ -210,7 +216,7 @@ func (o *Optimiser) State() OptimiserState {
 	s.Gradient = clone(s.Gradient)
 	s.AdamM = clone(s.AdamM)
 	s.AdamV = clone(s.AdamV)
-	s.LBFGS = s.LBFGS.Clone()
+	s.LBFGS, s.Best = s.LBFGS.Clone(), s.Best.Clone()
 	s.EstimatorState = o.est.State()
 	s.History = cloneHistory(s.History)
 	return s

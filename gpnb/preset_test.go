@@ -30,7 +30,7 @@ func TestPresets(t *testing.T) {
 		}
 		want := paper
 		want.WarmStart, want.Probes, want.Param, want.Until, want.Rules = true, FastProbes, ParamLog, UntilConverged, solvers.RulesPaperText
-		want.NoiseMin, want.ExactSubset = FastNoiseMin, FastExactSubset
+		want.NoiseMin, want.ExactSubset, want.ExactStarts = FastNoiseMin, FastExactSubset, FastExactStarts
 		want.ExactUpTo, want.ExactWorkUpTo, want.FinishExactUpTo, want.FinishConvergedUpTo = FastExactUpTo, FastExactWorkUpTo, FastFinishExactUpTo, FastFinishConvergedUpTo
 		if kernel.MixedKernel() != "" {
 			want.Operator.Precision = kernel.Mixed

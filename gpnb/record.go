@@ -129,6 +129,9 @@ type StepRecord struct {
 	// ExactMLL and Gradient are, for an exact path's step on its subset
 	// (Config.ExactSubset); 0 for a step on all of them.
 	Points int `json:"points,omitempty"`
+	// Start is the exact path's start this step belongs to
+	// (Config.ExactStarts), from 0.
+	Start int `json:"start,omitempty"`
 
 	// Operator describes the kernel operator this step used
 	// (kernel.Describe); empty where not recorded.

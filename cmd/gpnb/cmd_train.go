@@ -396,6 +396,9 @@ func pathLine(path gpnb.Path, cfg gpnb.Config, n, d, exactFrom int, h gpnb.Histo
 		if k, m := h.SubsetSteps(); k > 0 {
 			sub = fmt.Sprintf("; its first %d steps on a subset of %d points, n ≥ 2 × --exact-subset %d", k, m, cfg.ExactSubset)
 		}
+		if s := h.Starts(); s > 1 {
+			sub += fmt.Sprintf("; %d starts (--exact-starts), the highest L kept", s)
+		}
 		if cfg.ExactByWork(n, d) {
 			return fmt.Sprintf("path: exact (Cholesky + L-BFGS, n·(d+2) = %d ≤ --exact-work-up-to %d%s)", n*(d+2), cfg.ExactWorkUpTo, sub)
 		}

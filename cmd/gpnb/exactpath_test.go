@@ -24,7 +24,7 @@ func TestTrainExactPath(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	r := readJSON[gpnb.Result](t, out)
-	line := fmt.Sprintf("path: exact (Cholesky + L-BFGS, n = %d ≤ --exact-up-to %d)\n", r.NTrain, gpnb.FastExactUpTo)
+	line := fmt.Sprintf("path: exact (Cholesky + L-BFGS, n = %d ≤ --exact-up-to %d; %d starts (--exact-starts), the highest L kept)\n", r.NTrain, gpnb.FastExactUpTo, gpnb.FastExactStarts)
 	if !strings.Contains(stdout, line) || strings.Count(stdout, "path: ") != 1 {
 		t.Errorf("stdout does not say the path once as %q:\n%s", line, stdout)
 	}
