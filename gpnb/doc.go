@@ -43,11 +43,12 @@
 // evaluations) over (log ℓ, log s², log σ²) on the exact log marginal
 // likelihood and gradient, one Cholesky factorisation (Exact) an
 // evaluation, one L-BFGS iteration a step. The fast preset takes it for
-// small data, or few inputs (FastExactUpTo, FastExactWorkUpTo), from 2000
-// points first on a subset (Config.ExactSubset, FastExactSubset). Up to Config.FinishExactUpTo
-// a run until converged goes on along the exact path once σ nears its
-// floor or σ² K's rounding, and up to Config.FinishConvergedUpTo also
-// once Adam's steps have converged (OptimiserState.ExactFrom): the fast
+// small data (FastExactUpTo; from two starts, Config.ExactStarts) or few
+// inputs (FastExactWorkUpTo; from 2000 points first on a subset,
+// Config.ExactSubset). Up to Config.FinishExactUpTo a run until converged
+// goes on along the exact path once σ nears its floor or σ² K's
+// rounding, and up to Config.FinishConvergedUpTo also once Adam's steps
+// have converged (OptimiserState.ExactFrom): the fast
 // preset's runs up to FastFinishConvergedUpTo points, and its
 // near-noiseless ones up to FastFinishExactUpTo, end at the exact optimum.
 //

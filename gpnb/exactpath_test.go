@@ -305,6 +305,9 @@ func TestExactPathNoiseFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := o.Run(context.Background(), 500); err != nil {
+		t.Fatal(err)
+	}
 	if !o.Converged() || o.Steps() >= 500 {
 		t.Fatalf("after %d steps: converged %v", o.Steps(), o.Converged())
 	}
@@ -348,6 +351,9 @@ func TestExactPathDuplicates(t *testing.T) {
 	}
 	o, err := NewOptimiser(ds, Config{ExactUpTo: n, Until: UntilConverged})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background(), 500); err != nil {
 		t.Fatal(err)
 	}
 	if !o.Converged() || o.Steps() >= 500 {
