@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gpnb/gpnb/data"
@@ -203,12 +204,9 @@ func (o *Optimiser) endSubset() error {
 	if err != nil {
 		return err
 	}
-	r := float64(o.st.N) / float64(o.st.Subset)
 	next.S, next.Y, next.Active = cloneRows(m.S), cloneRows(m.Y), slices.Clone(m.Active)
 	for _, y := range next.Y {
-		for i := range y {
-			y[i] *= r
-		}
+		floats.Scale(float64(o.st.N)/float64(o.st.Subset), y)
 	}
 	o.st.LBFGS, o.st.Subset, o.exact = next, 0, nil
 	return nil
@@ -535,9 +533,6 @@ func (st *OptimiserState) startsPending() bool {
 func (st *OptimiserState) refineFrom() int {
 	if st.ExactFrom > 0 {
 		return st.ExactFrom
-	}
-	if st.Config.exactSubset(st.N, st.D) == 0 {
-		return 0
 	}
 	k, _ := st.History.SubsetSteps()
 	return k

@@ -565,6 +565,45 @@ func TestFinishExact(t *testing.T) {
 	}
 }
 
+// pausePoint is where resumesAsStraight pauses a run: after before
+// steps, and with pause > 0 at the pause-th check of ctx in the next step
+// (the first at the top of Step, then one before every evaluation).
+type pausePoint struct{ before, pause int }
+
+// resumesAsStraight runs cfg on ds, with a checkpoint, up to each pause
+// point, saves, resumes and runs on (at most steps steps): the resumed run
+// must end converged with the straight run's state want, bit for bit (its
+// L-BFGS point, its step count, its history).
+func resumesAsStraight(t *testing.T, ds *data.Dataset, cfg Config, want OptimiserState, steps int, at []pausePoint) {
+	t.Helper()
+	path := t.TempDir() + "/run.ckpt"
+	for _, tc := range at {
+		c := cfg
+		c.CheckpointPath = path
+		r := runSteps(t, ds, c, tc.before)
+		if tc.pause > 0 {
+			if err := r.Step(&countdown{context.Background(), tc.pause - 1}); err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+			if err := r.Save(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := Resume(path, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Run(context.Background(), steps); err != nil {
+			t.Fatal(err)
+		}
+		got := res.State()
+		if !floatbits.Equal(got.LBFGS.X, want.LBFGS.X) || got.Step != want.Step || !res.Converged() {
+			t.Errorf("paused after %d steps (+%d checks): %d steps, X %v, converged %v; straight %d, %v", tc.before, tc.pause, got.Step, got.LBFGS.X, res.Converged(), want.Step, want.LBFGS.X)
+		}
+		historyEqual(t, got.History, want.History)
+	}
+}
+
 // TestExactSubsetStage: with a subset stage (Config.ExactSubset) the
 // exact path's first steps are on max(ExactSubset, n/ExactSubsetDiv,
 // ExactSubsetPerInput·d) training points drawn as data.SubsetRows draws
@@ -618,33 +657,7 @@ func TestExactSubsetStage(t *testing.T) {
 		t.Errorf("L %.6f, without the subset stage %.6f", mll, lp)
 	}
 
-	want := o.State()
-	path := t.TempDir() + "/run.ckpt"
-	for _, tc := range []struct{ before, pause int }{{k - 1, 0}, {k - 1, 2}, {k - 1, 1}, {k, 0}, {k, 2}, {1, 3}} {
-		c := cfg
-		c.CheckpointPath = path
-		r := runSteps(t, ds, c, tc.before)
-		if tc.pause > 0 {
-			if err := r.Step(&countdown{context.Background(), tc.pause - 1}); err != nil && !errors.Is(err, context.Canceled) {
-				t.Fatal(err)
-			}
-			if err := r.Save(path); err != nil {
-				t.Fatal(err)
-			}
-		}
-		res, err := Resume(path, ds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Run(context.Background(), 500); err != nil {
-			t.Fatal(err)
-		}
-		got := res.State()
-		if !floatbits.Equal(got.LBFGS.X, want.LBFGS.X) || got.Step != want.Step {
-			t.Errorf("paused after %d steps (+%d checks): %d steps, X %v; straight %d, %v", tc.before, tc.pause, got.Step, got.LBFGS.X, want.Step, want.LBFGS.X)
-		}
-		historyEqual(t, got.History, want.History)
-	}
+	resumesAsStraight(t, ds, cfg, o.State(), 500, []pausePoint{{k - 1, 0}, {k - 1, 2}, {k - 1, 1}, {k, 0}, {k, 2}, {1, 3}})
 }
 
 // TestExactSubsetSize: the subset stage's size is max(ExactSubset,
@@ -724,33 +737,7 @@ func TestExactStarts(t *testing.T) {
 		t.Errorf("the state's L-BFGS is at %v, not the result's θ", exactHyper(x).Vector())
 	}
 
-	want := o.State()
-	path := t.TempDir() + "/run.ckpt"
-	for _, tc := range []struct{ before, pause int }{{k - 1, 0}, {k - 1, 2}, {k, 0}, {k, 2}, {len(h) - 1, 0}} {
-		c := cfg
-		c.CheckpointPath = path
-		r := runSteps(t, ds, c, tc.before)
-		if tc.pause > 0 {
-			if err := r.Step(&countdown{context.Background(), tc.pause - 1}); err != nil && !errors.Is(err, context.Canceled) {
-				t.Fatal(err)
-			}
-			if err := r.Save(path); err != nil {
-				t.Fatal(err)
-			}
-		}
-		res, err := Resume(path, ds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Run(context.Background(), 1000); err != nil {
-			t.Fatal(err)
-		}
-		got := res.State()
-		if !floatbits.Equal(got.LBFGS.X, want.LBFGS.X) || got.Step != want.Step || !res.Converged() {
-			t.Errorf("paused after %d steps (+%d checks): %d steps, X %v; straight %d, %v", tc.before, tc.pause, got.Step, got.LBFGS.X, want.Step, want.LBFGS.X)
-		}
-		historyEqual(t, got.History, want.History)
-	}
+	resumesAsStraight(t, ds, cfg, o.State(), 1000, []pausePoint{{k - 1, 0}, {k - 1, 2}, {k, 0}, {k, 2}, {len(h) - 1, 0}})
 
 	for _, c := range []struct {
 		cfg  Config
