@@ -252,14 +252,14 @@ type Config struct {
 
 	// ExactUpTo is the largest number of training points for which the run
 	// takes the exact path (PathExact: Cholesky's exact L and gradient,
-	// maximised by L-BFGS, PathExact) instead of Solver, Estimator and
-	// Adam; 0, the default, means never. It may not exceed MaxExactN. On
-	// the exact path LearningRate, Param and the iterative settings are
-	// not used, and the run converges by its own rule (ExactGradTol,
-	// ExactRelTol; after a subset stage, ExactSubset's) rather than
-	// ConvergedTol's. NewOptimiser decides the
-	// path (Config.PathFor) and the state keeps it
-	// (OptimiserState.Path). The fast preset sets FastExactUpTo.
+	// maximised by L-BFGS) instead of Solver, Estimator and Adam; 0, the
+	// default, means never. It may not exceed MaxExactN. On the exact
+	// path LearningRate, Param and the iterative settings are not used,
+	// and the run converges by its own rule (ExactGradTol, ExactRelTol;
+	// after a subset stage, ExactSubset, the exact finish's) rather than
+	// ConvergedTol's. NewOptimiser decides the path (Config.PathFor) and
+	// the state keeps it (OptimiserState.Path). The fast preset sets
+	// FastExactUpTo.
 	ExactUpTo int `json:"exact_up_to,omitempty"`
 	// ExactWorkUpTo is the largest n·(d+2), the training points times the
 	// hyperparameters, for which the run also takes the exact path beyond

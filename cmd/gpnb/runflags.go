@@ -109,8 +109,8 @@ var runFlagTable = []runFlag{
 	{"exact-work-up-to", "or up to n·(d+2) (0: off)", []string{"Config.ExactWorkUpTo"}, scalarField("Config.ExactWorkUpTo")},
 	{"finish-exact-up-to", "then as σ nears its floor, up to n", []string{"Config.FinishExactUpTo"}, scalarField("Config.FinishExactUpTo")},
 	{"finish-converged-up-to", "or once Adam converged (0: all)", []string{"Config.FinishConvergedUpTo"}, scalarField("Config.FinishConvergedUpTo")},
-	{"exact-subset", "first fit max(N, n/4) points", []string{"Config.ExactSubset"}, scalarField("Config.ExactSubset")},
-	{"exact-starts", "its starts, up to --exact-up-to", []string{"Config.ExactStarts"}, scalarField("Config.ExactStarts")},
+	{"exact-subset", "subset: max(N, n/4, 100d) points", []string{"Config.ExactSubset"}, scalarField("Config.ExactSubset")},
+	{"exact-starts", "starts up to --exact-up-to", []string{"Config.ExactStarts"}, scalarField("Config.ExactStarts")},
 
 	{"precond-rank", "CG: preconditioner rank (0: none), or auto", []string{"CG.PrecondRank"}, precondRank},
 	{"precond-noise", "CG: its σ² (0: the operator's)", []string{"CG.PrecondNoise"}, scalarField("CG.PrecondNoise")},
